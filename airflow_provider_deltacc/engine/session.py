@@ -1,0 +1,81 @@
+"""Build a local, Delta-enabled SparkSession from the cached Delta jars."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from airflow_provider_deltacc.engine.delta_jars import cached_jars
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DELTA_SPARK_CONF: dict[str, str] = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+LOCAL_DEFAULTS: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.driver.memory": "1g",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "2",
+}
+
+
+def local_delta_session(
+    *,
+    app_name: str = "deltacc",
+    master: str = "local[2]",
+    warehouse_dir: str | None = None,
+    extra_conf: Mapping[str, str] | None = None,
+    log_level: str = "ERROR",
+) -> SparkSession:
+    """Return a local SparkSession with the Delta extension and catalog, using the cached jars.
+
+    If a session is already active in this process it is returned (Spark allows one JVM per process);
+    the Delta settings are static, so a session started without them is rejected.
+
+    :param app_name: Spark application name.
+    :param master: Spark master URL; ``local[2]`` fits a 2-core laptop or CI machine.
+    :param warehouse_dir: directory for managed tables (``spark.sql.warehouse.dir``).
+    :param extra_conf: additional Spark settings, applied last.
+    :param log_level: log level of the Spark context.
+    """
+    from pyspark.sql import SparkSession
+
+    # The driver's Python workers must use this interpreter, not whatever `python3` is on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master.startswith("local"):
+        # A local driver only needs loopback; binding elsewhere is slow and may be blocked.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        extensions = active.conf.get("spark.sql.extensions", "") or ""
+        if "DeltaSparkSessionExtension" not in extensions:
+            raise RuntimeError(
+                "A SparkSession without the Delta extension is already running in this process; "
+                "stop it before calling local_delta_session()."
+            )
+        return active
+
+    jars = ",".join(str(p) for p in cached_jars())
+    builder = SparkSession.builder.appName(app_name).master(master).config("spark.jars", jars)
+    for key, value in {**LOCAL_DEFAULTS, **DELTA_SPARK_CONF}.items():
+        builder = builder.config(key, value)
+    if warehouse_dir:
+        builder = builder.config("spark.sql.warehouse.dir", warehouse_dir)
+        builder = builder.config("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse_dir}")
+    for key, value in (extra_conf or {}).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(log_level)
+    return session

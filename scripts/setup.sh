@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Set up everything the demo and the tests need, on a fresh machine: uv, the locked virtual
+# environment, Java, and the Delta Lake jars (fetched once from Maven Central into .cache/jars).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+UV_VERSION="0.13.9"
+export UV_PYTHON_DOWNLOADS=never
+export DELTACC_JAR_CACHE="${DELTACC_JAR_CACHE:-$PWD/.cache/jars}"
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_install() {
+  echo "setup: installing $* with apt-get"
+  as_root apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+if command -v uv >/dev/null 2>&1; then
+  UV=uv
+else
+  if [ ! -x .cache/uv-bootstrap/bin/uv ]; then
+    echo "setup: bootstrapping uv $UV_VERSION"
+    python3 -m venv .cache/uv-bootstrap
+    .cache/uv-bootstrap/bin/pip install --quiet "uv==$UV_VERSION"
+  fi
+  UV=.cache/uv-bootstrap/bin/uv
+fi
+
+PY=$(command -v python3.11 || command -v python3)
+"$UV" sync --frozen --all-extras --python "$PY" --quiet
+
+command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
+
+if ! .venv/bin/python -m airflow_provider_deltacc.engine.delta_jars >/dev/null 2>&1; then
+  command -v mvn >/dev/null 2>&1 || apt_install maven
+  .venv/bin/python -m airflow_provider_deltacc.engine.delta_jars --fetch
+fi
+.venv/bin/python -m airflow_provider_deltacc.engine.delta_jars

@@ -1,0 +1,62 @@
+"""Test session set-up: jar cache, a throw-away AIRFLOW_HOME, one shared Spark JVM."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+AIRFLOW_HOME = ROOT / ".test-airflow-home"
+
+# Airflow reads these at import time, so they are set before any test module imports it.
+os.environ.setdefault("DELTACC_JAR_CACHE", str(ROOT / ".cache" / "jars"))
+os.environ["AIRFLOW_HOME"] = str(AIRFLOW_HOME)
+os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
+os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(ROOT / "dags")
+os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{AIRFLOW_HOME / 'airflow.db'}"
+os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not getattr(session.config, "workerinput", None):
+        shutil.rmtree(AIRFLOW_HOME, ignore_errors=True)
+        AIRFLOW_HOME.mkdir(parents=True)
+
+
+@pytest.fixture(scope="session")
+def airflow_db() -> Path:
+    """An Airflow metadata DB (SQLite) created once per test run with ``airflow db migrate``."""
+    marker = AIRFLOW_HOME / ".migrated"
+    if not marker.exists():
+        airflow = Path(sys.executable).with_name("airflow")
+        subprocess.run([str(airflow), "db", "migrate"], check=True, capture_output=True, env=os.environ.copy())
+        marker.touch()
+    return AIRFLOW_HOME / "airflow.db"
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    """One Delta-enabled local Spark session (one JVM) shared by the whole run."""
+    from airflow_provider_deltacc.engine.session import local_delta_session
+
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    session = local_delta_session(app_name="deltacc-tests", warehouse_dir=str(warehouse))
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def table_path(tmp_path: Path) -> str:
+    """A fresh location for a path-based Delta table."""
+    return str(tmp_path / "table")
