@@ -40,7 +40,9 @@ def airflow_db() -> Path:
     marker = AIRFLOW_HOME / ".migrated"
     if not marker.exists():
         airflow = Path(sys.executable).with_name("airflow")
-        subprocess.run([str(airflow), "db", "migrate"], check=True, capture_output=True, env=os.environ.copy())
+        subprocess.run(
+            [str(airflow), "db", "migrate"], check=True, capture_output=True, env=os.environ.copy()
+        )
         marker.touch()
     return AIRFLOW_HOME / "airflow.db"
 
