@@ -1,0 +1,54 @@
+"""The conflict matrix as data: which concurrent Delta writes can make each other fail, and why.
+
+``can_conflict(op_a, op_b, profile=..., traits=...)`` answers with a :class:`Verdict`: ``never`` / ``can`` /
+``will``, the exceptions the loser can see, which side can lose, a one-sentence reason and the seed row or
+reference section behind it. The write windows' maintenance gate, the docs and the conflict advisor read it.
+
+- ``ops``: :class:`OpKind`, the operation classes of the seed tables, and the footprint of each operation
+  as the conflict checker sees it (reference §3.2), which derives the exceptions and the possible losers.
+- ``profiles``: :class:`EngineProfile` (OSS = Fabric, Databricks WriteSerializable/Serializable, with and
+  without row-level concurrency) and :class:`TableTraits`.
+- ``table``: ``MATRIX``, the seed tables as rows of data (:class:`Cell`: level, mechanism, source).
+- ``rules``: the named trait ``ADJUSTMENTS`` and :func:`can_conflict`.
+- ``seeds``: ``SEED_CELLS``, every cell of the five seed pages' conflict tables, which the tests replay.
+- ``render``: :func:`matrix_markdown`.
+
+VACUUM takes no part in optimistic concurrency: its verdicts are always ``never``, but against a writer
+they carry ``Hazard.VACUUM_RETENTION``: with a retention shorter than the writer's run time VACUUM can
+delete the writer's written-but-uncommitted files. ``Verdict.unsafe`` is True for conflicts and hazards.
+
+Not pair properties, so not in the matrix: ConcurrentTransactionException (two writers with one txn app id
+or streaming checkpoint), ConcurrentWriteException (CLONE/CONVERT/RESTORE, managed-commit upgrades) and
+exhausted commit retries; and protocol races when creating a table.
+"""
+
+from __future__ import annotations
+
+from airflow_provider_deltacc.occ.matrix.ops import EXCEPTION_NAMES, FOOTPRINTS, OpClass, OpKind
+from airflow_provider_deltacc.occ.matrix.profiles import EngineProfile, TableTraits, effective_profile
+from airflow_provider_deltacc.occ.matrix.render import matrix_markdown
+from airflow_provider_deltacc.occ.matrix.rules import ADJUSTMENTS, Adjustment, Verdict, can_conflict
+from airflow_provider_deltacc.occ.matrix.seeds import SEED_CELLS, SEED_TERMS, SeedCell
+from airflow_provider_deltacc.occ.matrix.table import MATRIX, Cell, Hazard, Level
+
+__all__ = [
+    "ADJUSTMENTS",
+    "EXCEPTION_NAMES",
+    "FOOTPRINTS",
+    "MATRIX",
+    "SEED_CELLS",
+    "SEED_TERMS",
+    "Adjustment",
+    "Cell",
+    "EngineProfile",
+    "Hazard",
+    "Level",
+    "OpClass",
+    "OpKind",
+    "SeedCell",
+    "TableTraits",
+    "Verdict",
+    "can_conflict",
+    "effective_profile",
+    "matrix_markdown",
+]

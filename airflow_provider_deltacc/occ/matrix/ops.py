@@ -1,0 +1,161 @@
+"""The operations the conflict matrix knows, and what each one does to a table's transaction log.
+
+An :class:`OpKind` is what a DAG author runs; its :class:`OpClass` is the row/column of the seed conflict
+tables it belongs to; its :class:`Footprint` is what the conflict checker sees of it (reference
+``delta-concurrency.md`` §3.2 steps 6-8 and §3.4): whether it reads files, removes files, adds files
+(blindly or not), changes metadata, and whether it commits at SnapshotIsolation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from airflow_provider_deltacc.occ.kinds import ConflictKind
+
+
+class OpKind(StrEnum):
+    """A write operation on a Delta table, as the conflict matrix distinguishes them.
+
+    - ``BLIND_APPEND``: ``df.write.mode("append")`` / ``INSERT INTO … VALUES`` / ``INSERT INTO t SELECT … FROM
+      other`` — adds files and reads nothing from the target (the seeds' "INSERT").
+    - ``INSERT_SELECT``: an INSERT whose query reads the target table (a subquery or condition on it);
+      Databricks: "support the same concurrency as MERGE".
+    - ``OVERWRITE``: full overwrite, ``replaceWhere`` or dynamic partition overwrite: reads and removes the
+      files it replaces, like a DELETE followed by an INSERT.
+    - ``UPDATE``, ``DELETE``, ``MERGE``: read-modify-write DML (the seeds' "UPDATE, DELETE, MERGE INTO").
+    - ``OPTIMIZE``: bin-packing compaction (also a manual ``dataChange=false`` rewrite): the seeds'
+      "COMPACTION"/"OPTIMIZE".
+    - ``OPTIMIZE_ZORDER``: ``OPTIMIZE … ZORDER BY``; Databricks' tables treat it apart from plain OPTIMIZE.
+    - ``VACUUM``: deletes unreferenced files; takes no part in optimistic concurrency (see ``Hazard``).
+    - ``SCHEMA_CHANGE``: ALTER TABLE, schema evolution, a table property change, feature enablement: anything
+      committing a Metadata (or Protocol) action. A schema-evolving write (``mergeSchema``) is both: look up
+      the pair as ``SCHEMA_CHANGE`` for what it does to others and as its data op for its own exposure.
+    """
+
+    BLIND_APPEND = "blind_append"
+    INSERT_SELECT = "insert_select"
+    OVERWRITE = "overwrite"
+    UPDATE = "update"
+    DELETE = "delete"
+    MERGE = "merge"
+    OPTIMIZE = "optimize"
+    OPTIMIZE_ZORDER = "optimize_zorder"
+    VACUUM = "vacuum"
+    SCHEMA_CHANGE = "schema_change"
+
+
+class OpClass(StrEnum):
+    """The row/column of the seed conflict tables an operation falls under."""
+
+    APPEND = "append"  # seeds: INSERT
+    READ_INSERT = "read_insert"  # seeds' footnote (1): INSERT reading the same table = like MERGE
+    DML = "dml"  # seeds: UPDATE, DELETE, MERGE INTO (+ overwrite, reference §3.4)
+    COMPACT = "compact"  # seeds: COMPACTION / OPTIMIZE without ZORDER BY
+    ZORDER = "zorder"  # seeds: OPTIMIZE "when ZORDER BY is used"
+    VACUUM = "vacuum"
+    SCHEMA = "schema"
+
+
+class Adds(StrEnum):
+    """What kind of AddFiles an operation commits, as the concurrent-append check sees them."""
+
+    NONE = "none"
+    BLIND = "blind"  # ignored by a WriteSerializable reader, seen by a Serializable one
+    CHANGED = "changed"  # seen at both levels (DML output, and OPTIMIZE's dataChange=false rewrites)
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What the conflict checker sees of one operation.
+
+    :param op_class: the seed-table row/column.
+    :param label: how reasons name it.
+    :param reads: it tracks read files/predicates, so concurrent adds and removes can fail it.
+    :param removes: it commits RemoveFiles.
+    :param adds: what its AddFiles are.
+    :param snapshot_isolation: it commits only ``dataChange=false`` file actions, which Delta downgrades to
+        SnapshotIsolation: the concurrent-append check is skipped for it (reference §3.1, §7.1).
+    :param metadata: it commits a Metadata/Protocol action.
+    :param inserts_rows: it can insert new rows (generate identity values).
+    :param commits: it takes part in optimistic concurrency at all (VACUUM does not).
+    """
+
+    op_class: OpClass
+    label: str
+    reads: bool = False
+    removes: bool = False
+    adds: Adds = Adds.NONE
+    snapshot_isolation: bool = False
+    metadata: bool = False
+    inserts_rows: bool = False
+    commits: bool = True
+
+
+def _dml(label: str, *, inserts_rows: bool = False) -> Footprint:
+    return Footprint(
+        OpClass.DML, label, reads=True, removes=True, adds=Adds.CHANGED, inserts_rows=inserts_rows
+    )
+
+
+def _compaction(op_class: OpClass, label: str) -> Footprint:
+    return Footprint(op_class, label, reads=True, removes=True, adds=Adds.CHANGED, snapshot_isolation=True)
+
+
+FOOTPRINTS: dict[OpKind, Footprint] = {
+    OpKind.BLIND_APPEND: Footprint(OpClass.APPEND, "blind append", adds=Adds.BLIND, inserts_rows=True),
+    OpKind.INSERT_SELECT: Footprint(
+        OpClass.READ_INSERT,
+        "INSERT … SELECT from the table",
+        reads=True,
+        adds=Adds.CHANGED,
+        inserts_rows=True,
+    ),
+    OpKind.OVERWRITE: _dml("overwrite", inserts_rows=True),
+    OpKind.UPDATE: _dml("UPDATE"),
+    OpKind.DELETE: _dml("DELETE"),
+    OpKind.MERGE: _dml("MERGE", inserts_rows=True),
+    OpKind.OPTIMIZE: _compaction(OpClass.COMPACT, "OPTIMIZE"),
+    OpKind.OPTIMIZE_ZORDER: _compaction(OpClass.ZORDER, "OPTIMIZE ZORDER BY"),
+    OpKind.VACUUM: Footprint(OpClass.VACUUM, "VACUUM", commits=False),
+    OpKind.SCHEMA_CHANGE: Footprint(OpClass.SCHEMA, "schema or table-property change", metadata=True),
+}
+
+#: Delta's exception class for each conflict kind, as reasons name them.
+EXCEPTION_NAMES: dict[ConflictKind, str] = {
+    ConflictKind.APPEND: "ConcurrentAppendException",
+    ConflictKind.DELETE_READ: "ConcurrentDeleteReadException",
+    ConflictKind.DELETE_DELETE: "ConcurrentDeleteDeleteException",
+    ConflictKind.METADATA_CHANGED: "MetadataChangedException",
+    ConflictKind.PROTOCOL_CHANGED: "ProtocolChangedException",
+    ConflictKind.CONCURRENT_TRANSACTION: "ConcurrentTransactionException",
+    ConflictKind.CONCURRENT_WRITE: "ConcurrentWriteException",
+    ConflictKind.MAX_COMMIT_ATTEMPTS: "DELTA_MAX_COMMIT_RETRIES_EXCEEDED",
+}
+
+
+def exposure(loser: OpKind, winner: OpKind, *, serializable: bool) -> tuple[ConflictKind, ...]:
+    """The exceptions ``loser`` can raise when ``winner`` commits while it is in flight, file-level.
+
+    This is the conflict checker of reference §3.2 applied to two footprints: metadata (step 2), the
+    isolation-dependent concurrent-append check (step 6), deleted-read (step 7) and delete-delete (step 8).
+    It says which exceptions are *possible*; whether the files actually overlap is the matrix's business.
+
+    :param loser: the transaction still in flight.
+    :param winner: the transaction that commits first.
+    :param serializable: the loser commits at Serializable (blind appends count), not WriteSerializable.
+    """
+    lose, win = FOOTPRINTS[loser], FOOTPRINTS[winner]
+    if not (lose.commits and win.commits):
+        return ()
+    kinds: list[ConflictKind] = []
+    if win.metadata:
+        kinds += [ConflictKind.METADATA_CHANGED, ConflictKind.PROTOCOL_CHANGED]
+    seen = win.adds is Adds.CHANGED or (win.adds is Adds.BLIND and serializable)
+    if lose.reads and not lose.snapshot_isolation and seen:
+        kinds.append(ConflictKind.APPEND)
+    if lose.reads and win.removes:
+        kinds.append(ConflictKind.DELETE_READ)
+    if lose.removes and win.removes:
+        kinds.append(ConflictKind.DELETE_DELETE)
+    return tuple(kinds)

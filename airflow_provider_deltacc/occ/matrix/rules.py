@@ -1,0 +1,302 @@
+"""The named trait adjustments and :func:`can_conflict`.
+
+:func:`can_conflict` looks the pair up in :data:`.table.MATRIX` (for the effective profile), applies the
+``ADJUSTMENTS`` in order, and derives which exceptions each side can see and who can lose from the
+footprints in :mod:`.ops` (the reference's conflict checker, §3.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.occ.matrix.ops import EXCEPTION_NAMES, FOOTPRINTS, OpClass, OpKind, exposure
+from airflow_provider_deltacc.occ.matrix.profiles import (
+    PROFILE_SPECS,
+    EngineProfile,
+    TableTraits,
+    effective_profile,
+)
+from airflow_provider_deltacc.occ.matrix.table import MATRIX, Granularity, Hazard, Level
+
+C = OpClass
+NEVER, CAN, WILL = Level.NEVER, Level.CAN, Level.WILL
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer to "can these two, running concurrently, make either one fail?".
+
+    :param level: ``never``, ``can`` or ``will`` (see :class:`Level`).
+    :param exceptions: the conflict kinds the loser can see (empty for ``never``).
+    :param reason: one sentence for a DAG author, naming the mechanism and the exceptions.
+    :param source: the seed rows / reference sections behind it.
+    :param losers: which of the two operations can be the one that fails (both when either can).
+    :param hazard: a danger outside optimistic concurrency (VACUUM), reported even when ``level`` is never.
+    :param profile: the profile whose table answered (an ``_RLC`` profile falls back for partitioned or
+        DV-less tables).
+    :param rules: the named adjustments that changed the seed cell, in order.
+    """
+
+    level: Level
+    exceptions: tuple[ConflictKind, ...]
+    reason: str
+    source: str
+    losers: tuple[OpKind, ...] = ()
+    hazard: Hazard = Hazard.NONE
+    profile: EngineProfile = EngineProfile.OSS_SERIALIZABLE
+    rules: tuple[str, ...] = ()
+
+    @property
+    def conflicts(self) -> bool:
+        """True when either operation can fail with a conflict exception."""
+        return self.level is not Level.NEVER
+
+    @property
+    def unsafe(self) -> bool:
+        """True when the pair must not overlap: it conflicts, or it carries a hazard."""
+        return self.conflicts or self.hazard is not Hazard.NONE
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Trait adjustments.
+@dataclass(frozen=True)
+class _Pair:
+    a: OpKind
+    b: OpKind
+    profile: EngineProfile
+    traits: TableTraits
+
+    @property
+    def classes(self) -> frozenset[OpClass]:
+        return frozenset({FOOTPRINTS[self.a].op_class, FOOTPRINTS[self.b].op_class})
+
+
+@dataclass(frozen=True)
+class _Draft:
+    level: Level
+    granularity: Granularity
+    mechanism: str
+    source: str
+    hazard: Hazard
+    extra: tuple[str, ...] = ()  # sentences appended to the reason
+    force_exceptions: tuple[ConflictKind, ...] = ()
+    all_lose: bool = False
+    data_conflict: bool = True  # False when only a table-wide rule (identity) makes them conflict
+
+
+@dataclass(frozen=True)
+class Adjustment:
+    """A named rule that changes a seed cell for some traits.
+
+    :param name: recorded in ``Verdict.rules``.
+    :param doc: what it does and why.
+    :param apply: returns the changed draft, or None when it does not apply.
+    """
+
+    name: str
+    doc: str
+    apply: Callable[[_Pair, _Draft], _Draft | None]
+
+
+def _databricks_dv_optimize(pair: _Pair, draft: _Draft) -> _Draft | None:
+    spec = PROFILE_SPECS[pair.profile]
+    others = pair.classes - {C.COMPACT}
+    if not (spec.databricks and not spec.row_level and pair.traits.deletion_vectors):
+        return None
+    if C.COMPACT not in pair.classes or not others <= {C.READ_INSERT, C.DML} or draft.level is NEVER:
+        return None
+    return replace(
+        draft,
+        level=NEVER,
+        granularity="none",
+        mechanism=(
+            "On Databricks, with deletion vectors enabled a plain OPTIMIZE (no ZORDER BY) does not conflict "
+            "with concurrent writers, so neither {a} nor {b} fails."
+        ),
+        source="001/004 without RLC: 'Cannot conflict in tables with deletion vectors enabled, unless "
+        "ZORDER BY is used'",
+    )
+
+
+def _disjoint_partition_pins(pair: _Pair, draft: _Draft) -> _Draft | None:
+    if not pair.traits.pinned or draft.granularity not in ("file", "row") or draft.level is NEVER:
+        return None
+    return replace(
+        draft,
+        level=NEVER,
+        granularity="none",
+        mechanism=(
+            "Both carry literal predicates on disjoint partitions, so {a} and {b} read and write disjoint "
+            "files and the conflict checker finds no overlap (unpinned they could fail with {unpinned})."
+        ),
+        source=draft.source + "; 000/001/004 'Avoid conflicts using partitioning and disjoint command "
+        "conditions'; 002 'Isolate writers with partitioning'",
+    )
+
+
+def _same_files_is_certain(pair: _Pair, draft: _Draft) -> _Draft | None:
+    if not pair.traits.same_files or draft.granularity != "file" or draft.level is not CAN:
+        return None
+    return replace(
+        draft,
+        level=WILL,
+        extra=(
+            *draft.extra,
+            (
+                "They touch the same files, so this is certain, not data-dependent: whenever the one that "
+                "can fail is still in flight when the other commits, it fails."
+            ),
+        ),
+    )
+
+
+def _identity_columns(pair: _Pair, draft: _Draft) -> _Draft | None:
+    if not pair.traits.identity_columns:
+        return None
+    if not (FOOTPRINTS[pair.a].inserts_rows and FOOTPRINTS[pair.b].inserts_rows):
+        return None
+    note = (
+        "The table has an identity column: both insert rows and so both update its high-water mark in the "
+        "metadata, so the second to commit fails with MetadataChangedException."
+    )
+    # A seed "never" explained why they could not conflict: that reason no longer applies, replace it.
+    if draft.level is NEVER:
+        draft = replace(draft, mechanism=note, data_conflict=False)
+    else:
+        extra = f"Besides, t{note[1:-1]}, even a blind append."
+        draft = replace(draft, extra=(*draft.extra, extra))
+    return replace(
+        draft,
+        level=WILL,
+        granularity="table",
+        force_exceptions=(ConflictKind.METADATA_CHANGED,),
+        all_lose=True,
+        source=draft.source + "; 001/004 'Tables with identity columns don't support concurrent "
+        "transactions'; reference §3.3",
+    )
+
+
+#: The trait adjustments, applied in this order to the seed cell.
+ADJUSTMENTS: tuple[Adjustment, ...] = (
+    Adjustment(
+        "databricks_dv_optimize",
+        "Databricks without row-level concurrency: with deletion vectors a plain OPTIMIZE never conflicts "
+        "with DML or another plain OPTIMIZE (ZORDER BY still does). OSS Delta has no such rule (§3.5).",
+        _databricks_dv_optimize,
+    ),
+    Adjustment(
+        "disjoint_partition_pins",
+        "Literal predicates on disjoint partitions in both operations remove every file- and row-level "
+        "conflict, on every engine; schema changes (table-wide) and VACUUM's hazard remain.",
+        _disjoint_partition_pins,
+    ),
+    Adjustment(
+        "same_files_is_certain",
+        "When both are known to touch the same files, a file-level 'can' is a 'will'.",
+        _same_files_is_certain,
+    ),
+    Adjustment(
+        "identity_columns",
+        "With an identity column, two row-inserting writers both change metadata: always a conflict.",
+        _identity_columns,
+    ),
+)
+
+#: Recorded in Verdict.rules when an _RLC profile falls back to its file-level twin.
+RLC_FALLBACK = "rlc_needs_unpartitioned_dv_table"
+
+
+# ---------------------------------------------------------------------------------------------------------
+def _names(kinds: tuple[ConflictKind, ...]) -> str:
+    names = [EXCEPTION_NAMES[k] for k in kinds]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _fail(a: OpKind, b: OpKind, losers: tuple[OpKind, ...]) -> str:
+    if a == b or len(losers) > 1:
+        return "whichever commits second fails"
+    if not losers:
+        return "neither fails"
+    return f"only the {FOOTPRINTS[losers[0]].label} can fail (when the other commits first)"
+
+
+def _canonical(a: OpKind, b: OpKind) -> tuple[OpKind, OpKind]:
+    classes, ops = list(OpClass), list(OpKind)
+
+    def key(op: OpKind) -> tuple[int, int]:
+        return classes.index(FOOTPRINTS[op].op_class), ops.index(op)
+
+    first, second = sorted((a, b), key=key)
+    return first, second
+
+
+def can_conflict(
+    op_a: OpKind | str,
+    op_b: OpKind | str,
+    *,
+    profile: EngineProfile | str = EngineProfile.OSS_SERIALIZABLE,
+    traits: TableTraits | None = None,
+) -> Verdict:
+    """Answer whether ``op_a`` and ``op_b``, running concurrently on one table, can make either one fail.
+
+    Symmetric: ``can_conflict(a, b) == can_conflict(b, a)``; ``Verdict.losers`` says which can fail.
+
+    :param op_a: one operation.
+    :param op_b: the other (may be the same kind: two runs of it).
+    :param profile: the engine and isolation level.
+    :param traits: the table and how the two are pinned; defaults to :class:`TableTraits` ().
+    """
+    traits = traits if traits is not None else TableTraits()
+    asked = EngineProfile(profile)
+    effective = effective_profile(asked, traits)
+    a, b = _canonical(OpKind(op_a), OpKind(op_b))
+    cell = MATRIX[(effective, FOOTPRINTS[a].op_class, FOOTPRINTS[b].op_class)]
+    pair = _Pair(a, b, effective, traits)
+    draft = _Draft(cell.level, cell.granularity, cell.mechanism, cell.source, cell.hazard)
+    rules = [RLC_FALLBACK] if effective is not asked else []
+    if rules:
+        draft = replace(
+            draft,
+            extra=(
+                "Row-level concurrency needs an unpartitioned table with deletion vectors, so the table "
+                "without row-level concurrency applies.",
+            ),
+        )
+    for adjustment in ADJUSTMENTS:
+        changed = adjustment.apply(pair, draft)
+        if changed is not None:
+            draft, rules = changed, [*rules, adjustment.name]
+
+    serializable = PROFILE_SPECS[effective].serializable
+    lose_a = exposure(a, b, serializable=serializable)
+    lose_b = exposure(b, a, serializable=serializable)
+    derived = tuple(k for k in ConflictKind if k in lose_a + lose_b)
+    if draft.level is NEVER:
+        exceptions: tuple[ConflictKind, ...] = ()
+        losers: tuple[OpKind, ...] = ()
+    else:
+        possible = derived if draft.data_conflict else ()
+        exceptions = tuple(k for k in ConflictKind if k in possible + draft.force_exceptions)
+        losers = tuple(op for op, lost in ((a, lose_a), (b, lose_b)) if lost or draft.all_lose)
+        losers = tuple(dict.fromkeys(losers))
+    label_b = FOOTPRINTS[b].label
+    reason = draft.mechanism.format(
+        a=FOOTPRINTS[a].label,
+        b=f"another {label_b}" if a == b else label_b,
+        exc=_names(derived) if derived else "",
+        unpinned=_names(derived) if derived else "nothing",
+        fail=_fail(a, b, losers),
+    )
+    reason = " ".join((reason[0].upper() + reason[1:], *draft.extra))
+    return Verdict(
+        level=draft.level,
+        exceptions=exceptions,
+        reason=reason,
+        source=draft.source,
+        losers=losers,
+        hazard=draft.hazard,
+        profile=effective,
+        rules=tuple(rules),
+    )
