@@ -30,6 +30,8 @@ PY=$(command -v python3.11 || command -v python3)
 "$UV" sync --frozen --all-extras --python "$PY" --quiet
 
 command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
+# The PostgreSQL lease-store tests start their own throw-away server from these binaries.
+ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || apt_install postgresql
 
 if ! .venv/bin/python -m airflow_provider_deltacc.engine.delta_jars >/dev/null 2>&1; then
   command -v mvn >/dev/null 2>&1 || apt_install maven

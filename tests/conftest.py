@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+pytest_plugins = ["tests.support.postgres", "tests.support.spark_standalone"]
+
 ROOT = Path(__file__).resolve().parents[1]
 AIRFLOW_HOME = ROOT / ".test-airflow-home"
 

@@ -1,0 +1,66 @@
+"""Write windows, leases and the maintenance gate: keep OPTIMIZE and VACUUM out of conflicting writes.
+
+- :class:`WriteWindow`: declared windows (cron + duration, or explicit times) per table.
+- :class:`LeaseStore` (:class:`SqliteLeaseStore`, :class:`PostgresLeaseStore`, :func:`store_from_url`):
+  live leases writers and maintenance hold, acquired atomically, renewed by heartbeat, expiring by TTL.
+- :func:`hold_lease`: hold a lease around a block of work.
+- :func:`decide`: the gate; :func:`maintenance_conflicts` and :func:`maintenance_lease_conflicts` are the
+  predicates maintenance runs and writers acquire their leases with.
+
+Imports only the standard library, SQLAlchemy, croniter and :mod:`airflow_provider_deltacc.occ`: it runs in
+operators, triggers and the triggerer alike.
+"""
+
+from __future__ import annotations
+
+from airflow_provider_deltacc.windows.conflicts import (
+    Clash,
+    clash,
+    maintenance_conflicts,
+    maintenance_lease_conflicts,
+)
+from airflow_provider_deltacc.windows.declared import WriteWindow, windows_for
+from airflow_provider_deltacc.windows.factory import LEASE_STORE_URL_ENV, store_from_url
+from airflow_provider_deltacc.windows.gate import DELTA_DEFAULT_RETENTION_HOURS, GateDecision, decide
+from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
+from airflow_provider_deltacc.windows.lease import (
+    DEFAULT_TTL_S,
+    MAINTENANCE_OPS,
+    Lease,
+    LeaseRequest,
+    format_holder,
+    parse_op_kind,
+)
+from airflow_provider_deltacc.windows.postgres_store import PostgresLeaseStore, mask_url
+from airflow_provider_deltacc.windows.sqlite_store import LEASE_DB_ENV, SqliteLeaseStore, default_sqlite_path
+from airflow_provider_deltacc.windows.store import AcquireResult, ConflictPredicate, LeaseStore
+
+__all__ = [
+    "DEFAULT_TTL_S",
+    "DELTA_DEFAULT_RETENTION_HOURS",
+    "LEASE_DB_ENV",
+    "LEASE_STORE_URL_ENV",
+    "MAINTENANCE_OPS",
+    "AcquireResult",
+    "Clash",
+    "ConflictPredicate",
+    "GateDecision",
+    "HeldLease",
+    "Lease",
+    "LeaseRequest",
+    "LeaseStore",
+    "PostgresLeaseStore",
+    "SqliteLeaseStore",
+    "WriteWindow",
+    "clash",
+    "decide",
+    "default_sqlite_path",
+    "format_holder",
+    "hold_lease",
+    "maintenance_conflicts",
+    "maintenance_lease_conflicts",
+    "mask_url",
+    "parse_op_kind",
+    "store_from_url",
+    "windows_for",
+]

@@ -1,0 +1,119 @@
+"""Which leases and windows must not overlap a maintenance run, per the conflict matrix and partitions.
+
+Maintenance and writers meet through leases in both directions: the gate and a maintenance run's own
+lease wait for conflicting writers (:func:`maintenance_conflicts`), and a writer waits briefly for a
+conflicting maintenance lease (:func:`maintenance_lease_conflicts`). Both use :func:`clash`.
+
+Policy beyond the matrix: VACUUM does not take part in optimistic concurrency, but it deletes files a
+running writer has written and not yet committed when its retention is shorter than the writer's run
+time (the matrix's VACUUM hazard), so it never overlaps any other lease on the table, whatever the
+partitions, including another VACUUM (two full listings at once buy nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from airflow_provider_deltacc.occ.matrix import EngineProfile, OpKind, TableTraits, can_conflict
+from airflow_provider_deltacc.windows.lease import MAINTENANCE_OPS, Lease
+from airflow_provider_deltacc.windows.partitions import PartitionSpec, scopes_overlap
+from airflow_provider_deltacc.windows.store import ConflictPredicate
+
+Scope = Sequence[PartitionSpec] | None
+
+
+@dataclass(frozen=True)
+class Clash:
+    """Whether two operations on one table must not run at the same time, and why.
+
+    :param blocks: True if they must not overlap.
+    :param reason: the matrix's (or the VACUUM policy's) explanation.
+    """
+
+    blocks: bool
+    reason: str
+
+
+def clash(
+    op_a: OpKind,
+    scope_a: Scope,
+    op_b: OpKind,
+    scope_b: Scope,
+    *,
+    profile: EngineProfile = EngineProfile.OSS_SERIALIZABLE,
+    traits: TableTraits | None = None,
+) -> Clash:
+    """Whether ``op_a`` on ``scope_a`` and ``op_b`` on ``scope_b`` must not overlap.
+
+    Disjoint partition scopes are looked up as pinned (the matrix keeps table-wide conflicts such as
+    schema changes); overlapping ones as unpinned.
+
+    :param op_a: one operation.
+    :param scope_a: its partitions, or None for the whole table.
+    :param op_b: the other operation.
+    :param scope_b: its partitions, or None for the whole table.
+    :param profile: the engine profile.
+    :param traits: the table's traits; ``pinned`` is decided here from the two scopes.
+    """
+    if OpKind.VACUUM in (op_a, op_b):
+        other = op_b if op_a is OpKind.VACUUM else op_a
+        return Clash(True, f"VACUUM never overlaps a running {other.name}: it could delete files in use")
+    traits = traits if traits is not None else TableTraits()
+    if scopes_overlap(scope_a, scope_b):
+        pair_traits = replace(traits, pinned=False)
+    else:
+        pair_traits = replace(traits, partitioned=True, pinned=True, same_files=False)
+    verdict = can_conflict(op_a, op_b, profile=profile, traits=pair_traits)
+    return Clash(verdict.unsafe, verdict.reason)
+
+
+def maintenance_conflicts(
+    maintenance_op: OpKind,
+    partitions: Scope = None,
+    *,
+    profile: EngineProfile = EngineProfile.OSS_SERIALIZABLE,
+    traits: TableTraits | None = None,
+) -> ConflictPredicate:
+    """The predicate a maintenance run acquires its lease with: blocked by any lease it must not overlap.
+
+    :param maintenance_op: OPTIMIZE, OPTIMIZE_ZORDER or VACUUM.
+    :param partitions: the partitions it works on, or None for the whole table.
+    :param profile: the engine profile.
+    :param traits: the table's traits.
+    """
+
+    def conflicts(lease: Lease) -> bool:
+        return clash(
+            maintenance_op, partitions, lease.op_kind, lease.partitions, profile=profile, traits=traits
+        ).blocks
+
+    return conflicts
+
+
+def maintenance_lease_conflicts(
+    op_kind: OpKind,
+    partitions: Scope = None,
+    *,
+    profile: EngineProfile = EngineProfile.OSS_SERIALIZABLE,
+    traits: TableTraits | None = None,
+) -> ConflictPredicate:
+    """The predicate a writer acquires its lease with: blocked only by a conflicting maintenance lease.
+
+    Writers never wait for each other (optimistic concurrency and the commit loop handle that); they
+    wait for an OPTIMIZE that could fail them, or a VACUUM.
+
+    :param op_kind: the writer's operation.
+    :param partitions: the partitions it writes, or None for the whole table.
+    :param profile: the engine profile.
+    :param traits: the table's traits.
+    """
+
+    def conflicts(lease: Lease) -> bool:
+        if lease.op_kind not in MAINTENANCE_OPS:
+            return False
+        return clash(
+            lease.op_kind, lease.partitions, op_kind, partitions, profile=profile, traits=traits
+        ).blocks
+
+    return conflicts

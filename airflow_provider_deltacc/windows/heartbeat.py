@@ -1,0 +1,164 @@
+"""Hold a lease for the length of a ``with`` block: bounded wait, background heartbeat, release on exit."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
+from airflow_provider_deltacc.windows.partitions import format_scope
+from airflow_provider_deltacc.windows.store import ConflictPredicate, LeaseStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class HeldLease:
+    """What :func:`hold_lease` got.
+
+    :param request: what was asked for.
+    :param lease: the lease, or None when the bounded wait ran out.
+    :param blocking: the leases that blocked the last attempt (empty once acquired).
+    :param waited_s: how long acquisition took, or how long it waited before giving up.
+    """
+
+    request: LeaseRequest
+    lease: Lease | None
+    blocking: list[Lease] = field(default_factory=list)
+    waited_s: float = 0.0
+    _lost: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    @property
+    def acquired(self) -> bool:
+        """Whether the lease was granted (False: the wait timed out and the body runs without it)."""
+        return self.lease is not None
+
+    @property
+    def lost(self) -> bool:
+        """Whether a heartbeat found the lease already expired, so others may have stopped respecting it."""
+        return self._lost.is_set()
+
+
+class _Heartbeat(threading.Thread):
+    """Renews one lease every ``interval_s`` until stopped or the lease is found lost."""
+
+    def __init__(self, store: LeaseStore, lease: Lease, interval_s: float, lost: threading.Event) -> None:
+        super().__init__(name=f"deltacc-lease-heartbeat-{lease.lease_id[:8]}", daemon=True)
+        self._store = store
+        self._lease = lease
+        self._interval_s = interval_s
+        self._lost = lost
+        self._stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self._stopped.wait(self._interval_s):
+            try:
+                renewed = self._store.heartbeat(self._lease.lease_id)
+            except Exception:
+                # A transient store outage: keep trying; the TTL bounds how long this may last.
+                log.warning("heartbeat for %s failed; retrying", self._lease.describe(), exc_info=True)
+                continue
+            if not renewed:
+                self._lost.set()
+                log.error(
+                    "%s on %s expired before its heartbeat (TTL %.0f s); others no longer wait for it",
+                    self._lease.describe(),
+                    self._lease.table,
+                    self._lease.ttl_s,
+                )
+                return
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self.join(timeout=max(5.0, self._interval_s))
+
+
+def _describe_blocking(blocking: list[Lease]) -> str:
+    return "; ".join(lease.describe() for lease in blocking) or "nothing"
+
+
+@contextmanager
+def hold_lease(
+    store: LeaseStore,
+    request: LeaseRequest,
+    *,
+    conflicts: ConflictPredicate,
+    wait_timeout_s: float,
+    poll_s: float = 1.0,
+    heartbeat_s: float | None = None,
+) -> Iterator[HeldLease]:
+    """Acquire a lease (waiting at most ``wait_timeout_s``), keep it alive while the block runs, release it.
+
+    When the wait runs out the block still runs, with ``held.acquired`` False and ``held.blocking`` naming
+    what blocked it: writers typically proceed with a warning, maintenance goes back to the gate.
+
+    :param store: the lease store.
+    :param request: the lease to hold.
+    :param conflicts: which active leases block it (see :mod:`airflow_provider_deltacc.windows.conflicts`).
+    :param wait_timeout_s: the longest wait for acquisition; 0 tries once.
+    :param poll_s: the pause between acquisition attempts.
+    :param heartbeat_s: the renewal interval; None for a third of the TTL. Must be shorter than the TTL.
+    :raises ValueError: for inconsistent timings.
+    :raises sqlalchemy.exc.SQLAlchemyError: when the store cannot be reached while acquiring; the caller
+        decides whether to go on without a lease (a writer) or not (maintenance).
+    """
+    interval = heartbeat_s if heartbeat_s is not None else request.ttl_s / 3
+    if not 0 < interval < request.ttl_s:
+        raise ValueError(
+            f"heartbeat_s={heartbeat_s!r} must be positive and shorter than ttl_s={request.ttl_s}, "
+            "e.g. a third of it, or the lease expires between heartbeats"
+        )
+    if wait_timeout_s < 0 or poll_s <= 0:
+        raise ValueError(
+            f"wait_timeout_s={wait_timeout_s!r} must be >= 0 and poll_s={poll_s!r} > 0, e.g. 300 and 1"
+        )
+    started = time.monotonic()
+    logged_wait = False
+    while True:
+        result = store.try_acquire(request, conflicts)
+        waited = time.monotonic() - started
+        if result.lease is not None:
+            break
+        remaining = wait_timeout_s - waited
+        if remaining <= 0:
+            log.warning(
+                "gave up waiting for a %s lease on %s (%s) after %.1f s; blocked by %s",
+                request.op_kind.name,
+                request.table,
+                format_scope(request.partitions),
+                waited,
+                _describe_blocking(result.blocking),
+            )
+            yield HeldLease(request, None, list(result.blocking), waited)
+            return
+        if not logged_wait:
+            log.info(
+                "waiting up to %.0f s for a %s lease on %s; blocked by %s",
+                wait_timeout_s,
+                request.op_kind.name,
+                request.table,
+                _describe_blocking(result.blocking),
+            )
+            logged_wait = True
+        time.sleep(min(poll_s, remaining))
+
+    held = HeldLease(request, result.lease, [], waited)
+    lease = result.lease
+    log.info("holding %s on %s (id %s, waited %.1f s)", lease.describe(), lease.table, lease.lease_id, waited)
+    beat = _Heartbeat(store, lease, interval, held._lost)
+    beat.start()
+    try:
+        yield held
+    finally:
+        beat.stop()
+        try:
+            store.release(lease.lease_id)
+        except Exception:
+            # Do not mask the body's own exception; the TTL ends the lease anyway.
+            log.warning("could not release lease %s; it ends at its TTL", lease.lease_id, exc_info=True)
+        else:
+            log.info("released %s on %s", lease.describe(), lease.table)

@@ -1,0 +1,118 @@
+"""hold_lease: bounded wait, heartbeats while the block runs, release on exit, on errors and when lost."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_deltacc.occ.matrix import OpKind
+from airflow_provider_deltacc.windows import LeaseRequest, SqliteLeaseStore, hold_lease, maintenance_conflicts
+from tests.unit.windows.helpers import grant
+
+pytestmark = pytest.mark.unit
+
+TABLE = "sales.orders"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteLeaseStore]:
+    with SqliteLeaseStore(tmp_path / "leases.db") as opened:
+        yield opened
+
+
+def optimize_request(ttl_s: float = 0.6) -> LeaseRequest:
+    return LeaseRequest(TABLE, "maint.optimize", OpKind.OPTIMIZE, ttl_s=ttl_s)
+
+
+def test_heartbeats_keep_the_lease_past_its_ttl_and_exit_releases_it(store: SqliteLeaseStore) -> None:
+    with hold_lease(
+        store, optimize_request(), conflicts=lambda _l: False, wait_timeout_s=0, heartbeat_s=0.1
+    ) as held:
+        assert held.acquired and held.lease is not None
+        time.sleep(1.0)  # well past the 0.6 s TTL
+        [active] = store.active(TABLE)
+        assert active.lease_id == held.lease.lease_id
+        assert active.heartbeat_at > held.lease.acquired_at
+        assert not held.lost
+    [record] = store.history(TABLE)
+    assert record.released_at is not None and store.active(TABLE) == []
+
+
+def test_release_on_exception(store: SqliteLeaseStore) -> None:
+    with (
+        pytest.raises(RuntimeError, match="boom"),
+        hold_lease(store, optimize_request(), conflicts=lambda _l: False, wait_timeout_s=0),
+    ):
+        raise RuntimeError("boom")
+    assert store.active(TABLE) == []
+    assert store.history(TABLE)[0].released_at is not None
+
+
+def test_waits_until_the_blocker_is_released(store: SqliteLeaseStore) -> None:
+    blocker = grant(store, TABLE, OpKind.MERGE)
+    timer = threading.Timer(0.3, store.release, args=(blocker.lease_id,))
+    timer.start()
+    try:
+        with hold_lease(
+            store,
+            optimize_request(ttl_s=5),
+            conflicts=maintenance_conflicts(OpKind.OPTIMIZE),
+            wait_timeout_s=10,
+            poll_s=0.05,
+        ) as held:
+            assert held.acquired
+            assert 0.25 <= held.waited_s < 5
+    finally:
+        timer.cancel()
+
+
+def test_bounded_wait_reports_the_timeout_and_runs_the_body_without_a_lease(store: SqliteLeaseStore) -> None:
+    grant(store, TABLE, OpKind.MERGE, holder="ingest.merge_orders")
+    ran = False
+    with hold_lease(
+        store,
+        optimize_request(),
+        conflicts=maintenance_conflicts(OpKind.OPTIMIZE),
+        wait_timeout_s=0.2,
+        poll_s=0.05,
+    ) as held:
+        ran = True
+        assert not held.acquired and held.lease is None
+        assert [lease.holder for lease in held.blocking] == ["ingest.merge_orders"]
+        assert held.waited_s >= 0.2
+    assert ran
+    assert [lease.op_kind for lease in store.history(TABLE)] == [OpKind.MERGE]
+
+
+def test_a_lease_ended_behind_the_holders_back_is_reported_lost(store: SqliteLeaseStore) -> None:
+    with hold_lease(
+        store, optimize_request(), conflicts=lambda _l: False, wait_timeout_s=0, heartbeat_s=0.05
+    ) as held:
+        assert held.lease is not None
+        store.release(held.lease.lease_id)
+        deadline = time.monotonic() + 2
+        while not held.lost and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert held.lost
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"heartbeat_s": 0.6}, "heartbeat_s=0.6 must be positive and shorter than ttl_s=0.6"),
+        ({"wait_timeout_s": -1}, "wait_timeout_s=-1 must be >= 0"),
+        ({"poll_s": 0}, "poll_s=0 > 0"),
+    ],
+)
+def test_bad_timings_are_refused(store: SqliteLeaseStore, kwargs: dict[str, float], message: str) -> None:
+    options: dict[str, float] = {"wait_timeout_s": 0}
+    options.update(kwargs)
+    with (
+        pytest.raises(ValueError, match=message.replace("(", r"\(")),
+        hold_lease(store, optimize_request(), conflicts=lambda _l: False, **options),
+    ):
+        pass
