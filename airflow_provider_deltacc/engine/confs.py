@@ -1,0 +1,65 @@
+"""Set session confs for the length of a block, and give each operation a session of its own."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from airflow_provider_deltacc.engine.errors import InputError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def session_confs(spark: SparkSession, confs: Mapping[str, str]) -> Iterator[None]:
+    """Set ``confs`` on the session inside the block; afterwards restore what was explicitly set before
+    (or unset the key), even when the block raises.
+
+    :param spark: the session.
+    :param confs: conf key to value.
+    """
+    explicit = spark.conf.getAll
+    previous = {key: explicit.get(key) for key in confs}
+    try:
+        for key, value in confs.items():
+            spark.conf.set(key, value)
+        yield
+    finally:
+        for key, old in previous.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
+
+
+def isolated_session(spark: SparkSession, spark_conf: Mapping[str, str]) -> SparkSession:
+    """Return a child session (same JVM, SparkContext, catalog and Delta log cache; its own SQL confs).
+
+    Delta's idempotent-write and commit-metadata settings are session confs, so two operations running at
+    once in one process (threads, the in-process mode) would otherwise read each other's. Temporary views
+    of the parent are not visible in the child; use catalog tables or global temporary views.
+
+    :param spark: the parent session.
+    :param spark_conf: runtime confs for the operation; a key equal to the parent's value is left alone.
+    :raises InputError: if Spark rejects a runtime conf's value.
+    """
+    child = spark.newSession()
+    explicit = spark.conf.getAll
+    for key, value in spark_conf.items():
+        if explicit.get(key) == value:
+            continue
+        try:
+            child.conf.set(key, value)
+        except Exception as exc:  # pyspark raises several types for static/core confs and bad values
+            if not child.conf.isModifiable(key):
+                # Static and core confs are fixed when the JVM starts (spark-submit --conf, or the session
+                # builder in spark_job.main); a running in-process session cannot take them.
+                log.warning("spark_conf %s cannot change in a running session; ignored: %s", key, exc)
+                continue
+            raise InputError(f"spark_conf.{key}", value, f"is not accepted by Spark: {exc}") from exc
+    return child

@@ -1,0 +1,100 @@
+"""``append``: a blind append (creating the table on first write if asked)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.engine.operations.base import (
+    PreparedOperation,
+    SourceHook,
+    WriteResult,
+    apply_hook,
+    tracked_attempt,
+)
+from airflow_provider_deltacc.engine.sources import load_source, probe_source
+from airflow_provider_deltacc.engine.spec import AppendOptions, JobSpec
+from airflow_provider_deltacc.engine.table import TableState, is_path, read_table_state, table_exists
+from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.outcome import WorkOutcome
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None) -> PreparedOperation:
+    """Validate an append and return its attempt.
+
+    :param spark: the operation's session.
+    :param spec: the job spec (``options`` is :class:`AppendOptions`).
+    :param hook: optional source hook.
+    """
+    opts = spec.options
+    assert isinstance(opts, AppendOptions) and spec.source is not None
+    source_spec = spec.source
+    exists = table_exists(spark, spec.table)
+    if not exists and not opts.create_if_missing:
+        raise InputError(
+            "table", spec.table, "does not exist (or is not Delta) and create_if_missing is false"
+        )
+    source = probe_source(spark, source_spec)
+    if exists:
+        state = read_table_state(spark, spec.table)
+        _check_append_schema(source, state, opts)
+    else:
+        _check_new_partitioning(source, opts)
+
+    def work(attempt: int) -> WorkOutcome:
+        def write(state: TableState | None) -> WriteResult:
+            frame = apply_hook(load_source(spark, source_spec), hook, attempt)
+            writer = frame.write.format("delta").mode("append")
+            if spec.txn is not None:
+                writer = writer.options(**spec.txn.writer_options())
+            if opts.merge_schema:
+                writer = writer.option("mergeSchema", "true")
+            if state is None and opts.partition_by:
+                writer = writer.partitionBy(*opts.partition_by)
+            if is_path(spec.table):
+                writer.save(spec.table)
+            else:
+                writer.saveAsTable(spec.table)
+            return WriteResult(metrics={"created_table": state is None})
+
+        return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=False, may_create=True)
+
+    op_class = OperationClass.SCHEMA_CHANGING if opts.merge_schema else OperationClass.BLIND_APPEND
+    return PreparedOperation("APPEND", op_class, work)
+
+
+def _check_append_schema(source: DataFrame, state: TableState, opts: AppendOptions) -> None:
+    if opts.partition_by:
+        wanted = [c.lower() for c in opts.partition_by]
+        actual = [c.lower() for c in state.partition_columns]
+        if wanted != actual:
+            raise InputError(
+                "options.partition_by",
+                list(opts.partition_by),
+                f"the table exists and is partitioned by {list(state.partition_columns)}; "
+                "drop partition_by or make it match",
+            )
+    if opts.merge_schema:
+        return
+    extra = [c for c in source.columns if state.column_name(c) is None]
+    if extra:
+        raise InputError(
+            "source",
+            extra,
+            f"the source has columns the table lacks (table columns: {state.schema.fieldNames()}); "
+            "drop them or set options.merge_schema to true",
+        )
+
+
+def _check_new_partitioning(source: DataFrame, opts: AppendOptions) -> None:
+    names = {c.lower() for c in source.columns}
+    for index, column in enumerate(opts.partition_by):
+        if column.lower() not in names:
+            raise InputError(
+                f"options.partition_by[{index}]",
+                column,
+                f"is not a source column; source columns are {source.columns}",
+            )

@@ -1,0 +1,196 @@
+"""What every operation shares: the prepared form, and one tracked attempt (skip check, tag, find commit)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_deltacc.engine.commits import USER_METADATA_CONF, find_tagged_commits, new_commit_tag
+from airflow_provider_deltacc.engine.confs import session_confs
+from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.engine.table import TableState, read_table_state, table_exists
+from airflow_provider_deltacc.engine.txn import TxnIdentity, already_committed, txn_session_confs
+from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.outcome import WorkOutcome
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
+
+#: Called with the final source DataFrame and the attempt number, just before the write; returns the
+#: DataFrame to write. For instrumentation and tests (e.g. holding a job at a gate).
+SourceHook = Callable[["DataFrame", int], "DataFrame"]
+
+
+@dataclass(frozen=True)
+class PreparedOperation:
+    """A validated operation, ready for the commit loop.
+
+    :param name: the report name, e.g. ``MERGE``.
+    :param op_class: what it does, for the retry decision.
+    :param work: one attempt; re-plans from a fresh snapshot every call.
+    """
+
+    name: str
+    op_class: OperationClass
+    work: Callable[[int], WorkOutcome]
+
+
+@dataclass
+class WriteResult:
+    """What a write step reports back to :func:`tracked_attempt`.
+
+    :param metrics: extra metrics (warnings, pin values, ...), merged over the commit's own metrics.
+    :param noop_reason: set when the step deliberately wrote nothing.
+    """
+
+    metrics: dict[str, Any] = field(default_factory=dict)
+    noop_reason: str | None = None
+
+
+#: The write step: receives the fresh snapshot (None if the table does not exist yet).
+WriteStep = Callable[[TableState | None], WriteResult]
+
+
+def tracked_attempt(
+    spark: SparkSession,
+    table: str,
+    write: WriteStep,
+    *,
+    txn: TxnIdentity | None,
+    txn_in_session: bool,
+    may_create: bool = False,
+    extra_confs: Mapping[str, str] | None = None,
+) -> WorkOutcome:
+    """Run one attempt: read a fresh snapshot, skip a committed duplicate, write, find what was committed.
+
+    :param spark: the operation's own session (see :func:`~.confs.isolated_session`).
+    :param table: the target table.
+    :param write: the write step.
+    :param txn: the idempotent-write identity, or None.
+    :param txn_in_session: True to carry ``txn`` in session confs (MERGE/UPDATE/DELETE/SQL); False when the
+        write step passes it as writer options itself.
+    :param may_create: the write step may create the table, so a missing table is not an error.
+    :param extra_confs: further session confs for the write step only.
+    """
+    app_ids = (txn.app_id,) if txn else ()
+    exists = table_exists(spark, table)
+    if not exists and not may_create:
+        raise InputError("table", table, "the table disappeared or is not a Delta table")
+    before = read_table_state(spark, table, app_ids) if exists else None
+    if before is not None and txn is not None:
+        recorded = before.recorded_txn_version(txn.app_id)
+        if already_committed(recorded, txn):
+            return WorkOutcome(
+                table_version=before.version,
+                skipped_duplicate=True,
+                metrics={
+                    "recorded_txn_version": recorded,
+                    "skip_reason": f"txn {txn.app_id!r} version {txn.version} is already committed "
+                    f"(recorded version {recorded})",
+                },
+            )
+
+    tag = new_commit_tag()
+    confs = {USER_METADATA_CONF: tag, **(extra_confs or {})}
+    txn_scope: AbstractContextManager[None] = (
+        txn_session_confs(spark, txn) if txn_in_session else nullcontext()
+    )
+    with session_confs(spark, confs), txn_scope:
+        result = write(before)
+
+    after_version = before.version if before is not None else -1
+    commits = find_tagged_commits(spark, table, tag, after_version) if table_exists(spark, table) else None
+    if commits is not None and commits.versions:
+        metrics = {**commits.metrics, **result.metrics, "commit_versions": list(commits.versions)}
+        return WorkOutcome(table_version=commits.versions[-1], skipped_duplicate=False, metrics=metrics)
+
+    after = read_table_state(spark, table, app_ids) if table_exists(spark, table) else None
+    current = after.version if after is not None else None
+    if (
+        txn is not None
+        and after is not None
+        and already_committed(after.recorded_txn_version(txn.app_id), txn)
+    ):
+        # A writer with the same identity committed between our check and our commit; Delta skipped ours.
+        return WorkOutcome(
+            table_version=current,
+            skipped_duplicate=True,
+            metrics={
+                **result.metrics,
+                "recorded_txn_version": after.recorded_txn_version(txn.app_id),
+                "skip_reason": "Delta skipped the write: the same txn identity committed concurrently",
+            },
+        )
+    reason = result.noop_reason or "the operation changed nothing, so Delta committed no new version"
+    return WorkOutcome(
+        table_version=current,
+        skipped_duplicate=False,
+        metrics={**result.metrics, "noop": True, "noop_reason": reason},
+    )
+
+
+def apply_hook(source: DataFrame, hook: SourceHook | None, attempt: int) -> DataFrame:
+    """Apply the optional source hook.
+
+    :param source: the final source DataFrame.
+    :param hook: the hook or None.
+    :param attempt: the attempt number.
+    """
+    return hook(source, attempt) if hook is not None else source
+
+
+def check_expressions(frame: DataFrame, expressions: Mapping[str, str | None], *, predicate: bool) -> None:
+    """Analyse SQL expressions against a DataFrame's columns without running a job.
+
+    :param frame: a DataFrame whose columns the expressions may use (aliases included).
+    :param expressions: spec field to expression; None entries are skipped.
+    :param predicate: True to check them as filters, False as projections.
+    :raises InputError: naming the field whose expression does not parse or resolve.
+    """
+    from pyspark.sql import functions as F
+
+    for field_name, text in expressions.items():
+        if text is None:
+            continue
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(field_name, text, "must be a non-empty SQL expression")
+        try:
+            if predicate:
+                frame.where(F.expr(text)).schema  # noqa: B018 - analysis happens on access
+            else:
+                frame.select(F.expr(text)).schema  # noqa: B018
+        except Exception as exc:  # ParseException, AnalysisException and friends
+            raise InputError(
+                field_name, text, f"is not a valid SQL expression here: {_first_line(exc)}"
+            ) from None
+
+
+def check_columns(columns: Mapping[str, Any], state: TableState, field_name: str) -> dict[str, str]:
+    """Map column names to the table's spelling.
+
+    :param columns: names to check (the keys are used).
+    :param state: the target snapshot.
+    :param field_name: the spec field, for errors.
+    :raises InputError: on a column the table does not have.
+    """
+    resolved: dict[str, str] = {}
+    for name in columns:
+        actual = state.column_name(name)
+        if actual is None:
+            raise InputError(
+                f"{field_name}.{name}",
+                columns[name],
+                f"the table has no column {name!r}; its columns are {state.schema.fieldNames()}",
+            )
+        resolved[name] = actual
+    return resolved
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__

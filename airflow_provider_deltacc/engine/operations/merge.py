@@ -1,0 +1,208 @@
+"""``merge``: upsert/delete by key, with optional source de-duplication and partition pinning.
+
+The target is aliased ``t`` and the source ``s`` in every condition and expression.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.engine.literals import escaped_string_literals, quote_identifier
+from airflow_provider_deltacc.engine.operations.base import (
+    PreparedOperation,
+    SourceHook,
+    WriteResult,
+    apply_hook,
+    check_columns,
+    check_expressions,
+    tracked_attempt,
+)
+from airflow_provider_deltacc.engine.pinning import (
+    partition_predicate,
+    resolve_pin_columns,
+    source_filter,
+    source_partition_values,
+)
+from airflow_provider_deltacc.engine.sources import load_source, probe_source
+from airflow_provider_deltacc.engine.spec import JobSpec, MergeClause, MergeOptions
+from airflow_provider_deltacc.engine.table import (
+    TableState,
+    delta_table,
+    read_table_state,
+    require_delta_table,
+)
+from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.outcome import WorkOutcome
+
+if TYPE_CHECKING:
+    from delta.tables import DeltaMergeBuilder
+    from pyspark.sql import DataFrame, SparkSession
+
+TARGET_ALIAS = "t"
+SOURCE_ALIAS = "s"
+
+
+def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None) -> PreparedOperation:
+    """Validate a MERGE and return its attempt.
+
+    :param spark: the operation's session.
+    :param spec: the job spec (``options`` is :class:`MergeOptions`).
+    :param hook: optional source hook, applied after de-duplication and pinning.
+    """
+    opts = spec.options
+    assert isinstance(opts, MergeOptions) and spec.source is not None
+    source_spec = spec.source
+    require_delta_table(spark, spec.table)
+    state = read_table_state(spark, spec.table)
+    pin_columns = _pin_columns(opts, state)
+    source = probe_source(spark, source_spec)
+    _validate(spark, spec, opts, state, source, pin_columns)
+
+    def work(attempt: int) -> WorkOutcome:
+        def write(current: TableState | None) -> WriteResult:
+            assert current is not None
+            frame = _dedup(load_source(spark, source_spec), opts)
+            condition = _on_condition(opts)
+            metrics: dict[str, Any] = {}
+            columns = _pin_columns(opts, current)
+            if columns:
+                values = source_partition_values(frame, columns, max_values=opts.max_pin_values)
+                if not values:
+                    return WriteResult(noop_reason="the source is empty; nothing to merge")
+                pin = partition_predicate(
+                    values, current, qualifier=TARGET_ALIAS, escaped=escaped_string_literals(spark)
+                )
+                # Only rows inside the pinned partitions may reach the MERGE: a row from another partition
+                # (a source that grew since the values were collected) would miss its match and be inserted.
+                frame = frame.where(source_filter(values, frame))
+                condition = f"({condition}) AND {pin}"
+                metrics["partition_pin"] = pin
+                metrics["pinned_partitions"] = len(values)
+            elif frame.isEmpty():
+                return WriteResult(noop_reason="the source is empty; nothing to merge")
+            frame = apply_hook(frame, hook, attempt)
+            builder = (
+                delta_table(spark, spec.table).alias(TARGET_ALIAS).merge(frame.alias(SOURCE_ALIAS), condition)
+            )
+            _add_clauses(builder, opts).execute()
+            return WriteResult(metrics=metrics)
+
+        return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=True)
+
+    return PreparedOperation("MERGE", OperationClass.READ_MODIFY_WRITE, work)
+
+
+def _pin_columns(opts: MergeOptions, state: TableState) -> tuple[str, ...]:
+    if opts.partition_pin == "keyed":
+        keys = {k.lower() for k in opts.keys}
+        return tuple(c for c in state.partition_columns if c.lower() in keys)
+    return resolve_pin_columns(opts.partition_pin, state)
+
+
+def _on_condition(opts: MergeOptions) -> str:
+    if opts.condition is not None:
+        return opts.condition
+    t, s = quote_identifier(TARGET_ALIAS), quote_identifier(SOURCE_ALIAS)
+    return " AND ".join(f"{t}.{quote_identifier(k)} = {s}.{quote_identifier(k)}" for k in opts.keys)
+
+
+def _dedup(frame: DataFrame, opts: MergeOptions) -> DataFrame:
+    if opts.dedup_order_by is None:
+        return frame
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    keys = opts.dedup_keys or opts.keys
+    rank = "__deltacc_rank"
+    window = Window.partitionBy(*[F.col(quote_identifier(k)) for k in keys]).orderBy(
+        F.col(quote_identifier(opts.dedup_order_by)).desc_nulls_last()
+    )
+    return frame.withColumn(rank, F.row_number().over(window)).where(F.col(rank) == 1).drop(rank)
+
+
+def _add_clauses(builder: DeltaMergeBuilder, opts: MergeOptions) -> DeltaMergeBuilder:
+    for clause in opts.when_matched:
+        if clause.action == "delete":
+            builder = builder.whenMatchedDelete(condition=clause.condition)
+        elif clause.assignments is None:
+            builder = builder.whenMatchedUpdateAll(condition=clause.condition)
+        else:
+            builder = builder.whenMatchedUpdate(condition=clause.condition, set=_assign(clause))
+    for clause in opts.when_not_matched:
+        if clause.assignments is None:
+            builder = builder.whenNotMatchedInsertAll(condition=clause.condition)
+        else:
+            condition: Any = clause.condition
+            builder = builder.whenNotMatchedInsert(condition=condition, values=_assign(clause))
+    return builder
+
+
+def _assign(clause: MergeClause) -> dict[str, Any]:
+    assert clause.assignments is not None
+    return {quote_identifier(c): e for c, e in clause.assignments.items()}
+
+
+def _validate(
+    spark: SparkSession,
+    spec: JobSpec,
+    opts: MergeOptions,
+    state: TableState,
+    source: DataFrame,
+    pin_columns: tuple[str, ...],
+) -> None:
+    source_names = {c.lower() for c in source.columns}
+    for index, key in enumerate(opts.keys):
+        if state.column_name(key) is None:
+            raise InputError(
+                f"options.keys[{index}]",
+                key,
+                f"the table has no such column; it has {state.schema.fieldNames()}",
+            )
+        if key.lower() not in source_names:
+            raise InputError(
+                f"options.keys[{index}]", key, f"the source has no such column; it has {source.columns}"
+            )
+    for index, key in enumerate(opts.dedup_keys or opts.keys if opts.dedup_order_by else ()):
+        if key.lower() not in source_names:
+            raise InputError(
+                f"options.dedup_keys[{index}]", key, f"the source has no such column; it has {source.columns}"
+            )
+    if opts.dedup_order_by is not None and opts.dedup_order_by.lower() not in source_names:
+        raise InputError(
+            "options.dedup_order_by",
+            opts.dedup_order_by,
+            f"the source has no such column; it has {source.columns}",
+        )
+    for column in pin_columns:
+        if column.lower() not in source_names:
+            raise InputError(
+                "options.partition_pin",
+                column,
+                f"pinning reads partition values from the source, which has no column {column!r}; "
+                "add it to the source or set partition_pin to null",
+            )
+    target = delta_table(spark, spec.table).toDF().alias(TARGET_ALIAS)
+    joined = target.crossJoin(source.alias(SOURCE_ALIAS))
+    expressions: dict[str, str | None] = {"options.condition": opts.condition}
+    projections: dict[str, str | None] = {}
+    for group, clauses in (("when_matched", opts.when_matched), ("when_not_matched", opts.when_not_matched)):
+        for index, clause in enumerate(clauses):
+            expressions[f"options.{group}[{index}].condition"] = clause.condition
+            if clause.assignments is not None:
+                key = "set" if clause.action == "update" else "values"
+                check_columns(clause.assignments, state, f"options.{group}[{index}].{key}")
+                for column, expression in clause.assignments.items():
+                    projections[f"options.{group}[{index}].{key}.{column}"] = expression
+            else:
+                extra = [c for c in source.columns if state.column_name(c) is None]
+                if clause.action in ("update", "insert") and extra:
+                    raise InputError(
+                        f"options.{group}[{index}]",
+                        clause.action,
+                        f"{clause.action} of all columns needs every source column in the table; "
+                        f"the table lacks {extra}; list the columns in "
+                        f"{'set' if clause.action == 'update' else 'values'} instead",
+                    )
+    check_expressions(joined, expressions, predicate=True)
+    check_expressions(joined, projections, predicate=False)

@@ -1,0 +1,76 @@
+"""``optimize``: bin-packing compaction or Z-ordering, optionally limited to some partitions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.engine.literals import escaped_string_literals
+from airflow_provider_deltacc.engine.operations.base import PreparedOperation, WriteResult, tracked_attempt
+from airflow_provider_deltacc.engine.pinning import check_partition_values, partition_predicate
+from airflow_provider_deltacc.engine.spec import JobSpec, OptimizeOptions
+from airflow_provider_deltacc.engine.table import (
+    TableState,
+    delta_table,
+    read_table_state,
+    require_delta_table,
+)
+from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.outcome import WorkOutcome
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def build_optimize(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
+    """Validate an OPTIMIZE and return its attempt.
+
+    :param spark: the operation's session.
+    :param spec: the job spec (``options`` is :class:`OptimizeOptions`).
+    """
+    opts = spec.options
+    assert isinstance(opts, OptimizeOptions)
+    require_delta_table(spark, spec.table)
+    state = read_table_state(spark, spec.table)
+    if opts.partition_values is not None:
+        check_partition_values(opts.partition_values, state)
+    for index, column in enumerate(opts.zorder_by):
+        actual = state.column_name(column)
+        if actual is None:
+            raise InputError(
+                f"options.zorder_by[{index}]",
+                column,
+                f"the table has no such column; it has {state.schema.fieldNames()}",
+            )
+        if actual in state.partition_columns:
+            raise InputError(
+                f"options.zorder_by[{index}]", column, "is a partition column; Z-order by data columns only"
+            )
+
+    def work(attempt: int) -> WorkOutcome:
+        def write(current: TableState | None) -> WriteResult:
+            assert current is not None
+            builder = delta_table(spark, spec.table).optimize()
+            where = None
+            if opts.partition_values is not None:
+                values = check_partition_values(opts.partition_values, current)
+                where = partition_predicate(values, current, escaped=escaped_string_literals(spark))
+                builder = builder.where(where)
+            if opts.zorder_by:
+                result = builder.executeZOrderBy(*opts.zorder_by)
+            else:
+                result = builder.executeCompaction()
+            row = result.collect()[0]["metrics"]
+            metrics = {
+                "where": where,
+                "num_files_added": int(row["numFilesAdded"]),
+                "num_files_removed": int(row["numFilesRemoved"]),
+                "partitions_optimized": int(row["partitionsOptimized"]),
+            }
+            if metrics["num_files_added"] == 0 and metrics["num_files_removed"] == 0:
+                return WriteResult(metrics=metrics, noop_reason="nothing to compact")
+            return WriteResult(metrics=metrics)
+
+        return tracked_attempt(spark, spec.table, write, txn=None, txn_in_session=False)
+
+    return PreparedOperation("OPTIMIZE", OperationClass.MAINTENANCE, work)

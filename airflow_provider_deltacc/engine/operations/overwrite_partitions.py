@@ -1,0 +1,90 @@
+"""``overwrite_partitions``: replace whole partitions with the source (``replaceWhere`` of literals)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.engine.literals import escaped_string_literals
+from airflow_provider_deltacc.engine.operations.base import (
+    PreparedOperation,
+    SourceHook,
+    WriteResult,
+    apply_hook,
+    tracked_attempt,
+)
+from airflow_provider_deltacc.engine.pinning import (
+    check_partition_values,
+    partition_predicate,
+    source_partition_values,
+)
+from airflow_provider_deltacc.engine.sources import load_source, probe_source
+from airflow_provider_deltacc.engine.spec import JobSpec, OverwritePartitionsOptions
+from airflow_provider_deltacc.engine.table import TableState, is_path, read_table_state, require_delta_table
+from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.outcome import WorkOutcome
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def build_overwrite_partitions(
+    spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None
+) -> PreparedOperation:
+    """Validate a partition overwrite and return its attempt.
+
+    :param spark: the operation's session.
+    :param spec: the job spec (``options`` is :class:`OverwritePartitionsOptions`).
+    :param hook: optional source hook.
+    """
+    opts = spec.options
+    assert isinstance(opts, OverwritePartitionsOptions) and spec.source is not None
+    source_spec = spec.source
+    require_delta_table(spark, spec.table)
+    state = read_table_state(spark, spec.table)
+    if not state.partition_columns:
+        raise InputError(
+            "table", spec.table, "is not partitioned; overwrite_partitions needs a partitioned table"
+        )
+    if opts.partition_values is not None:
+        check_partition_values(opts.partition_values, state)
+    source = probe_source(spark, source_spec)
+    missing = [c for c in state.partition_columns if c.lower() not in {s.lower() for s in source.columns}]
+    if missing:
+        raise InputError("source", source.columns, f"lacks the table's partition columns {missing}")
+
+    def work(attempt: int) -> WorkOutcome:
+        def write(current: TableState | None) -> WriteResult:
+            assert current is not None
+            frame = load_source(spark, source_spec)
+            if opts.partition_values is not None:
+                values = check_partition_values(opts.partition_values, current)
+            else:
+                values = source_partition_values(
+                    frame,
+                    current.partition_columns,
+                    max_values=opts.max_partitions,
+                    field_name="options.max_partitions",
+                )
+                if not values:
+                    return WriteResult(
+                        noop_reason="the source is empty, so there are no partitions to replace"
+                    )
+            predicate = partition_predicate(values, current, escaped=escaped_string_literals(spark))
+            writer = (
+                apply_hook(frame, hook, attempt)
+                .write.format("delta")
+                .mode("overwrite")
+                .option("replaceWhere", predicate)
+            )
+            if spec.txn is not None:
+                writer = writer.options(**spec.txn.writer_options())
+            if is_path(spec.table):
+                writer.save(spec.table)
+            else:
+                writer.saveAsTable(spec.table)
+            return WriteResult(metrics={"replace_where": predicate, "partitions": len(values)})
+
+        return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=False)
+
+    return PreparedOperation("OVERWRITE_PARTITIONS", OperationClass.READ_MODIFY_WRITE, work)

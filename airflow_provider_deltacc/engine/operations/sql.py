@@ -1,0 +1,63 @@
+"""``sql``: one arbitrary statement against the table, inside the commit loop and the txn identity."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_deltacc.engine.operations.base import (
+    PreparedOperation,
+    SourceHook,
+    WriteResult,
+    apply_hook,
+    tracked_attempt,
+)
+from airflow_provider_deltacc.engine.sources import load_source
+from airflow_provider_deltacc.engine.spec import JobSpec, SqlOptions
+from airflow_provider_deltacc.engine.table import TableState, require_delta_table, table_sql
+from airflow_provider_deltacc.occ.outcome import WorkOutcome
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+TABLE_PLACEHOLDER = "{table}"
+SOURCE_VIEW = "source"
+
+
+def build_sql(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None) -> PreparedOperation:
+    """Validate a SQL operation and return its attempt.
+
+    The statement is the user's own SQL; only ``{table}`` is replaced (by the quoted table reference), and
+    values belong in ``args`` (``:name`` markers bound by Spark), never formatted into the text.
+
+    :param spark: the operation's session.
+    :param spec: the job spec (``options`` is :class:`SqlOptions`).
+    :param hook: optional source hook.
+    """
+    opts = spec.options
+    assert isinstance(opts, SqlOptions)
+    require_delta_table(spark, spec.table)
+    statement = opts.statement.replace(TABLE_PLACEHOLDER, table_sql(spec.table))
+    source_spec = spec.source
+
+    def work(attempt: int) -> WorkOutcome:
+        def write(current: TableState | None) -> WriteResult:
+            if source_spec is not None:
+                apply_hook(load_source(spark, source_spec), hook, attempt).createOrReplaceTempView(
+                    SOURCE_VIEW
+                )
+            result = spark.sql(statement, args=opts.args or None)
+            rows = result.limit(1).collect()
+            metrics: dict[str, Any] = {}
+            if rows:
+                metrics["result"] = {k: _json_safe(v) for k, v in rows[0].asDict().items()}
+            return WriteResult(metrics=metrics)
+
+        return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=True)
+
+    return PreparedOperation("SQL", opts.op_class, work)
+
+
+def _json_safe(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)

@@ -1,0 +1,92 @@
+"""``update``: set columns on the rows matching a filter (expressions and/or quoted literal values)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.engine.literals import (
+    LiteralError,
+    escaped_string_literals,
+    quote_identifier,
+    sql_literal,
+)
+from airflow_provider_deltacc.engine.operations.base import (
+    PreparedOperation,
+    WriteResult,
+    check_columns,
+    check_expressions,
+    tracked_attempt,
+)
+from airflow_provider_deltacc.engine.operations.filters import row_filter
+from airflow_provider_deltacc.engine.spec import JobSpec, UpdateOptions
+from airflow_provider_deltacc.engine.table import (
+    TableState,
+    delta_table,
+    read_table_state,
+    require_delta_table,
+)
+from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.outcome import WorkOutcome
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def build_update(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
+    """Validate an UPDATE and return its attempt.
+
+    :param spark: the operation's session.
+    :param spec: the job spec (``options`` is :class:`UpdateOptions`).
+    """
+    opts = spec.options
+    assert isinstance(opts, UpdateOptions)
+    require_delta_table(spark, spec.table)
+    state = read_table_state(spark, spec.table)
+    _plan(spark, opts, state)
+    check_expressions(
+        delta_table(spark, spec.table).toDF(), {"options.condition": opts.condition}, predicate=True
+    )
+    check_expressions(
+        delta_table(spark, spec.table).toDF(),
+        {f"options.set.{column}": expression for column, expression in opts.set.items()},
+        predicate=False,
+    )
+
+    def work(attempt: int) -> WorkOutcome:
+        def write(current: TableState | None) -> WriteResult:
+            assert current is not None
+            condition, assignments = _plan(spark, opts, current)
+            handle = delta_table(spark, spec.table)
+            if condition is None:
+                handle.update(set=assignments)
+            else:
+                handle.update(condition=condition, set=assignments)
+            return WriteResult(metrics={"condition": condition})
+
+        return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=True)
+
+    return PreparedOperation("UPDATE", OperationClass.READ_MODIFY_WRITE, work)
+
+
+def _plan(spark: SparkSession, opts: UpdateOptions, state: TableState) -> tuple[str | None, dict[str, Any]]:
+    escaped = escaped_string_literals(spark)
+    condition = row_filter(
+        state,
+        condition=opts.condition,
+        equals=opts.equals,
+        partition_values=opts.partition_values,
+        escaped=escaped,
+    )
+    assignments: dict[str, Any] = {}
+    for name, actual in check_columns(opts.set, state, "options.set").items():
+        assignments[quote_identifier(actual)] = opts.set[name]
+    for name, actual in check_columns(opts.set_values, state, "options.set_values").items():
+        data_type = state.column_type(actual)
+        assert data_type is not None
+        try:
+            literal = sql_literal(opts.set_values[name], data_type, escaped=escaped)
+        except LiteralError as exc:
+            raise InputError(f"options.set_values.{name}", opts.set_values[name], str(exc)) from None
+        assignments[quote_identifier(actual)] = literal
+    return condition, assignments

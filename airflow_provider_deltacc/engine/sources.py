@@ -1,0 +1,127 @@
+"""Build the source DataFrame of an operation, afresh on every call (every attempt)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.engine.spec import SourceSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import DataType, StructType
+
+
+def load_source(spark: SparkSession, source: SourceSpec) -> DataFrame:
+    """Return a new DataFrame for ``source``; nothing is cached between calls.
+
+    :param spark: the session of the operation.
+    :param source: the source spec.
+    :raises InputError: if inline rows do not fit their schema.
+    """
+    kind = source.kind
+    if kind == "delta":
+        reader = spark.read.format("delta")
+        if source.version is not None:
+            reader = reader.option("versionAsOf", source.version)
+        return reader.load(source.path)
+    if kind == "table":
+        assert source.name is not None
+        return spark.read.table(source.name)
+    if kind in ("parquet", "csv"):
+        reader = spark.read.options(**source.options)
+        if source.schema:
+            reader = reader.schema(source.schema)
+        assert source.path is not None
+        return reader.parquet(source.path) if kind == "parquet" else reader.csv(source.path)
+    if kind == "sql":
+        assert source.query is not None
+        return spark.sql(source.query)
+    if kind == "rows":
+        return _rows_frame(spark, source)
+    raise InputError("source.kind", kind, "unknown source kind")
+
+
+def probe_source(spark: SparkSession, source: SourceSpec) -> DataFrame:
+    """Load the source once to check it can be read (path exists, query parses, schema fits).
+
+    :param spark: the session of the operation.
+    :param source: the source spec.
+    :raises InputError: naming ``source`` when Spark cannot read it.
+    """
+    try:
+        frame = load_source(spark, source)
+        frame.schema  # noqa: B018 - forces analysis of lazily-resolved readers
+    except InputError:
+        raise
+    except Exception as exc:  # AnalysisException, ParseException, IllegalArgumentException ...
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise InputError("source", _describe(source), f"cannot be read: {first}") from None
+    return frame
+
+
+def _describe(source: SourceSpec) -> str:
+    return f"{source.kind}:{source.path or source.name or source.query or 'rows'}"
+
+
+def _rows_frame(spark: SparkSession, source: SourceSpec) -> DataFrame:
+    from pyspark.sql.types import StructType
+
+    assert source.schema is not None
+    try:
+        schema = StructType.fromDDL(source.schema)
+    except Exception as exc:  # pyspark raises parse errors of several types
+        raise InputError("source.schema", source.schema, f"is not a valid DDL schema: {exc}") from None
+    if not isinstance(schema, StructType):
+        raise InputError("source.schema", source.schema, "must list columns, e.g. 'id INT, date DATE'")
+    rows = [_convert_row(row, index, schema) for index, row in enumerate(source.rows or ())]
+    try:
+        return spark.createDataFrame(rows, schema)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            "source.rows", source.rows, f"do not match the schema {source.schema}: {exc}"
+        ) from None
+
+
+def _convert_row(row: Any, index: int, schema: StructType) -> tuple[Any, ...]:
+    names = schema.fieldNames()
+    if isinstance(row, dict):
+        unknown = sorted(set(row) - set(names))
+        if unknown:
+            raise InputError(
+                f"source.rows[{index}].{unknown[0]}", row[unknown[0]], f"not in the schema {names}"
+            )
+        values = [row.get(name) for name in names]
+    elif isinstance(row, list | tuple):
+        if len(row) != len(names):
+            raise InputError(
+                f"source.rows[{index}]", row, f"has {len(row)} values; the schema has {len(names)}"
+            )
+        values = list(row)
+    else:
+        raise InputError(f"source.rows[{index}]", row, "must be a list (schema order) or an object")
+    return tuple(
+        _convert_value(value, f.dataType, f"source.rows[{index}].{f.name}")
+        for value, f in zip(values, schema.fields, strict=True)
+    )
+
+
+def _convert_value(value: Any, data_type: DataType, field_name: str) -> Any:
+    # JSON has no dates, timestamps or decimals; accept their ISO/string forms for inline rows.
+    name = data_type.typeName()
+    if value is None or not isinstance(value, str | int | float):
+        return value
+    try:
+        if name == "date" and isinstance(value, str):
+            return date.fromisoformat(value)
+        if name in ("timestamp", "timestamp_ntz") and isinstance(value, str):
+            return datetime.fromisoformat(value)
+        if name == "decimal":
+            return Decimal(str(value))
+        if name in ("float", "double") and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+    except ValueError as exc:
+        raise InputError(field_name, value, f"is not a valid {data_type.simpleString()}: {exc}") from None
+    return value

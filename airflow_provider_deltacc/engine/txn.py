@@ -1,0 +1,130 @@
+"""Exactly-once writes with Delta's idempotent transaction identities (``SetTransaction`` actions).
+
+A :class:`TxnIdentity` ``(app_id, version)`` is committed atomically with the data. Delta skips a later write
+whose version is not greater than the one recorded for its app id. Appends and partition overwrites pass it as
+DataFrameWriter options (``txnAppId``/``txnVersion``); MERGE, UPDATE, DELETE and SQL read it only from session
+confs, which :func:`txn_session_confs` sets for one operation and always removes afterwards.
+
+Before writing, the engine reads the recorded version from the same JVM snapshot it reads the table state from
+(:func:`airflow_provider_deltacc.engine.table.read_table_state`): if it is ``>=`` ours the write is skipped
+and reported as ``skipped_duplicate``. The JVM snapshot is used rather than delta-rs'
+``DeltaTable.transaction_version`` because it works for catalog tables too, uses the session's storage
+credentials and always understands the table protocol the writer uses. Delta's own check still runs at commit
+time, so a duplicate that lands between our check and our commit is skipped by Delta (or fails with
+ConcurrentTransactionException, which the commit loop retries into a skip).
+
+Deriving identities for Airflow:
+
+* ``app_id`` must be stable across tries of the same task and unique per logical writer, e.g.
+  ``"<dag_id>.<task_id>"`` (plus the map index for mapped tasks). XCom is cleared between tries, so derive it;
+  never use the try number or a random id.
+* ``version`` must grow monotonically per app id, e.g. the data interval end as epoch seconds or
+  ``int(logical_date.strftime("%Y%m%d%H"))``. Re-running the same interval reuses the same version and is a
+  no-op once it has landed.
+* A backfill of an older interval would carry a lower version and be silently skipped; give backfills their
+  own app id (e.g. ``"<dag_id>.<task_id>.backfill.<interval start>"``). Each app id stays in the Delta log
+  until ``delta.setTransactionRetentionDuration`` expires it.
+* The same identity with different data is still skipped: the identity names the input, so it must change
+  whenever the input does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_deltacc.engine.confs import session_confs
+from airflow_provider_deltacc.engine.errors import InputError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+TXN_AUTO_RESET_CONF = "spark.databricks.delta.write.txnVersion.autoReset.enabled"
+TXN_CONFS = (TXN_APP_ID_CONF, TXN_VERSION_CONF, TXN_AUTO_RESET_CONF)
+
+#: Delta stores txnVersion as a Java long.
+MAX_TXN_VERSION = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class TxnIdentity:
+    """An idempotent-write identity: Delta skips a write whose version is ``<=`` the recorded one.
+
+    :param app_id: stable per logical writer (non-empty).
+    :param version: monotonically increasing per app id (a non-negative Java long).
+    """
+
+    app_id: str
+    version: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.app_id, str) or not self.app_id.strip():
+            raise InputError("txn.app_id", self.app_id, "must be a non-empty string, e.g. 'dag_id.task_id'")
+        if isinstance(self.version, bool) or not isinstance(self.version, int):
+            raise InputError(
+                "txn.version", self.version, "must be an integer, e.g. the interval end in epoch s"
+            )
+        if not 0 <= self.version <= MAX_TXN_VERSION:
+            raise InputError("txn.version", self.version, f"must be between 0 and {MAX_TXN_VERSION}")
+
+    @classmethod
+    def from_dict(cls, data: Any) -> TxnIdentity:
+        """Build an identity from ``{"app_id": ..., "version": ...}``.
+
+        :param data: the dict.
+        :raises InputError: on a missing, unknown or invalid field.
+        """
+        if not isinstance(data, dict):
+            raise InputError("txn", data, 'must be an object {"app_id": "...", "version": 7} or null')
+        unknown = sorted(set(data) - {"app_id", "version"})
+        if unknown:
+            raise InputError(
+                f"txn.{unknown[0]}", data[unknown[0]], "unknown field; txn has app_id and version"
+            )
+        for key in ("app_id", "version"):
+            if key not in data:
+                raise InputError(f"txn.{key}", None, "is required when txn is given")
+        return cls(app_id=data["app_id"], version=data["version"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return ``{"app_id": ..., "version": ...}``."""
+        return {"app_id": self.app_id, "version": self.version}
+
+    def writer_options(self) -> dict[str, str]:
+        """Return the DataFrameWriter options that carry this identity."""
+        return {"txnAppId": self.app_id, "txnVersion": str(self.version)}
+
+
+@contextmanager
+def txn_session_confs(spark: SparkSession, txn: TxnIdentity | None) -> Iterator[None]:
+    """Carry ``txn`` in the session confs MERGE/UPDATE/DELETE/SQL read, for the block only.
+
+    autoReset is on, so Delta itself clears the version after the first write in the block; the confs are
+    removed (or restored) when the block ends, even on an exception.
+
+    :param spark: the session the operation runs in.
+    :param txn: the identity, or None for no identity (then nothing is set).
+    """
+    if txn is None:
+        yield
+        return
+    confs = {
+        TXN_APP_ID_CONF: txn.app_id,
+        TXN_VERSION_CONF: str(txn.version),
+        TXN_AUTO_RESET_CONF: "true",
+    }
+    with session_confs(spark, confs):
+        yield
+
+
+def already_committed(recorded_version: int, txn: TxnIdentity) -> bool:
+    """Return True when Delta would skip ``txn`` because ``recorded_version`` covers it.
+
+    :param recorded_version: the version recorded for ``txn.app_id`` (-1 if none).
+    :param txn: our identity.
+    """
+    return recorded_version >= txn.version

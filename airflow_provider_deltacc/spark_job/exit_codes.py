@@ -1,0 +1,18 @@
+"""The Spark job's exit codes; the Airflow hook maps them to task outcomes."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """How the job ended.
+
+    ``BAD_INPUT`` is ``EX_DATAERR`` and ``CONFLICT_RETRYABLE`` is ``EX_TEMPFAIL`` from ``sysexits.h``.
+    """
+
+    SUCCESS = 0
+    FAILURE = 1
+    BAD_INPUT = 64
+    CONFLICT_RETRYABLE = 75
+    CONFLICT_FATAL = 76

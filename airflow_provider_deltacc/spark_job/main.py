@@ -1,0 +1,188 @@
+"""Run one job spec and report it: ``python -m airflow_provider_deltacc.spark_job --spec FILE``.
+
+The CLI (also run as a plain file by spark-submit) and :func:`run_job` (the in-process mode) share every line
+after reading the spec. The CLI prints exactly one ``DELTACC_REPORT <json>`` line to stdout and exits with an
+:class:`~airflow_provider_deltacc.spark_job.exit_codes.ExitCode`; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_deltacc.engine.errors import InputError, short_repr
+from airflow_provider_deltacc.occ.errors import (
+    CommitLoopError,
+    ConflictFatalError,
+    ConflictRetriesExhaustedError,
+)
+from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
+from airflow_provider_deltacc.spark_job.report_line import format_report_line
+from airflow_provider_deltacc.spark_job.spec import JobSpec, parse_spec
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from airflow_provider_deltacc.engine.operations import SourceHook
+
+log = logging.getLogger("airflow_provider_deltacc.spark_job")
+
+_MESSAGE_LIMIT = 2000
+# Spark errors that are deterministic consequences of the input (a schema mismatch, an unresolvable column)
+# rather than of the cluster; retrying the same spec cannot help.
+_INPUT_ERROR_TYPES = ("AnalysisException", "ParseException", "InputError", "SpecError")
+_NOT_INPUT_MARKERS = ("SCHEMA_CHANGE_SINCE_ANALYSIS",)
+
+
+def run_job(
+    spec: str | bytes | Mapping[str, Any],
+    spark: SparkSession | None = None,
+    *,
+    source_hook: SourceHook | None = None,
+) -> tuple[int, dict[str, Any]]:
+    """Validate and run one job spec; never raises for a job failure.
+
+    :param spec: the spec (a dict or JSON text).
+    :param spark: the session to use; None gets the active session or starts one.
+    :param source_hook: see :data:`~airflow_provider_deltacc.engine.operations.SourceHook` (tests).
+    :returns: the exit code and the report dict (with ``status`` and, on failure, ``error``).
+    """
+    raw = dict(spec) if isinstance(spec, Mapping) else None
+    try:
+        parsed = parse_spec(dict(spec) if isinstance(spec, Mapping) else spec)
+    except InputError as exc:
+        return ExitCode.BAD_INPUT, _bare_report(raw, None, "bad_input", exc)
+    from airflow_provider_deltacc.engine.run import run_operation
+
+    try:
+        session = spark if spark is not None else get_or_create_session(parsed.spark_conf)
+        report = run_operation(session, parsed, logger=log, source_hook=source_hook)
+    except ConflictRetriesExhaustedError as exc:
+        return ExitCode.CONFLICT_RETRYABLE, _loop_report(exc, exc.report.status, exc)
+    except ConflictFatalError as exc:
+        return ExitCode.CONFLICT_FATAL, _loop_report(exc, exc.report.status, exc)
+    except CommitLoopError as exc:
+        cause = exc.__cause__ or exc
+        if _is_input_error(cause):
+            return ExitCode.BAD_INPUT, _loop_report(exc, "bad_input", cause)
+        return ExitCode.FAILURE, _loop_report(exc, exc.report.status, cause)
+    except Exception as exc:
+        log.exception("the Delta job failed before its first attempt")
+        status = "bad_input" if _is_input_error(exc) else "error"
+        code = ExitCode.BAD_INPUT if status == "bad_input" else ExitCode.FAILURE
+        return code, _bare_report(raw, parsed, status, exc)
+    result = report.to_dict()
+    result["summary"] = report.summary_line()
+    return ExitCode.SUCCESS, result
+
+
+def get_or_create_session(spark_conf: Mapping[str, str] | None = None) -> SparkSession:
+    """Return the active session, or start one with the Delta settings and ``spark_conf``.
+
+    Under spark-submit the master and jars come from spark-submit; run as a plain Python process the
+    session is a local one using the cached Delta jars.
+
+    :param spark_conf: Spark settings for a new session (static ones can only be set here).
+    """
+    from pyspark.sql import SparkSession
+
+    from airflow_provider_deltacc.engine.session import DELTA_SPARK_CONF, local_delta_session
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return local_delta_session(app_name="deltacc-job", extra_conf=dict(spark_conf or {}))
+    builder = SparkSession.builder.appName("deltacc-job")
+    for key, value in {**DELTA_SPARK_CONF, **(spark_conf or {})}.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The CLI: read the spec file, run it, print the report line, return the exit code.
+
+    :param argv: the arguments (``sys.argv[1:]`` when None).
+    """
+    parser = argparse.ArgumentParser(prog="python -m airflow_provider_deltacc.spark_job", description=__doc__)
+    parser.add_argument("--spec", required=True, help="path of the JSON job spec ('-' for stdin)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        text = sys.stdin.read() if args.spec == "-" else _read(args.spec)
+    except OSError as exc:
+        error = InputError("--spec", args.spec, f"cannot read the spec file: {exc}")
+        code, report = int(ExitCode.BAD_INPUT), _bare_report(None, None, "bad_input", error)
+    else:
+        code, report = run_job(text)
+    sys.stdout.write(format_report_line(report) + "\n")
+    sys.stdout.flush()
+    return int(code)
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _is_input_error(exc: BaseException) -> bool:
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if not names.intersection(_INPUT_ERROR_TYPES):
+        return False
+    text = str(exc)
+    return not any(marker in text for marker in _NOT_INPUT_MARKERS)
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    text = str(exc).strip()
+    error: dict[str, Any] = {"type": type(exc).__name__, "message": text[:_MESSAGE_LIMIT]}
+    if isinstance(exc, InputError):
+        error["field"] = exc.field
+        error["value"] = (
+            exc.value if isinstance(exc.value, str | int | float | bool | None) else short_repr(exc.value)
+        )
+    return error
+
+
+def _loop_report(exc: CommitLoopError, status: str, cause: BaseException) -> dict[str, Any]:
+    result = exc.report.to_dict()
+    result["status"] = status
+    result["summary"] = exc.report.summary_line()
+    result["error"] = _error(cause)
+    if cause is not exc:
+        result["error"]["loop_message"] = str(exc)[:_MESSAGE_LIMIT]
+    return result
+
+
+def _bare_report(
+    raw: dict[str, Any] | None, parsed: JobSpec | None, status: str, exc: BaseException
+) -> dict[str, Any]:
+    raw = raw or {}
+    operation = parsed.operation if parsed else raw.get("operation")
+    table = parsed.table if parsed else raw.get("table")
+    txn = parsed.txn if parsed else None
+    return {
+        "operation": str(operation).upper() if isinstance(operation, str) else None,
+        "table": table if isinstance(table, str) else None,
+        "status": status,
+        "table_version": None,
+        "attempts": [],
+        "skipped_duplicate": False,
+        "total_seconds": 0.0,
+        "txn_app_id": txn.app_id if txn else None,
+        "txn_version": txn.version if txn else None,
+        "metrics": {},
+        "summary": f"{status}: {_first_line(exc)}",
+        "error": _error(exc),
+    }
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__

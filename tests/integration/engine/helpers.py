@@ -1,0 +1,34 @@
+"""Small helpers shared by the engine integration tests."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+SCHEMA = "id INT, date DATE, value STRING"
+
+
+def rows_source(rows: list[list[Any]], schema: str = SCHEMA) -> dict[str, Any]:
+    return {"kind": "rows", "rows": rows, "schema": schema}
+
+
+def create_table(spark: SparkSession, path: str, rows: list[tuple[Any, ...]], schema: str = SCHEMA) -> None:
+    """Create a table partitioned by ``date`` from rows whose dates are ISO strings."""
+    from pyspark.sql import functions as F
+
+    frame = spark.createDataFrame(rows, schema.replace("date DATE", "date STRING"))
+    frame = frame.withColumn("date", F.col("date").cast("date"))
+    frame.coalesce(1).write.format("delta").partitionBy("date").save(path)
+
+
+def version(spark: SparkSession, path: str) -> int:
+    from delta.tables import DeltaTable
+
+    return int(DeltaTable.forPath(spark, path).history(1).collect()[0]["version"])
+
+
+def contents(spark: SparkSession, path: str) -> list[tuple[Any, ...]]:
+    rows = spark.read.format("delta").load(path).collect()
+    return sorted((tuple(str(v) if v is not None else None for v in r) for r in rows), key=str)

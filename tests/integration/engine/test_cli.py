@@ -1,0 +1,46 @@
+"""The CLI in its own process (its own JVM): one report line on stdout and the exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_deltacc.spark_job.report_line import parse_report_line
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_cli_appends_and_prints_one_report_line(tmp_path: Path) -> None:
+    table = tmp_path / "table"
+    spec = {
+        "operation": "append",
+        "table": str(table),
+        "source": {"kind": "rows", "rows": [[1, "2026-11-20"]], "schema": "id INT, date DATE"},
+        "options": {"partition_by": ["date"]},
+        "txn": {"app_id": "cli", "version": 1},
+    }
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(spec))
+    result = subprocess.run(
+        [sys.executable, "-m", "airflow_provider_deltacc.spark_job", "--spec", str(spec_file)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+        timeout=300,
+    )
+    lines = [line for line in result.stdout.splitlines() if line.strip()]
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(lines) == 1, result.stdout
+    report = parse_report_line(lines[0])
+    assert report is not None
+    assert report["status"] == "committed" and report["table_version"] == 0
+    assert report["txn_app_id"] == "cli" and report["operation"] == "APPEND"
+    assert (table / "_delta_log").is_dir()
