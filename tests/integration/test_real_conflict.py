@@ -63,7 +63,7 @@ def test_merge_held_after_snapshot_read_loses_to_concurrent_append(
     assert isinstance(outcome["merge"], ConcurrentAppendException), repr(outcome.get("merge"))
     assert "DELTA_CONCURRENT_APPEND" in str(outcome["merge"])
     history = DeltaTable.forPath(spark, table_path).history().collect()
-    assert [h["operation"] for h in history][0] == "WRITE"
+    assert history[0]["operation"] == "WRITE"
     assert history[0]["version"] == version_before + 1, "only the append committed"
     values = {r["id"]: r["value"] for r in spark.read.format("delta").load(table_path).collect()}
     assert values[1] == "v1" and values[99] == "late"

@@ -1,0 +1,51 @@
+"""Exceptions the operators raise; :mod:`airflow_provider_deltacc.retry_policy` decides on them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow.sdk.exceptions import AirflowException
+
+
+class DeltaCCError(AirflowException):
+    """Base class; carries the job's report (a dict) when there is one."""
+
+    def __init__(self, message: str, *, report: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.report = report or {}
+
+    @property
+    def conflict(self) -> dict[str, Any] | None:
+        """The last conflict the job met, as a dict (kind, table, partition, ...), if any."""
+        for attempt in reversed(self.report.get("attempts") or []):
+            if attempt.get("conflict"):
+                return dict(attempt["conflict"])
+        return None
+
+    @property
+    def table(self) -> str | None:
+        return self.report.get("table")
+
+
+class DeltaConflictRetryable(DeltaCCError):
+    """A retryable conflict outlasted the in-job retries; an Airflow retry starts from a fresh snapshot."""
+
+
+class DeltaConflictFatal(DeltaCCError):
+    """A conflict that must not be retried (e.g. PROTOCOL_CHANGED, or a schema change raced another)."""
+
+
+class DeltaCCInputError(DeltaCCError):
+    """Bad input: a spec field, an operator argument or a connection setting. Retrying cannot help."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        value: Any = None,
+        report: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, report=report)
+        self.field = field
+        self.value = value

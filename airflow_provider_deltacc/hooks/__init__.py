@@ -1,0 +1,1 @@
+"""Hooks: submit the bundled Delta job through Spark."""

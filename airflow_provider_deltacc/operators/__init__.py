@@ -1,0 +1,51 @@
+"""Operators that write to Delta tables through the bundled OCC job.
+
+Importing this package is cheap: the operator modules load on first attribute access and never
+import pyspark (that only happens on the Spark driver).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from airflow_provider_deltacc.operators.maintenance import DeltaOptimizeOperator, DeltaVacuumOperator
+    from airflow_provider_deltacc.operators.write import (
+        DeltaAppendOperator,
+        DeltaDeleteOperator,
+        DeltaMergeOperator,
+        DeltaOverwritePartitionsOperator,
+        DeltaSqlOperator,
+        DeltaUpdateOperator,
+    )
+
+_MODULES = {
+    "DeltaAppendOperator": "write",
+    "DeltaOverwritePartitionsOperator": "write",
+    "DeltaMergeOperator": "write",
+    "DeltaUpdateOperator": "write",
+    "DeltaDeleteOperator": "write",
+    "DeltaSqlOperator": "write",
+    "DeltaOptimizeOperator": "maintenance",
+    "DeltaVacuumOperator": "maintenance",
+}
+__all__ = [
+    "DeltaAppendOperator",
+    "DeltaDeleteOperator",
+    "DeltaMergeOperator",
+    "DeltaOptimizeOperator",
+    "DeltaOverwritePartitionsOperator",
+    "DeltaSqlOperator",
+    "DeltaUpdateOperator",
+    "DeltaVacuumOperator",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,217 @@
+"""The common base of every Delta operator: spec building, validation, submission, reporting."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow.sdk import BaseOperator
+
+from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError
+from airflow_provider_deltacc.links import DeltaCommitReportLink
+from airflow_provider_deltacc.occ.advice import ADVICE
+from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.operators.identity import derive_txn_identity
+from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+    from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+
+REPORT_XCOM_KEY = "deltacc_report"
+DEFAULT_AIRFLOW_RETRIES = 2
+_SKIPPED_NOTE = " (skipped duplicate: this txn identity already committed)"
+
+
+class DeltaBaseOperator(BaseOperator):
+    """Run one Delta operation through the bundled OCC job and publish its commit report.
+
+    Subclasses say which operation they run and build its ``source`` and ``options``.
+
+    :param table: the target Delta table: a path (``/data/orders``, ``s3a://…``) or a catalog name.
+        (templated)
+    :param conn_id: the ``spark`` connection used by ``spark_submit``.
+    :param execution_mode: ``spark_submit`` (default) or ``in_process`` (a local SparkSession in the
+        worker; for tests and laptops).
+    :param commit_retry: the in-job retry policy: ``max_attempts``, ``min_wait_s``, ``max_wait_s``,
+        ``total_timeout_s``, ``jitter``. Defaults follow Iceberg (4 retries, 100 ms … 60 s, 30 min).
+    :param spark_conf: extra Spark settings for the job. (templated)
+    :param exactly_once: give the write a Delta txn identity so a retried try never writes twice.
+    :param txn_identity: how the identity is derived: ``run`` or ``interval``; see
+        :mod:`airflow_provider_deltacc.operators.identity`.
+    :param txn_app_id: explicit txn app id, overriding the derived one. (templated)
+    :param txn_version: explicit txn version, overriding the derived one. (templated)
+    :param driver_python: the Python interpreter of the Spark driver.
+    :param submit_options: extra ``SparkSubmitHook`` arguments (``driver_memory``, ``num_executors``, …).
+    """
+
+    operation: ClassVar[str]
+    operation_class: ClassVar[OperationClass] = OperationClass.READ_MODIFY_WRITE
+    writes_data: ClassVar[bool] = True
+
+    template_fields: Sequence[str] = ("table", "spark_conf", "txn_app_id", "txn_version")
+    template_fields_renderers: ClassVar[dict[str, str]] = {"spark_conf": "json"}
+    operator_extra_links = (DeltaCommitReportLink(),)
+    ui_color = "#00ADD4"
+    ui_fgcolor = "#fff"
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        conn_id: str = "spark_default",
+        execution_mode: str = "spark_submit",
+        commit_retry: dict[str, Any] | None = None,
+        spark_conf: dict[str, str] | None = None,
+        exactly_once: bool = True,
+        txn_identity: str = "run",
+        txn_app_id: str | None = None,
+        txn_version: int | str | None = None,
+        driver_python: str | None = None,
+        submit_options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("retry_policy", DeltaConflictRetryPolicy())
+        kwargs.setdefault("retries", DEFAULT_AIRFLOW_RETRIES)
+        super().__init__(**kwargs)
+        self.table = table
+        self.conn_id = conn_id
+        self.execution_mode = execution_mode
+        self.commit_retry = commit_retry
+        self.spark_conf = spark_conf
+        self.exactly_once = exactly_once
+        self.txn_identity = txn_identity
+        self.txn_app_id = txn_app_id
+        self.txn_version = txn_version
+        self.driver_python = driver_python
+        self.submit_options = submit_options
+
+    @cached_property
+    def hook(self) -> DeltaCCHook:
+        from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+
+        return DeltaCCHook(
+            conn_id=self.conn_id,
+            execution_mode=self.execution_mode,  # type: ignore[arg-type]
+            spark_conf=self.spark_conf,
+            driver_python=self.driver_python,
+            job_name=f"deltacc-{self.dag_id}-{self.task_id}",
+            submit_options=self.submit_options,
+        )
+
+    # -- what subclasses provide -------------------------------------------------------------------
+    def build_source(self, context: Context) -> dict[str, Any] | None:
+        """The job spec's ``source`` (None for operations that read no source)."""
+        return None
+
+    def build_options(self, context: Context) -> dict[str, Any]:
+        """The job spec's ``options`` for this operation."""
+        return {}
+
+    # -- the shared flow ---------------------------------------------------------------------------
+    def build_spec(self, context: Context) -> dict[str, Any]:
+        """Assemble the job spec, validated as the Spark job will validate it."""
+        spec: dict[str, Any] = {
+            "operation": self.operation,
+            "table": self.table,
+            "source": self.build_source(context),
+            "options": self.build_options(context),
+        }
+        if self.commit_retry:
+            spec["retry_policy"] = dict(self.commit_retry)
+        if self.writes_data and self.exactly_once:
+            spec["txn"] = self._txn(context)
+        return spec
+
+    def _txn(self, context: Context) -> dict[str, Any]:
+        app_id, version = derive_txn_identity(context, self.txn_identity)
+        if self.txn_app_id:
+            app_id = self.txn_app_id
+        if self.txn_version not in (None, ""):
+            try:
+                version = int(self.txn_version)
+            except (TypeError, ValueError):
+                raise DeltaCCInputError(
+                    f"txn_version={self.txn_version!r} is not an integer; give a non-negative integer "
+                    "that grows with each new write of this app id",
+                    field="txn_version",
+                    value=self.txn_version,
+                ) from None
+        return {"app_id": app_id, "version": version}
+
+    def validate_spec(self, spec: dict[str, Any]) -> None:
+        """Fail before anything is submitted when the spec is invalid."""
+        from airflow_provider_deltacc.spark_job.spec import SpecError, parse_spec
+
+        try:
+            parse_spec(spec)
+        except SpecError as exc:
+            raise DeltaCCInputError(
+                f"{self.task_id}: {exc}", field=exc.field, value=getattr(exc, "value", None)
+            ) from None
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        spec = self.build_spec(context)
+        self.validate_spec(spec)
+        self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
+        try:
+            report = self.run_spec(context, spec)
+        except DeltaCCError as exc:
+            if exc.report:
+                self._publish(context, exc.report)
+            raise
+        self._publish(context, report)
+        return report
+
+    def run_spec(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
+        """Submit the spec; the write-lease machinery wraps this."""
+        return self.hook.run(spec)
+
+    def _publish(self, context: Context, report: dict[str, Any]) -> None:
+        context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=report)
+        attempts = report.get("attempts") or []
+        for attempt in attempts:
+            if attempt.get("conflict"):
+                self.log.warning("%s", conflict_log_line(report, attempt, self.table))
+        self.log.info(
+            "Delta %s on %s: status=%s version=%s attempts=%s conflicts=%s wasted=%.2fs%s",
+            self.operation.upper(),
+            report.get("table") or self.table,
+            report.get("status"),
+            report.get("table_version"),
+            len(attempts),
+            sum(1 for a in attempts if a.get("conflict")),
+            sum(float(a.get("wasted_s") or 0.0) for a in attempts),
+            _SKIPPED_NOTE if report.get("skipped_duplicate") else "",
+        )
+
+    def on_kill(self) -> None:
+        if "hook" in self.__dict__:
+            self.hook.on_kill()
+
+
+def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: str) -> str:
+    """One line per conflict: kind, table, partition if known, attempt n of m, what happened, what to do."""
+    conflict = attempt["conflict"]
+    kind = str(conflict.get("kind", "")).upper()
+    attempts = report.get("attempts") or []
+    where = conflict.get("table") or report.get("table") or table
+    partition = f" partition {conflict['partition']}" if conflict.get("partition") else ""
+    is_last = attempt is attempts[-1]
+    if not is_last:
+        outcome = f"retried after {float(attempt.get('wait_s') or 0.0):.2f} s from a fresh snapshot"
+    elif report.get("status") == "conflict_fatal":
+        outcome = "not retryable"
+    else:
+        outcome = "in-job retries exhausted; Airflow decides the next try"
+    try:
+        advice = ADVICE[ConflictKind(str(conflict.get("kind", "")).lower())]
+    except ValueError:
+        advice = ""
+    return (
+        f"Delta conflict {kind} on {where}{partition}, attempt {attempt.get('number')} of {len(attempts)}: "
+        f"{outcome}. {advice}"
+    ).strip()

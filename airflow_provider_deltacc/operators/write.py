@@ -1,0 +1,272 @@
+"""Writer operators: append, overwrite partitions, MERGE, UPDATE, DELETE and arbitrary SQL."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.operators.base import DeltaBaseOperator
+from airflow_provider_deltacc.operators.sources import source_spec
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+
+def _drop_none(options: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in options.items() if value is not None}
+
+
+class DeltaAppendOperator(DeltaBaseOperator):
+    """Append the source's rows to a Delta table (a blind append: it conflicts with nothing but schema
+    and protocol changes, and is exactly-once across retries).
+
+    :param source: a table name or path, a parquet/CSV path, a SQL query, or the dict form. (templated)
+    :param partition_by: partition columns when the append creates the table.
+    :param create_if_missing: create the table if it does not exist.
+    :param merge_schema: add new source columns to the table (a schema change: never retried over
+        another schema change).
+    """
+
+    operation = "append"
+    operation_class = OperationClass.BLIND_APPEND
+    template_fields: Sequence[str] = (*DeltaBaseOperator.template_fields, "source")
+
+    def __init__(
+        self,
+        *,
+        source: str | dict[str, Any],
+        partition_by: list[str] | None = None,
+        create_if_missing: bool = True,
+        merge_schema: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.source = source
+        self.partition_by = partition_by
+        self.create_if_missing = create_if_missing
+        self.merge_schema = merge_schema
+        if merge_schema:
+            self.operation_class = OperationClass.SCHEMA_CHANGING  # type: ignore[misc]
+
+    def build_source(self, context: Context) -> dict[str, Any] | None:
+        return source_spec(self.source)
+
+    def build_options(self, context: Context) -> dict[str, Any]:
+        return _drop_none(
+            {
+                "partition_by": self.partition_by,
+                "create_if_missing": self.create_if_missing,
+                "merge_schema": self.merge_schema,
+            }
+        )
+
+
+class DeltaOverwritePartitionsOperator(DeltaBaseOperator):
+    """Replace whole partitions with the source's rows (``replaceWhere`` built from quoted literals).
+
+    :param source: the new rows (see :class:`DeltaAppendOperator`). (templated)
+    :param partition_values: the partitions to replace, e.g. ``[{"date": "2026-11-20"}]``; by default the
+        source's distinct partitions. (templated)
+    """
+
+    operation = "overwrite_partitions"
+    template_fields: Sequence[str] = (*DeltaBaseOperator.template_fields, "source", "partition_values")
+
+    def __init__(
+        self,
+        *,
+        source: str | dict[str, Any],
+        partition_values: list[dict[str, Any]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.source = source
+        self.partition_values = partition_values
+
+    def build_source(self, context: Context) -> dict[str, Any] | None:
+        return source_spec(self.source)
+
+    def build_options(self, context: Context) -> dict[str, Any]:
+        return _drop_none({"partition_values": self.partition_values})
+
+
+class DeltaMergeOperator(DeltaBaseOperator):
+    """MERGE the source into a Delta table, with partition pinning so writers on different partitions do
+    not conflict.
+
+    :param source: the rows to merge (see :class:`DeltaAppendOperator`). (templated)
+    :param keys: merge key columns (``t.k = s.k AND …``); or give ``condition``. (templated)
+    :param condition: an explicit ON condition with aliases ``t`` (target) and ``s`` (source). (templated)
+    :param when_matched: clauses, e.g. ``[{"action": "update"}]`` (default: update all columns) or
+        ``[{"action": "delete", "condition": "s.deleted"}]``. (templated)
+    :param when_not_matched: clauses, e.g. ``[{"action": "insert"}]`` (default: insert all). (templated)
+    :param partition_pin: ``"keyed"`` (default: pin partition columns that are merge keys), ``"auto"``
+        (all partition columns), a list of columns, or None (no pin).
+    :param dedup_order_by: keep only the latest source row per key, by this ordering expression.
+    :param dedup_keys: the keys for de-duplication (default: ``keys``).
+    """
+
+    operation = "merge"
+    template_fields: Sequence[str] = (
+        *DeltaBaseOperator.template_fields,
+        "source",
+        "keys",
+        "condition",
+        "when_matched",
+        "when_not_matched",
+    )
+
+    def __init__(
+        self,
+        *,
+        source: str | dict[str, Any],
+        keys: list[str] | None = None,
+        condition: str | None = None,
+        when_matched: list[dict[str, Any]] | None = None,
+        when_not_matched: list[dict[str, Any]] | None = None,
+        partition_pin: str | list[str] | None = "keyed",
+        dedup_order_by: str | None = None,
+        dedup_keys: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.source = source
+        self.keys = keys
+        self.condition = condition
+        self.when_matched = when_matched
+        self.when_not_matched = when_not_matched
+        self.partition_pin = partition_pin
+        self.dedup_order_by = dedup_order_by
+        self.dedup_keys = dedup_keys
+
+    def build_source(self, context: Context) -> dict[str, Any] | None:
+        return source_spec(self.source)
+
+    def build_options(self, context: Context) -> dict[str, Any]:
+        options = _drop_none(
+            {
+                "keys": self.keys,
+                "condition": self.condition,
+                "when_matched": self.when_matched,
+                "when_not_matched": self.when_not_matched,
+                "dedup_order_by": self.dedup_order_by,
+                "dedup_keys": self.dedup_keys,
+            }
+        )
+        options["partition_pin"] = self.partition_pin
+        return options
+
+
+class _FilteredDmlOperator(DeltaBaseOperator):
+    """UPDATE and DELETE share their row filter: a SQL condition, column equalities (quoted for you),
+    and/or explicit partitions (quoted literal predicates that keep concurrent writers apart)."""
+
+    template_fields: Sequence[str] = (
+        *DeltaBaseOperator.template_fields,
+        "condition",
+        "equals",
+        "partition_values",
+    )
+
+    def __init__(
+        self,
+        *,
+        condition: str | None = None,
+        equals: dict[str, Any] | None = None,
+        partition_values: list[dict[str, Any]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.condition = condition
+        self.equals = equals
+        self.partition_values = partition_values
+
+    def build_options(self, context: Context) -> dict[str, Any]:
+        return _drop_none(
+            {"condition": self.condition, "equals": self.equals, "partition_values": self.partition_values}
+        )
+
+
+class DeltaUpdateOperator(_FilteredDmlOperator):
+    """UPDATE rows of a Delta table.
+
+    :param set_expressions: column → SQL expression, e.g. ``{"status": "upper(status)"}``. (templated)
+    :param set_values: column → plain value, quoted as a literal of the column's type. (templated)
+    :param condition: a SQL condition on the table's columns. (templated)
+    :param equals: column → value equalities, quoted for you. (templated)
+    :param partition_values: restrict to these partitions, e.g. ``[{"date": "2026-11-20"}]``. (templated)
+    """
+
+    operation = "update"
+    template_fields: Sequence[str] = (*_FilteredDmlOperator.template_fields, "set_expressions", "set_values")
+
+    def __init__(
+        self,
+        *,
+        set_expressions: dict[str, str] | None = None,
+        set_values: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.set_expressions = set_expressions
+        self.set_values = set_values
+
+    def build_options(self, context: Context) -> dict[str, Any]:
+        return {
+            **super().build_options(context),
+            **_drop_none({"set": self.set_expressions, "set_values": self.set_values}),
+        }
+
+
+class DeltaDeleteOperator(_FilteredDmlOperator):
+    """DELETE rows of a Delta table; give ``condition="true"`` to delete every row.
+
+    :param condition: a SQL condition on the table's columns. (templated)
+    :param equals: column → value equalities, quoted for you. (templated)
+    :param partition_values: restrict to these partitions. (templated)
+    """
+
+    operation = "delete"
+
+
+class DeltaSqlOperator(DeltaBaseOperator):
+    """Run one SQL statement against a Delta table inside the commit loop.
+
+    ``{table}`` in the statement is replaced by the quoted table; an optional source is available as
+    the view ``source``.
+
+    :param statement: the statement. (templated)
+    :param source: an optional source (see :class:`DeltaAppendOperator`). (templated)
+    :param args: named parameters bound by Spark (``:name`` markers). (templated)
+    :param statement_class: ``read_modify_write`` (default), ``blind_append``, ``maintenance`` or
+        ``schema_changing``; decides which conflicts are retried.
+    """
+
+    operation = "sql"
+    template_fields: Sequence[str] = (*DeltaBaseOperator.template_fields, "statement", "source", "args")
+    template_ext: Sequence[str] = (".sql",)
+    template_fields_renderers = {**DeltaBaseOperator.template_fields_renderers, "statement": "sql"}
+
+    def __init__(
+        self,
+        *,
+        statement: str,
+        source: str | dict[str, Any] | None = None,
+        args: dict[str, Any] | None = None,
+        statement_class: str = OperationClass.READ_MODIFY_WRITE.value,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.statement = statement
+        self.source = source
+        self.args = args
+        self.statement_class = statement_class
+        if statement_class in {c.value for c in OperationClass}:
+            self.operation_class = OperationClass(statement_class)  # type: ignore[misc]
+
+    def build_source(self, context: Context) -> dict[str, Any] | None:
+        return source_spec(self.source)
+
+    def build_options(self, context: Context) -> dict[str, Any]:
+        return _drop_none({"statement": self.statement, "args": self.args, "op_class": self.statement_class})

@@ -1,0 +1,160 @@
+"""Airflow 3.3 ``retry_policy`` (AIP-105) that decides from the classified Delta conflict.
+
+In-job retries (the OCC commit loop inside the Spark driver) absorb short races. What they could not
+absorb reaches Airflow as :class:`~airflow_provider_deltacc.exceptions.DeltaConflictRetryable`; this
+policy turns it into an Airflow retry with a jittered delay and a reason naming the conflict kind, the
+table and the partition, so every try and why is visible in the UI. Fatal conflicts and bad input fail
+at once. Raw Delta exceptions (or their messages) are classified too.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import RetryDecision, RetryPolicy
+
+from airflow_provider_deltacc.exceptions import (
+    DeltaCCError,
+    DeltaCCInputError,
+    DeltaConflictFatal,
+    DeltaConflictRetryable,
+)
+from airflow_provider_deltacc.occ import ADVICE, Conflict, ConflictKind, OperationClass, classify, decide
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+
+def _where(conflict: Conflict | None, table: str | None) -> str:
+    table = (conflict.table if conflict and conflict.table else None) or table or "unknown table"
+    text = f"table {table}"
+    if conflict and conflict.partition:
+        text += f" partition {conflict.partition}"
+    return text
+
+
+class DeltaConflictRetryPolicy(RetryPolicy):
+    """Retry retryable Delta conflicts with jittered exponential delays; fail fatal ones and bad input.
+
+    :param min_delay: delay before the first Airflow retry (before jitter).
+    :param max_delay: cap on the delay.
+    :param jitter: fraction of the delay that is randomised (0 = none, 1 = full jitter).
+    :param default_operation_class: operation class assumed for a raw Delta exception when the failing
+        task does not say (our operators do).
+    """
+
+    def __init__(
+        self,
+        *,
+        min_delay: timedelta = timedelta(seconds=30),
+        max_delay: timedelta = timedelta(minutes=10),
+        jitter: float = 0.5,
+        default_operation_class: OperationClass = OperationClass.READ_MODIFY_WRITE,
+    ) -> None:
+        if min_delay.total_seconds() < 0 or max_delay < min_delay:
+            raise ValueError(
+                f"DeltaConflictRetryPolicy: need 0 <= min_delay <= max_delay, got min_delay={min_delay}, "
+                f"max_delay={max_delay}; raise max_delay or lower min_delay"
+            )
+        if not 0.0 <= jitter <= 1.0:
+            raise ValueError(f"DeltaConflictRetryPolicy: jitter must be within [0, 1], got {jitter!r}")
+        self.min_delay = min_delay
+        self.max_delay = max_delay
+        self.jitter = jitter
+        self.default_operation_class = OperationClass(default_operation_class)
+        self._rng = random.Random()
+
+    def delay_for(self, try_number: int) -> timedelta:
+        """Exponential in the try number, capped, with the configured share of it randomised."""
+        ceiling = min(
+            self.max_delay.total_seconds(), self.min_delay.total_seconds() * 2 ** max(0, try_number - 1)
+        )
+        fixed = ceiling * (1.0 - self.jitter)
+        return timedelta(seconds=round(fixed + self._rng.uniform(0.0, ceiling - fixed), 3))
+
+    def evaluate(
+        self,
+        exception: BaseException,
+        try_number: int,
+        max_tries: int,
+        context: Context | None = None,
+    ) -> RetryDecision:
+        """Decide from the exception; see the class docstring."""
+        if isinstance(exception, DeltaCCInputError):
+            return RetryDecision.fail(reason=f"bad input, retrying cannot help: {exception}")
+        if isinstance(exception, DeltaCCError):
+            return self._decide_on_job_failure(exception, try_number, max_tries)
+        conflict = classify(exception)
+        if conflict is None:
+            return RetryDecision.default()
+        op_class = self._operation_class(context)
+        verdict = decide(conflict.kind, op_class, owns_txn_identity=False)
+        if not verdict.retry:
+            return RetryDecision.fail(reason=self._fatal_reason(conflict, None, verdict.reason))
+        return self._retry(conflict, None, try_number, max_tries, "raised outside the commit loop")
+
+    def decide_message(self, message: str, try_number: int = 1, max_tries: int = 1) -> RetryDecision:
+        """Decide from a Delta error message alone (for example one copied from a log)."""
+        return self.evaluate(_DeltaMessage(message), try_number, max_tries)
+
+    def _decide_on_job_failure(self, exc: DeltaCCError, try_number: int, max_tries: int) -> RetryDecision:
+        conflict = Conflict.from_dict(exc.conflict) if exc.conflict else None
+        if isinstance(exc, DeltaConflictFatal):
+            return RetryDecision.fail(reason=self._fatal_reason(conflict, exc.table, str(exc)))
+        if isinstance(exc, DeltaConflictRetryable):
+            attempts = len(exc.report.get("attempts") or [])
+            return self._retry(
+                conflict, exc.table, try_number, max_tries, f"in-job retries exhausted ({attempts} attempts)"
+            )
+        return RetryDecision.default()
+
+    def _retry(
+        self, conflict: Conflict | None, table: str | None, try_number: int, max_tries: int, why: str
+    ) -> RetryDecision:
+        if try_number > max_tries:
+            return RetryDecision.default()
+        delay = self.delay_for(try_number)
+        kind = conflict.kind.name if conflict else "conflict"
+        advice = ADVICE.get(conflict.kind, "") if conflict else ""
+        reason = (
+            f"Delta {kind} conflict on {_where(conflict, table)}: {why}; Airflow retry {try_number} of "
+            f"{max_tries} in {delay.total_seconds():.0f} s from a fresh snapshot. {advice}"
+        ).strip()
+        return RetryDecision.retry(delay=delay, reason=reason)
+
+    @staticmethod
+    def _fatal_reason(conflict: Conflict | None, table: str | None, why: str) -> str:
+        kind = conflict.kind.name if conflict else "conflict"
+        advice = ADVICE.get(conflict.kind, "") if conflict else ""
+        if conflict and conflict.kind is ConflictKind.PROTOCOL_CHANGED and conflict.create_race:
+            advice = "Create the table once, before concurrent writers start."
+        return f"Delta {kind} conflict on {_where(conflict, table)} is not retryable: {why}. {advice}".strip()
+
+    def _operation_class(self, context: Context | None) -> OperationClass:
+        task = context.get("task") if context else None
+        op_class = getattr(task, "operation_class", None)
+        return OperationClass(op_class) if op_class else self.default_operation_class
+
+    def serialize(self) -> dict[str, Any]:
+        return {
+            "__type": "DeltaConflictRetryPolicy",
+            "min_delay": self.min_delay.total_seconds(),
+            "max_delay": self.max_delay.total_seconds(),
+            "jitter": self.jitter,
+            "default_operation_class": self.default_operation_class.value,
+        }
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> DeltaConflictRetryPolicy:
+        return cls(
+            min_delay=timedelta(seconds=data["min_delay"]),
+            max_delay=timedelta(seconds=data["max_delay"]),
+            jitter=data["jitter"],
+            default_operation_class=OperationClass(data["default_operation_class"]),
+        )
+
+
+class _DeltaMessage(Exception):
+    """Wraps a bare message so the classifier's text path sees it."""

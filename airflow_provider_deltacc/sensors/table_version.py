@@ -1,0 +1,110 @@
+"""DeltaTableVersionSensor: wait for a new commit, a commit of some operation, or data in a partition."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import BaseSensorOperator
+from airflow.sdk.exceptions import AirflowException
+
+from airflow_provider_deltacc.delta_log import TableCondition, check_table, require_table_location
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+
+class DeltaTableVersionSensor(BaseSensorOperator):
+    """Wait until a Delta table has a commit newer than a version, a commit of an operation, or data in
+    a partition (all given conditions must hold).
+
+    Deferrable by default: the wait runs in the triggerer and reads the log with delta-rs, so no worker
+    slot and no JVM is held. With ``deferrable=False`` it falls back to ``reschedule`` mode.
+
+    :param table: the table's storage location (path or URI). (templated)
+    :param after_version: wait for a commit newer than this version. (templated)
+    :param operation: wait for a commit of this operation, e.g. ``MERGE``. (templated)
+    :param partition: wait for data in this partition, column → value. (templated)
+    :param storage_options: delta-rs storage options (object-store credentials).
+    :param deferrable: wait in the triggerer (default) instead of rescheduling on a worker.
+    :param poll_interval: seconds between reads of the log.
+    """
+
+    template_fields: Sequence[str] = ("table", "after_version", "operation", "partition")
+    ui_color = "#e6f1f2"
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        after_version: int | str | None = None,
+        operation: str | None = None,
+        partition: dict[str, Any] | None = None,
+        storage_options: dict[str, str] | None = None,
+        deferrable: bool = True,
+        poll_interval: float = 30.0,
+        **kwargs: Any,
+    ) -> None:
+        if not deferrable:
+            kwargs.setdefault("mode", "reschedule")
+        kwargs.setdefault("poke_interval", poll_interval)
+        super().__init__(**kwargs)
+        self.table = table
+        self.after_version = after_version
+        self.operation = operation
+        self.partition = partition
+        self.storage_options = storage_options
+        self.deferrable = deferrable
+        self.poll_interval = poll_interval
+
+    def _condition(self) -> TableCondition:
+        after: int | None = None
+        if self.after_version not in (None, ""):
+            try:
+                after = int(self.after_version)
+            except (TypeError, ValueError):
+                raise DeltaCCInputError(
+                    f"after_version={self.after_version!r} is not an integer table version",
+                    field="after_version",
+                    value=self.after_version,
+                ) from None
+        partition = {str(k): str(v) for k, v in (self.partition or {}).items()}
+        return TableCondition(after_version=after, operation=self.operation or None, partition=partition)
+
+    def _check(self) -> dict[str, Any] | None:
+        return check_table(require_table_location(self.table), self._condition(), self.storage_options)
+
+    def poke(self, context: Context) -> bool:
+        match = self._check()
+        if match:
+            self.log.info("Delta table %s satisfied the condition: %s", self.table, match)
+        return match is not None
+
+    def execute(self, context: Context) -> Any:
+        if not self.deferrable:
+            return super().execute(context)
+        match = self._check()
+        if match is not None:
+            self.log.info("Delta table %s already satisfies the condition: %s", self.table, match)
+            return match
+        from airflow_provider_deltacc.triggers.table_version import DeltaTableTrigger
+
+        self.defer(
+            trigger=DeltaTableTrigger(
+                table_uri=require_table_location(self.table),
+                condition=self._condition().to_dict(),
+                poll_interval=self.poll_interval,
+                storage_options=self.storage_options,
+            ),
+            method_name="execute_complete",
+            timeout=timedelta(seconds=self.timeout) if self.timeout else None,
+        )
+
+    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
+        if not event or event.get("status") != "success":
+            message = (event or {}).get("message", "no event")
+            raise AirflowException(f"waiting for Delta table {self.table} failed: {message}")
+        self.log.info("Delta table %s satisfied the condition: %s", self.table, event["match"])
+        return event["match"]
