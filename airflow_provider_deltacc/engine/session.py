@@ -78,4 +78,19 @@ def local_delta_session(
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(log_level)
+    _quiet_handled_conflict_logs(session)
     return session
+
+
+# Delta logs every conflict it raises, with a full JVM stack trace, before Python sees it. The commit
+# loop classifies and reports each one in a single line, so these copies are only noise.
+_CONFLICT_LOGGERS = ("org.apache.spark.sql.delta.commands.MergeIntoCommand",)
+
+
+def _quiet_handled_conflict_logs(session: SparkSession) -> None:
+    jvm = session.sparkContext._jvm
+    if jvm is None:
+        return
+    level = jvm.org.apache.logging.log4j.Level.OFF
+    for name in _CONFLICT_LOGGERS:
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)
