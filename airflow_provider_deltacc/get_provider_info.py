@@ -6,6 +6,8 @@ from typing import Any
 
 from airflow_provider_deltacc import __version__
 
+_INTEGRATION = "Delta Lake"
+
 
 def get_provider_info() -> dict[str, Any]:
     """Describe this provider to Airflow; ``package-name`` must equal the distribution name."""
@@ -19,9 +21,37 @@ def get_provider_info() -> dict[str, Any]:
         "versions": [__version__],
         "integrations": [
             {
-                "integration-name": "Delta Lake",
+                "integration-name": _INTEGRATION,
                 "external-doc-url": "https://docs.delta.io/latest/concurrency-control.html",
                 "tags": ["software"],
             }
         ],
+        "operators": [
+            {
+                "integration-name": _INTEGRATION,
+                "python-modules": [
+                    "airflow_provider_deltacc.operators.write",
+                    "airflow_provider_deltacc.operators.maintenance",
+                ],
+            }
+        ],
+        "sensors": [
+            {
+                "integration-name": _INTEGRATION,
+                "python-modules": ["airflow_provider_deltacc.sensors.table_version"],
+            }
+        ],
+        "hooks": [
+            {"integration-name": _INTEGRATION, "python-modules": ["airflow_provider_deltacc.hooks.deltacc"]}
+        ],
+        "triggers": [
+            {
+                "integration-name": _INTEGRATION,
+                "python-modules": ["airflow_provider_deltacc.triggers.table_version"],
+            }
+        ],
+        # The hook reuses the apache-spark provider's `spark` connection type (master, deploy mode,
+        # queue, Kerberos); a second type with the same fields would not earn its place.
+        "connection-types": [],
+        "extra-links": ["airflow_provider_deltacc.links.DeltaCommitReportLink"],
     }

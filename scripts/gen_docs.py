@@ -1,0 +1,62 @@
+"""Regenerate the docs pages that are rendered from data (the retry decisions and the conflict matrix).
+
+``python scripts/gen_docs.py`` writes them; ``--check`` fails when a committed page is stale (the test
+suite runs that check, so the docs can never drift from the code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def pages() -> dict[Path, str]:
+    from airflow_provider_deltacc.occ import decision_table_markdown
+    from airflow_provider_deltacc.occ.matrix import EngineProfile, TableTraits, matrix_markdown
+
+    matrix = [
+        "# The conflict matrix\n",
+        "Generated from `airflow_provider_deltacc.occ.matrix` by `scripts/gen_docs.py`; do not edit.\n",
+        "Which pairs of concurrent operations can make one of them fail, per engine profile. The gate",
+        "that schedules OPTIMIZE and VACUUM, and the conflict advisor, read the same data.\n",
+    ]
+    for profile in dict.fromkeys(EngineProfile):
+        matrix.append(matrix_markdown(profile, TableTraits()))
+        matrix.append("")
+    matrix.append("## With partition pinning (partitioned table, disjoint literal partition predicates)\n")
+    matrix.append(matrix_markdown(EngineProfile.OSS_SERIALIZABLE, TableTraits(partitioned=True, pinned=True)))
+    decisions = [
+        "# Retry decisions\n",
+        "Generated from `airflow_provider_deltacc.occ.decisions` by `scripts/gen_docs.py`; do not edit.\n",
+        "What the commit loop does with each conflict kind, by the class of the operation that lost.\n",
+        decision_table_markdown(),
+    ]
+    return {
+        ROOT / "docs" / "conflict-matrix.md": "\n".join(matrix).rstrip() + "\n",
+        ROOT / "docs" / "retry-decisions.md": "\n".join(decisions).rstrip() + "\n",
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="fail if a page is out of date")
+    args = parser.parse_args()
+    stale = []
+    for path, text in pages().items():
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(path.relative_to(ROOT))
+        else:
+            path.write_text(text)
+    if stale:
+        print(f"stale docs: {', '.join(map(str, stale))}; run python scripts/gen_docs.py", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
