@@ -77,7 +77,9 @@ def run_concurrently(
 def describe(name: str, code: int, report: dict[str, Any]) -> str:
     attempts = report.get("attempts") or []
     conflicts = [a["conflict"] for a in attempts if a.get("conflict")]
-    kinds = ", ".join(f"{c['kind'].upper()}{' ' + c['partition'] if c.get('partition') else ''}" for c in conflicts)
+    kinds = ", ".join(
+        c["kind"].upper() + (f" {c['partition']}" if c.get("partition") else "") for c in conflicts
+    )
     wasted = sum(float(a.get("wasted_s") or 0.0) for a in attempts)
     outcome = "skipped duplicate" if report.get("skipped_duplicate") else report.get("status")
     return (
@@ -88,7 +90,9 @@ def describe(name: str, code: int, report: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--workdir", default=str(ROOT / ".demo"), help="where the demo table lives")
     args = parser.parse_args()
 
@@ -126,11 +130,13 @@ def main() -> int:
             for i, date in enumerate(DATES)
         }
         results = run_concurrently(lambda s: run_job(s, spark), round1)
-        summary += ["round 1 (partition-pinned MERGEs):"] + [describe(n, *r) for n, r in sorted(results.items())]
+        summary.append("round 1 (partition-pinned MERGEs):")
+        summary += [describe(n, *r) for n, r in sorted(results.items())]
 
         say("round 2: three writers MERGE without pinning, racing on the same table")
         round2 = {
-            f"unpinned-{i}": merge_spec(table, f"unpinned-{i}", DATES[i], pin=False, version=2) for i in range(3)
+            f"unpinned-{i}": merge_spec(table, f"unpinned-{i}", DATES[i], pin=False, version=2)
+            for i in range(3)
         }
         results2 = run_concurrently(lambda s: run_job(s, spark), round2)
         summary += ["round 2 (unpinned MERGEs):"] + [describe(n, *r) for n, r in sorted(results2.items())]
