@@ -77,7 +77,10 @@ def main() -> None:
     version = 0
     for _ in range(args.rounds):
         timings = {}
-        for name, fn in (("raw", raw_merge), ("loop", looped), ("job", job)):
+        # Rotate the order every round so no variant always runs first (JIT, caches, GC).
+        variants = [("raw", raw_merge), ("loop", looped), ("job", job)]
+        shift = len(loop_ratios) % len(variants)
+        for name, fn in variants[shift:] + variants[:shift]:
             version += 1
             start = now()
             fn(version)
