@@ -38,7 +38,10 @@ def get_provider_info() -> dict[str, Any]:
         "sensors": [
             {
                 "integration-name": _INTEGRATION,
-                "python-modules": ["airflow_provider_deltacc.sensors.table_version"],
+                "python-modules": [
+                    "airflow_provider_deltacc.sensors.table_version",
+                    "airflow_provider_deltacc.sensors.write_window",
+                ],
             }
         ],
         "hooks": [
@@ -47,7 +50,10 @@ def get_provider_info() -> dict[str, Any]:
         "triggers": [
             {
                 "integration-name": _INTEGRATION,
-                "python-modules": ["airflow_provider_deltacc.triggers.table_version"],
+                "python-modules": [
+                    "airflow_provider_deltacc.triggers.table_version",
+                    "airflow_provider_deltacc.triggers.gate",
+                ],
             }
         ],
         # The hook reuses the apache-spark provider's `spark` connection type (master, deploy mode,

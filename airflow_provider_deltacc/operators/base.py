@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -17,12 +18,14 @@ from airflow_provider_deltacc.operators.identity import derive_txn_identity
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
 
 if TYPE_CHECKING:
-    from airflow.sdk import Context
+    from airflow.sdk import Context, RetryPolicy
 
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+    from airflow_provider_deltacc.windows import LeaseRequest
 
 REPORT_XCOM_KEY = "deltacc_report"
 DEFAULT_AIRFLOW_RETRIES = 2
+DEFAULT_RETRY_POLICY = DeltaConflictRetryPolicy()
 _SKIPPED_NOTE = " (skipped duplicate: this txn identity already committed)"
 
 
@@ -46,6 +49,13 @@ class DeltaBaseOperator(BaseOperator):
     :param txn_version: explicit txn version, overriding the derived one. (templated)
     :param driver_python: the Python interpreter of the Spark driver.
     :param submit_options: extra ``SparkSubmitHook`` arguments (``driver_memory``, ``num_executors``, …).
+    :param use_write_lease: writers hold a write lease on the table while their job runs, so the maintenance
+        gate keeps OPTIMIZE and VACUUM away from them; False opts out.
+    :param lease_store_url: the lease store (``sqlite:///…`` or ``postgresql://…``); None reads
+        ``$DELTACC_LEASE_STORE_URL``, else the default SQLite file.
+    :param maintenance_wait_timeout: seconds (or a timedelta) a writer waits for a conflicting maintenance
+        lease before it writes anyway, with a warning.
+    :param lease_ttl: seconds a lease outlives its last heartbeat (a crashed worker's lease expires).
     """
 
     operation: ClassVar[str]
@@ -72,11 +82,17 @@ class DeltaBaseOperator(BaseOperator):
         txn_version: int | str | None = None,
         driver_python: str | None = None,
         submit_options: dict[str, Any] | None = None,
+        use_write_lease: bool = True,
+        lease_store_url: str | None = None,
+        maintenance_wait_timeout: float | timedelta = 120.0,
+        lease_ttl: float = 120.0,
+        retries: int | None = DEFAULT_AIRFLOW_RETRIES,
+        retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
         **kwargs: Any,
     ) -> None:
-        kwargs.setdefault("retry_policy", DeltaConflictRetryPolicy())
-        kwargs.setdefault("retries", DEFAULT_AIRFLOW_RETRIES)
-        super().__init__(**kwargs)
+        # retries/retry_policy are named parameters (not kwargs.setdefault) so that ``.partial()`` of mapped
+        # tasks picks these defaults up and DAG/task-group ``default_args`` can still override them.
+        super().__init__(retries=retries, retry_policy=retry_policy, **kwargs)
         self.table = table
         self.conn_id = conn_id
         self.execution_mode = execution_mode
@@ -88,6 +104,10 @@ class DeltaBaseOperator(BaseOperator):
         self.txn_version = txn_version
         self.driver_python = driver_python
         self.submit_options = submit_options
+        self.use_write_lease = use_write_lease
+        self.lease_store_url = lease_store_url
+        self.maintenance_wait_timeout = maintenance_wait_timeout
+        self.lease_ttl = lease_ttl
 
     @cached_property
     def hook(self) -> DeltaCCHook:
@@ -167,8 +187,48 @@ class DeltaBaseOperator(BaseOperator):
         return report
 
     def run_spec(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
-        """Submit the spec; the write-lease machinery wraps this."""
-        return self.hook.run(spec)
+        """Submit the spec; a writer does so inside a write lease on the table.
+
+        The lease names the operation kind and, when they are known, the partitions; it waits at most
+        ``maintenance_wait_timeout`` for a conflicting maintenance lease, is heartbeated while the job runs
+        and released afterwards, also when the job fails. A lease store that cannot be reached never fails
+        the write (see :func:`airflow_provider_deltacc.windows.writer_lease`).
+        """
+        if not (self.writes_data and self.use_write_lease):
+            return self.hook.run(spec)
+        from airflow_provider_deltacc.windows import store_from_url, writer_lease
+
+        request = self._write_lease_request(context, spec)
+        if request is None:
+            return self.hook.run(spec)
+        with writer_lease(
+            lambda: store_from_url(self.lease_store_url),
+            request,
+            wait_timeout_s=_seconds(self.maintenance_wait_timeout, "maintenance_wait_timeout"),
+            logger=self.log,
+        ):
+            return self.hook.run(spec)
+
+    def _write_lease_request(self, context: Context, spec: dict[str, Any]) -> LeaseRequest | None:
+        """The writer's lease: holder from the task instance, kind from the spec, partitions when known."""
+        from airflow_provider_deltacc.windows import LeaseRequest, writer_op_kind, writer_partitions
+
+        try:
+            return LeaseRequest(
+                table=self.table,
+                holder=lease_holder(context),
+                op_kind=writer_op_kind(spec),
+                partitions=writer_partitions(spec),
+                ttl_s=float(self.lease_ttl),
+            )
+        except Exception as exc:
+            self.log.warning(
+                "cannot describe this write as a lease (%s: %s); writing %s without a lease",
+                type(exc).__name__,
+                exc,
+                self.table,
+            )
+            return None
 
     def _publish(self, context: Context, report: dict[str, Any]) -> None:
         context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=report)
@@ -191,6 +251,28 @@ class DeltaBaseOperator(BaseOperator):
     def on_kill(self) -> None:
         if "hook" in self.__dict__:
             self.hook.on_kill()
+
+
+def lease_holder(context: Context) -> str:
+    """The lease holder for the running task instance: ``dag.task[map]/run`` (see ``format_holder``)."""
+    from airflow_provider_deltacc.windows import format_holder
+
+    ti = context["ti"]
+    map_index = getattr(ti, "map_index", -1)
+    return format_holder(
+        str(ti.dag_id),
+        str(ti.task_id),
+        str(context.get("run_id") or getattr(ti, "run_id", "")),
+        -1 if map_index is None else int(map_index),
+    )
+
+
+def _seconds(value: float | timedelta, name: str) -> float:
+    """A non-negative number of seconds from seconds or a timedelta."""
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds < 0:
+        raise DeltaCCInputError(f"{name}={value!r} must not be negative", field=name, value=value)
+    return seconds
 
 
 def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: str) -> str:

@@ -6,8 +6,13 @@
 - :func:`hold_lease`: hold a lease around a block of work.
 - :func:`decide`: the gate; :func:`maintenance_conflicts` and :func:`maintenance_lease_conflicts` are the
   predicates maintenance runs and writers acquire their leases with.
+- :class:`GateRequest`: a maintenance run's question to the gate as plain data (operators, triggers, sensors).
+- :func:`writer_lease`, :func:`writer_op_kind`, :func:`writer_partitions`: the lease a writer operator holds.
+- :func:`read_table_facts`, :func:`table_partitions`: delta-rs reads of a table's layout and retention
+  (``deltalake`` is imported on first use).
 
-Imports only the standard library, SQLAlchemy, croniter and :mod:`airflow_provider_deltacc.occ`: it runs in
+Imports only the standard library, SQLAlchemy, croniter and :mod:`airflow_provider_deltacc.occ` (and
+``deltalake`` lazily): it runs in
 operators, triggers and the triggerer alike.
 """
 
@@ -32,8 +37,11 @@ from airflow_provider_deltacc.windows.lease import (
     parse_op_kind,
 )
 from airflow_provider_deltacc.windows.postgres_store import PostgresLeaseStore, mask_url
+from airflow_provider_deltacc.windows.request import GateRequest, poll_delay, resolve_store_url
 from airflow_provider_deltacc.windows.sqlite_store import LEASE_DB_ENV, SqliteLeaseStore, default_sqlite_path
 from airflow_provider_deltacc.windows.store import AcquireResult, ConflictPredicate, LeaseStore
+from airflow_provider_deltacc.windows.table_facts import TableFacts, read_table_facts, table_partitions
+from airflow_provider_deltacc.windows.writer import writer_lease, writer_op_kind, writer_partitions
 
 __all__ = [
     "DEFAULT_TTL_S",
@@ -45,12 +53,14 @@ __all__ = [
     "Clash",
     "ConflictPredicate",
     "GateDecision",
+    "GateRequest",
     "HeldLease",
     "Lease",
     "LeaseRequest",
     "LeaseStore",
     "PostgresLeaseStore",
     "SqliteLeaseStore",
+    "TableFacts",
     "WriteWindow",
     "clash",
     "decide",
@@ -61,6 +71,13 @@ __all__ = [
     "maintenance_lease_conflicts",
     "mask_url",
     "parse_op_kind",
+    "poll_delay",
+    "read_table_facts",
+    "resolve_store_url",
     "store_from_url",
+    "table_partitions",
     "windows_for",
+    "writer_lease",
+    "writer_op_kind",
+    "writer_partitions",
 ]

@@ -1,0 +1,155 @@
+"""DeltaWriteWindowSensor: wait for a quiet window on a Delta table for a maintenance operation."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk import BaseSensorOperator, PokeReturnValue
+from airflow.sdk.exceptions import AirflowException
+
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+    from airflow_provider_deltacc.occ.matrix import EngineProfile, TableTraits
+    from airflow_provider_deltacc.windows import GateRequest, WriteWindow
+
+
+class DeltaWriteWindowSensor(BaseSensorOperator):
+    """Wait until the maintenance gate would let ``maintenance_op`` run on a table now.
+
+    "Quiet" means what the gate means: no declared write window and no live write lease that can conflict
+    with the operation, per the conflict matrix and the partitions (OPTIMIZE does not wait for blind
+    appends; VACUUM waits for every writer). The sensor takes no lease: an operator that must not overlap
+    writers (:class:`~airflow_provider_deltacc.operators.maintenance.DeltaOptimizeOperator`,
+    :class:`~airflow_provider_deltacc.operators.maintenance.DeltaVacuumOperator`) still asks the gate and
+    takes its lease itself. Returns the gate's decision as a dict (XCom), with ``closed_partitions``.
+
+    Deferrable by default: the wait runs in the triggerer
+    (:class:`~airflow_provider_deltacc.triggers.gate.DeltaGateTrigger`), no worker slot held. With
+    ``deferrable=False`` it falls back to ``reschedule`` mode.
+
+    :param table: the table's name or path, as the writers' leases spell it. (templated)
+    :param maintenance_op: ``optimize``, ``optimize_zorder`` or ``vacuum``.
+    :param partitions: for OPTIMIZE, wait until all of these partitions are quiet; None for the whole
+        table. (templated)
+    :param write_windows: declared write windows (objects or dicts).
+    :param profile: the engine profile the writers commit with.
+    :param table_traits: the table's traits; None reads them from the log when the table is a path.
+    :param lease_store_url: the lease store; None reads ``$DELTACC_LEASE_STORE_URL``, else the SQLite file.
+    :param expected_duration: the maintenance's expected duration (seconds or a timedelta): a window that
+        opens within it counts as busy.
+    :param storage_options: delta-rs storage options.
+    :param deferrable: wait in the triggerer (default) instead of rescheduling on a worker.
+    :param poll_interval: the longest pause between two gate decisions, in seconds.
+    """
+
+    template_fields: Sequence[str] = ("table", "partitions")
+    ui_color = "#e6f1f2"
+
+    def __init__(
+        self,
+        *,
+        table: str,
+        maintenance_op: str = "optimize",
+        partitions: list[dict[str, Any]] | None = None,
+        write_windows: list[WriteWindow | dict[str, Any]] | None = None,
+        profile: EngineProfile | str = "oss_serializable",
+        table_traits: TableTraits | dict[str, Any] | None = None,
+        lease_store_url: str | None = None,
+        expected_duration: float | timedelta | None = None,
+        storage_options: dict[str, str] | None = None,
+        deferrable: bool = True,
+        poll_interval: float = 30.0,
+        **kwargs: Any,
+    ) -> None:
+        if not deferrable:
+            kwargs.setdefault("mode", "reschedule")
+        kwargs.setdefault("poke_interval", poll_interval)
+        super().__init__(**kwargs)
+        self.table = table
+        self.maintenance_op = maintenance_op
+        self.partitions = partitions
+        self.write_windows = write_windows
+        self.profile = profile
+        self.table_traits = table_traits
+        self.lease_store_url = lease_store_url
+        self.expected_duration = expected_duration
+        self.storage_options = storage_options
+        self.deferrable = deferrable
+        self.poll_interval = poll_interval
+
+    def _request(self) -> GateRequest:
+        from airflow_provider_deltacc.windows import GateRequest, read_table_facts
+        from airflow_provider_deltacc.windows.request import parse_traits
+        from airflow_provider_deltacc.windows.writer import canonical_scope
+
+        try:
+            facts = read_table_facts(self.table, self.storage_options)
+        except Exception as exc:
+            self.log.warning("cannot read %s with delta-rs (%s: %s)", self.table, type(exc).__name__, exc)
+            facts = None
+        try:
+            traits = parse_traits(self.table_traits)
+            if traits is None and facts is not None:
+                traits = facts.traits()
+            expected = self.expected_duration
+            return GateRequest(
+                table=self.table,
+                maintenance_op=self.maintenance_op,  # type: ignore[arg-type]
+                windows=self.write_windows or (),  # type: ignore[arg-type]
+                profile=self.profile,  # type: ignore[arg-type]
+                traits=traits,
+                partitions=canonical_scope(self.partitions, facts) if self.partitions else None,
+                require_all_partitions=True,
+                expected_duration_s=(
+                    expected.total_seconds() if isinstance(expected, timedelta) else expected
+                ),
+            )
+        except ValueError as exc:
+            raise DeltaCCInputError(f"{self.task_id}: {exc}") from None
+
+    def _decide(self) -> dict[str, Any]:
+        from airflow_provider_deltacc.windows import resolve_store_url, store_from_url
+
+        request = self._request()
+        with store_from_url(resolve_store_url(self.lease_store_url)) as store:
+            decision = request.decide(store)
+        self.log.info("gate: %s on %s: %s", request.maintenance_op.name, self.table, decision.reason)
+        return decision.to_dict()
+
+    def poke(self, context: Context) -> PokeReturnValue:
+        decision = self._decide()
+        return PokeReturnValue(is_done=bool(decision["go"]), xcom_value=decision)
+
+    def execute(self, context: Context) -> Any:
+        if not self.deferrable:
+            return super().execute(context)
+        decision = self._decide()
+        if decision["go"]:
+            return decision
+        from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger
+        from airflow_provider_deltacc.windows import resolve_store_url
+
+        self.defer(
+            trigger=DeltaGateTrigger(
+                request=self._request().to_dict(),
+                lease_store_url=resolve_store_url(self.lease_store_url),
+                poll_interval=float(self.poll_interval),
+            ),
+            method_name="execute_complete",
+            timeout=timedelta(seconds=self.timeout) if self.timeout else None,
+        )
+
+    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
+        if not event or event.get("status") != "go":
+            message = (event or {}).get("message") or ((event or {}).get("decision") or {}).get("reason")
+            raise AirflowException(
+                f"waiting for a quiet window on {self.table} failed: {message or 'no event'}"
+            )
+        decision = event["decision"]
+        self.log.info("quiet window on %s: %s", self.table, decision.get("reason"))
+        return decision

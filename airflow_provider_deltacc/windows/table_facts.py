@@ -1,0 +1,133 @@
+"""What the gate and the lease code read from a Delta table without Spark: delta-rs reads of the log.
+
+Only tables addressed by a storage location (a path or URI) can be read this way; for a catalog name every
+reader here answers None and the callers fall back to cautious defaults (whole-table scopes, Delta's
+default retention, no traits). ``deltalake`` is imported on first use, never at module import.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from airflow_provider_deltacc.occ.matrix import TableTraits
+from airflow_provider_deltacc.windows.partitions import PartitionSpec
+
+log = logging.getLogger(__name__)
+
+RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
+DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
+
+_URI_SCHEMES = ("file://", "s3://", "s3a://", "gs://", "abfs://", "abfss://", "az://", "adl://", "hdfs://")
+
+
+def is_table_location(table: str) -> bool:
+    """Whether ``table`` is a path or URI delta-rs can open (not a catalog name such as ``sales.orders``).
+
+    :param table: the operator's ``table``.
+    """
+    return table.startswith(("/", "./", "../", "~", *_URI_SCHEMES)) or "/" in table
+
+
+@dataclass(frozen=True)
+class TableFacts:
+    """A Delta table's layout and settings, as read from its log.
+
+    :param partition_columns: the partition columns in table order.
+    :param configuration: the table properties.
+    """
+
+    partition_columns: tuple[str, ...]
+    configuration: Mapping[str, str]
+
+    @property
+    def partitioned(self) -> bool:
+        """Whether the table has partition columns."""
+        return bool(self.partition_columns)
+
+    @property
+    def deletion_vectors(self) -> bool:
+        """Whether ``delta.enableDeletionVectors`` is true."""
+        return str(self.configuration.get(DELETION_VECTORS_PROPERTY, "")).lower() == "true"
+
+    def traits(self) -> TableTraits:
+        """The conflict-matrix traits the log shows (``partitioned``, ``deletion_vectors``)."""
+        return TableTraits(partitioned=self.partitioned, deletion_vectors=self.deletion_vectors)
+
+    def retention_hours(self) -> float | None:
+        """``delta.deletedFileRetentionDuration`` in hours, or None when the property is not set.
+
+        :raises ValueError: when the property is set but cannot be read.
+        """
+        from airflow_provider_deltacc.engine.retention import parse_interval_hours
+
+        text = self.configuration.get(RETENTION_PROPERTY)
+        return None if text is None else parse_interval_hours(text)
+
+    def column(self, name: str) -> str | None:
+        """The table's spelling of partition column ``name`` (Delta compares names case-insensitively)."""
+        for column in self.partition_columns:
+            if column.lower() == name.lower():
+                return column
+        return None
+
+
+def read_table_facts(table: str, storage_options: Mapping[str, str] | None = None) -> TableFacts | None:
+    """Read the table's partition columns and properties with delta-rs; None for a catalog name.
+
+    :param table: a path or URI.
+    :param storage_options: delta-rs storage options (object-store credentials).
+    :raises Exception: whatever delta-rs raises (no table there, unreachable storage); callers decide.
+    """
+    if not is_table_location(table):
+        return None
+    from deltalake import DeltaTable
+
+    metadata = DeltaTable(table, storage_options=dict(storage_options or {})).metadata()
+    return TableFacts(tuple(metadata.partition_columns), dict(metadata.configuration))
+
+
+def table_partitions(table: str, storage_options: Mapping[str, str] | None = None) -> list[PartitionSpec]:
+    """The table's partitions that hold data, as ``[{column: value}]``; partitions with a null value are left
+    out (a null cannot be named by a partition spec). Empty for an unpartitioned table.
+
+    :param table: a path or URI.
+    :param storage_options: delta-rs storage options.
+    """
+    from deltalake import DeltaTable
+
+    found = DeltaTable(table, storage_options=dict(storage_options or {})).partitions()
+    specs: list[PartitionSpec] = []
+    for partition in found:
+        if not partition or any(value is None for value in partition.values()):
+            continue
+        spec = {str(column): str(value) for column, value in partition.items()}
+        if spec not in specs:
+            specs.append(spec)
+    return sorted(specs, key=lambda spec: sorted(spec.items()))
+
+
+def canonical_partition_value(value: Any) -> str | None:
+    """The string Delta's log uses for a partition value, or None if it cannot be predicted safely.
+
+    Strings, integers, booleans (``true``/``false``), dates (ISO) and finite floats are predictable;
+    anything else (timestamps, decimals, nulls) returns None and the caller treats the scope as the whole
+    table, the cautious choice.
+
+    :param value: a partition value from an operator argument or an inline source row.
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    if isinstance(value, date) and type(value) is date:
+        return value.isoformat()
+    return None

@@ -1,0 +1,294 @@
+"""Writer leases: what a writer's job spec means as a lease, and holding it without ever failing the write.
+
+A writer opens a lease on its table before it submits and closes it afterwards (also on failure), so the
+maintenance gate sees it. It waits (bounded) only for a maintenance lease that would conflict with it, then
+goes ahead with a warning: maintenance never blocks a writer indefinitely. A lease store that cannot be
+reached never fails the write either: the writer logs a warning and runs without a lease.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+from airflow_provider_deltacc.occ.matrix import EngineProfile, OpKind, TableTraits
+from airflow_provider_deltacc.windows.conflicts import maintenance_lease_conflicts
+from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
+from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
+from airflow_provider_deltacc.windows.partitions import PartitionScope, PartitionSpec, format_scope
+from airflow_provider_deltacc.windows.store import LeaseStore
+from airflow_provider_deltacc.windows.table_facts import (
+    TableFacts,
+    canonical_partition_value,
+    is_table_location,
+    read_table_facts,
+)
+
+log = logging.getLogger(__name__)
+
+#: The most partitions a lease lists before it is widened to the whole table.
+MAX_LEASE_PARTITIONS = 1000
+
+_FIXED_KINDS: dict[str, OpKind] = {
+    "overwrite_partitions": OpKind.OVERWRITE,
+    "merge": OpKind.MERGE,
+    "update": OpKind.UPDATE,
+    "delete": OpKind.DELETE,
+}
+_SQL_VERBS: tuple[tuple[re.Pattern[str], OpKind], ...] = (
+    (re.compile(r"^\s*merge\b", re.IGNORECASE), OpKind.MERGE),
+    (re.compile(r"^\s*update\b", re.IGNORECASE), OpKind.UPDATE),
+    (re.compile(r"^\s*delete\b", re.IGNORECASE), OpKind.DELETE),
+    (re.compile(r"^\s*insert\s+overwrite\b", re.IGNORECASE), OpKind.OVERWRITE),
+    (re.compile(r"^\s*insert\b", re.IGNORECASE), OpKind.INSERT_SELECT),
+    (re.compile(r"^\s*(optimize)\b.*\bzorder\b", re.IGNORECASE | re.DOTALL), OpKind.OPTIMIZE_ZORDER),
+    (re.compile(r"^\s*optimize\b", re.IGNORECASE), OpKind.OPTIMIZE),
+    (re.compile(r"^\s*(alter|create|replace)\b", re.IGNORECASE), OpKind.SCHEMA_CHANGE),
+)
+_CLASS_KINDS: dict[str, OpKind] = {
+    "blind_append": OpKind.BLIND_APPEND,
+    "schema_changing": OpKind.SCHEMA_CHANGE,
+    "maintenance": OpKind.OPTIMIZE,
+}
+
+
+def writer_op_kind(spec: Mapping[str, Any]) -> OpKind:
+    """The conflict-matrix operation a writer's job spec runs.
+
+    ``append`` is a blind append (a schema change with ``merge_schema``); ``overwrite_partitions``,
+    ``merge``, ``update`` and ``delete`` are themselves; ``sql`` goes by its ``op_class`` and, for
+    read-modify-write statements, by the statement's verb (``INSERT`` reading the table is INSERT_SELECT);
+    an unrecognised statement counts as MERGE, the kind that conflicts with the most.
+
+    :param spec: the job spec (``operation``, ``options``).
+    :raises ValueError: for an operation that is not a write (``optimize``, ``vacuum``).
+    """
+    operation = str(spec.get("operation", ""))
+    options = spec.get("options") or {}
+    if operation == "append":
+        return OpKind.SCHEMA_CHANGE if options.get("merge_schema") else OpKind.BLIND_APPEND
+    if operation in _FIXED_KINDS:
+        return _FIXED_KINDS[operation]
+    if operation == "sql":
+        op_class = str(options.get("op_class") or "read_modify_write")
+        statement = str(options.get("statement") or "")
+        if op_class in _CLASS_KINDS and op_class != "maintenance":
+            return _CLASS_KINDS[op_class]
+        for pattern, kind in _SQL_VERBS:
+            if pattern.search(statement):
+                return kind
+        return _CLASS_KINDS.get(op_class, OpKind.MERGE)
+    raise ValueError(f"operation={operation!r} is not a write; writer leases are for {_writes()}")
+
+
+def _writes() -> str:
+    return ", ".join(["append", *_FIXED_KINDS, "sql"])
+
+
+def _facts(table: str, loader: Callable[[str], TableFacts | None]) -> TableFacts | None:
+    try:
+        return loader(table)
+    except Exception as exc:  # no table yet, unreachable storage: the scope is the whole table
+        log.debug("could not read %s with delta-rs (%s); leasing the whole table", table, exc)
+        return None
+
+
+def canonical_scope(values: Sequence[Mapping[str, Any]], facts: TableFacts | None) -> PartitionScope:
+    """Partition specs with Delta's string values and the table's column spelling; None if unpredictable."""
+    specs: list[PartitionSpec] = []
+    for entry in values:
+        if not isinstance(entry, Mapping) or not entry:
+            return None
+        spec: PartitionSpec = {}
+        for column, value in entry.items():
+            text = canonical_partition_value(value)
+            if text is None:
+                return None
+            name = facts.column(str(column)) if facts is not None else str(column)
+            if name is None:
+                return None
+            spec[name] = text
+        if spec not in specs:
+            specs.append(spec)
+    if not specs or len(specs) > MAX_LEASE_PARTITIONS:
+        return None
+    return specs
+
+
+def _schema_columns(schema: str) -> list[str]:
+    """Column names of a DDL schema such as ``id INT, date DATE, tags MAP<STRING, INT>``."""
+    columns, depth, current = [], 0, ""
+    for char in schema:
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth -= 1
+        if char == "," and depth == 0:
+            columns.append(current)
+            current = ""
+        else:
+            current += char
+    columns.append(current)
+    names = []
+    for column in columns:
+        parts = column.strip().split(None, 1)
+        if parts:
+            names.append(parts[0].strip("`").rstrip(":"))
+    return names
+
+
+def _merge_pin_columns(options: Mapping[str, Any], facts: TableFacts) -> list[str]:
+    pin = options.get("partition_pin", "keyed")
+    if pin is None or not facts.partitioned:
+        return []
+    if pin == "auto":
+        return list(facts.partition_columns)
+    if pin == "keyed":
+        if options.get("condition"):
+            return []
+        keys = {str(key).lower() for key in options.get("keys") or ()}
+        return [column for column in facts.partition_columns if column.lower() in keys]
+    if isinstance(pin, list | tuple):
+        resolved = [facts.column(str(column)) for column in pin]
+        return [column for column in resolved if column is not None]
+    return []
+
+
+def _merge_source_partitions(spec: Mapping[str, Any], facts: TableFacts) -> PartitionScope:
+    """The pinned partitions of a MERGE whose source rows are inline (the only cheaply known case)."""
+    source = spec.get("source") or {}
+    if source.get("kind") != "rows" or not source.get("rows"):
+        return None
+    pinned = _merge_pin_columns(spec.get("options") or {}, facts)
+    if not pinned:
+        return None
+    names = _schema_columns(str(source.get("schema") or ""))
+    positions = {name.lower(): index for index, name in enumerate(names)}
+    values: list[dict[str, Any]] = []
+    for row in source["rows"]:
+        entry: dict[str, Any] = {}
+        for column in pinned:
+            if isinstance(row, Mapping):
+                matches = [key for key in row if str(key).lower() == column.lower()]
+                if not matches:
+                    return None
+                entry[column] = row[matches[0]]
+            else:
+                index = positions.get(column.lower())
+                if index is None or not isinstance(row, list | tuple) or index >= len(row):
+                    return None
+                entry[column] = row[index]
+        values.append(entry)
+    return canonical_scope(values, facts)
+
+
+def writer_partitions(
+    spec: Mapping[str, Any],
+    *,
+    facts_loader: Callable[[str], TableFacts | None] = read_table_facts,
+) -> PartitionScope:
+    """The partitions a writer's lease names, or None for the whole table.
+
+    Pinned partitions are known from ``options.partition_values`` (overwrite, UPDATE, DELETE, or any
+    operation that passes them), and for a MERGE from its inline source rows when the table's partition
+    columns can be read with delta-rs and the merge pins them. Anything else, or any value whose string in
+    Delta's log cannot be predicted, leases the whole table.
+
+    :param spec: the job spec.
+    :param facts_loader: reads the table's partition columns (delta-rs by default; tests substitute it).
+    """
+    table = str(spec.get("table", ""))
+    options = spec.get("options") or {}
+    explicit = options.get("partition_values")
+    operation = spec.get("operation")
+    if explicit:
+        facts = _facts(table, facts_loader) if is_table_location(table) else None
+        return canonical_scope(explicit, facts)
+    if operation == "merge" and is_table_location(table):
+        facts = _facts(table, facts_loader)
+        if facts is not None:
+            return _merge_source_partitions(spec, facts)
+    return None
+
+
+def _never(_lease: Lease) -> bool:
+    return False
+
+
+@contextmanager
+def writer_lease(
+    open_store: Callable[[], LeaseStore],
+    request: LeaseRequest,
+    *,
+    wait_timeout_s: float,
+    poll_s: float = 1.0,
+    heartbeat_s: float | None = None,
+    profile: EngineProfile = EngineProfile.OSS_SERIALIZABLE,
+    traits: TableTraits | None = None,
+    logger: Any = None,
+) -> Iterator[HeldLease | None]:
+    """Hold a writer's lease around its job; never fails the job because of maintenance or the store.
+
+    1. Wait at most ``wait_timeout_s`` for every active maintenance lease that conflicts with the writer
+       (:func:`maintenance_lease_conflicts`).
+    2. If the wait runs out, take the lease anyway (so the gate sees the writer) and warn.
+    3. Heartbeat while the block runs; release afterwards, also when the block raises.
+
+    If the store cannot be opened or reached, a warning is logged and the block runs without a lease
+    (yielding None).
+
+    :param open_store: opens the lease store (called once).
+    :param request: the writer's lease.
+    :param wait_timeout_s: the longest wait for a conflicting maintenance lease.
+    :param poll_s: the pause between acquisition attempts while waiting.
+    :param heartbeat_s: the renewal interval; None for a third of the TTL.
+    :param profile: the engine profile, for the conflict matrix.
+    :param traits: the table's traits, for the conflict matrix.
+    :param logger: where warnings go (the task's logger, any object with ``warning``); this module's
+        logger by default.
+    """
+    out = logger if logger is not None else log
+    with ExitStack() as stack:
+        held: HeldLease | None = None
+        try:
+            store = stack.enter_context(open_store())
+            conflicts = maintenance_lease_conflicts(
+                request.op_kind, request.partitions, profile=profile, traits=traits
+            )
+            held = stack.enter_context(
+                hold_lease(
+                    store,
+                    request,
+                    conflicts=conflicts,
+                    wait_timeout_s=wait_timeout_s,
+                    poll_s=poll_s,
+                    heartbeat_s=heartbeat_s,
+                )
+            )
+            if not held.acquired:
+                blockers = "; ".join(lease.describe() for lease in held.blocking) or "nothing"
+                out.warning(
+                    "writing to %s anyway after waiting %.0f s (maintenance_wait_timeout) for %s; the "
+                    "write may conflict with that maintenance and be retried",
+                    request.table,
+                    held.waited_s,
+                    blockers,
+                )
+                held = stack.enter_context(
+                    hold_lease(store, request, conflicts=_never, wait_timeout_s=0, heartbeat_s=heartbeat_s)
+                )
+        except Exception as exc:
+            out.warning(
+                "write lease store unavailable (%s: %s); writing %s on %s (%s) without a lease, so "
+                "maintenance cannot see this writer",
+                type(exc).__name__,
+                exc,
+                request.op_kind.name,
+                request.table,
+                format_scope(request.partitions),
+            )
+            held = None
+        yield held
