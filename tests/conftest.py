@@ -29,6 +29,8 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+_EXIT_STATUS = pytest.StashKey[int]()
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not getattr(session.config, "workerinput", None):
@@ -64,3 +66,24 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
 def table_path(tmp_path: Path) -> str:
     """A fresh location for a path-based Delta table."""
     return str(tmp_path / "table")
+
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.config.stash[_EXIT_STATUS] = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Leave without interpreter finalization, keeping pytest's exit status.
+
+    With a Spark JVM gateway and pyarrow's C++ thread pool (used by deltalake reads) in one process,
+    CPython's finalization now and then forces a pool thread to exit through a noexcept C++ frame, and
+    the C++ runtime aborts ("terminate called without an active exception", exit 134) after every test
+    has passed and been reported. Every fixture is torn down and every report written by the time this
+    hook runs, so skipping finalization loses nothing.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(config.stash.get(_EXIT_STATUS, 0))
