@@ -178,4 +178,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter finalization: with a Spark gateway and pyarrow's C++ thread pool in one process it
+    # can abort ("terminate called without an active exception") after all the work is done.
+    os._exit(code)
