@@ -82,7 +82,8 @@ def check_table(
 
     if not DeltaTable.is_deltatable(table_uri, storage_options=storage_options):
         return None
-    table = DeltaTable(table_uri, storage_options=storage_options, without_files=not condition.partition)
+    # deltalake >= 1.x always loads the active-file metadata (``without_files`` is deprecated, ignored).
+    table = DeltaTable(table_uri, storage_options=storage_options)
     version = table.version()
     floor = -1 if condition.after_version is None else condition.after_version
     if version <= floor:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -167,7 +168,21 @@ class DeltaCCHook(BaseHook):
         if shutil.which("spark-submit") is None:
             # pyspark installs spark-submit next to this interpreter; the worker's PATH may not have it.
             env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+        if "SPARK_HOME" not in os.environ and (home := pip_spark_home()):
+            # pip's spark-submit finds SPARK_HOME by importing pyspark with PYSPARK_DRIVER_PYTHON, which
+            # fails (and yields "/bin/spark-class: No such file") when the driver Python has no pyspark.
+            env["SPARK_HOME"] = home
         return env
+
+
+def pip_spark_home() -> str | None:
+    """The Spark home of a pip-installed pyspark (the package folder, with ``bin/spark-submit``), found
+    without importing pyspark; None when pyspark is not installed that way."""
+    spec = importlib.util.find_spec("pyspark")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(location) / "bin" / "spark-submit").exists():
+            return str(location)
+    return None
 
 
 def spark_job_application() -> Path:

@@ -1,0 +1,154 @@
+"""The example DAGs end to end: ``dag.test()`` on the SQLite metadata DB, real Spark and Delta (in-process
+mode on the test JVM), and delta-rs as the independent reader of the results."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
+from tests.integration.airflow_face.rival import Rival
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.integration
+
+MERGES_DAG = "example_deltacc_concurrent_merges"
+SENSOR_DAG = "example_deltacc_sensor_downstream"
+
+
+def _states(dr: Any) -> dict[tuple[str, int], tuple[str, int]]:
+    return {(ti.task_id, ti.map_index): (str(ti.state), ti.try_number) for ti in dr.get_task_instances()}
+
+
+def _xcom(dr: Any, task_id: str, key: str = "return_value", map_index: int = -1) -> Any:
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        row = (
+            session.query(XComModel)
+            .filter_by(dag_id=dr.dag_id, run_id=dr.run_id, task_id=task_id, key=key, map_index=map_index)
+            .one()
+        )
+        return XComModel.deserialize_value(row)
+
+
+def test_concurrent_merges_dag_retries_a_real_conflict(
+    load_example_dag: Callable[[str], Any], example_root: Path, spark: SparkSession, rival: Rival
+) -> None:
+    from deltalake import DeltaTable
+
+    dag = load_example_dag(MERGES_DAG)
+    module = sys.modules[dag.get_task("check_orders").python_callable.__module__]
+    table = module.ORDERS_TABLE
+    assert table.startswith(str(example_root))
+    rival_rows: list[tuple[Any, ...]] = []
+
+    def blind_append_into_the_merge_partition(spec: dict[str, Any]) -> None:
+        import pyarrow.parquet as pq
+
+        day = pq.read_table(spec["source"]["path"]).column("date")[0].as_py()
+        rival_rows.append((900, day, 1.0, "rival"))
+        spark.createDataFrame(
+            rival_rows, "order_id BIGINT, date DATE, amount DOUBLE, status STRING"
+        ).write.format("delta").mode("append").save(table)
+
+    hold = rival.plan("merge", table, blind_append_into_the_merge_partition, gate_column="order_id")
+
+    dr = dag.test()
+
+    rival.check()
+    assert any("MERGE operation" in d for d in hold.active_jobs), hold.active_jobs
+    states = _states(dr)
+    assert str(dr.state) == "success", states
+    assert all(state == "success" for state, _ in states.values()), states
+    merge_indexes = sorted(i for (task, i) in states if task == "merge_batch")
+    assert merge_indexes == [0, 1]
+
+    reports = {i: _xcom(dr, "merge_batch", REPORT_XCOM_KEY, i) for i in merge_indexes}
+    assert all(r["status"] == "committed" for r in reports.values()), reports
+    conflicted = [r for r in reports.values() if any(a.get("conflict") for a in r["attempts"])]
+    assert len(conflicted) == 1, reports
+    report = conflicted[0]
+    first, last = report["attempts"][0], report["attempts"][-1]
+    assert (
+        first["conflict"]["kind"] == "append"
+        and first["conflict"]["partition"] == f"[date={rival_rows[0][1]}]"
+    )
+    assert last.get("conflict") is None and len(report["attempts"]) == 2
+    assert report["txn_app_id"].startswith(f"airflow/{MERGES_DAG}/merge_batch/")
+
+    # delta-rs reads what Spark wrote: seed + merged batches, plus the rival's row, each exactly once.
+    rows = sorted(DeltaTable(table).to_pyarrow_table().to_pylist(), key=lambda r: r["order_id"])
+    rival_row = dict(zip(("order_id", "date", "amount", "status"), rival_rows[0], strict=True))
+    expected = [*module.expected_rows(), rival_row]
+    assert rows == sorted(expected, key=lambda r: r["order_id"])
+    assert _xcom(dr, "check_orders") == {
+        "version": DeltaTable(table).version(),
+        "rows": 8,
+        "other_writers_rows": 1,
+    }
+
+
+def test_sensor_dag_defers_until_a_merge_commits(
+    load_example_dag: Callable[[str], Any], spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sensor finds no MERGE, defers; the trigger (run inline by dag.test) polls the log with delta-rs
+    until a MERGE made meanwhile by another writer lands; the downstream task then reads the table."""
+    import datetime as dt
+
+    import airflow_provider_deltacc.triggers.table_version as trigger_module
+
+    dag = load_example_dag(SENSOR_DAG)
+    table = sys.modules[dag.get_task("summarise").python_callable.__module__].ORDERS_TABLE
+    schema = "order_id BIGINT, date DATE, amount DOUBLE, status STRING"
+    day = dt.date(2026, 11, 1)
+    seed = spark.createDataFrame([(1, day, 1.0, "open")], schema)
+    seed.write.format("delta").partitionBy("date").save(table)
+    dag.get_task("wait_for_merge").poll_interval = 0.5
+
+    polled_in_vain = threading.Event()
+    real_check = trigger_module.check_table
+
+    def check_table(*args: Any, **kwargs: Any) -> Any:
+        match = real_check(*args, **kwargs)
+        if match is None:
+            polled_in_vain.set()
+        return match
+
+    monkeypatch.setattr(trigger_module, "check_table", check_table)
+    merged: list[BaseException | None] = []
+
+    def merge_once_the_trigger_waits() -> None:
+        try:
+            assert polled_in_vain.wait(120), "the trigger never polled"
+            from delta.tables import DeltaTable as SparkDeltaTable
+
+            source = spark.createDataFrame([(1, day, 1.0, "shipped"), (2, day, 2.0, "shipped")], schema)
+            SparkDeltaTable.forPath(spark, table).alias("t").merge(
+                source.alias("s"), "t.order_id = s.order_id"
+            ).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
+            merged.append(None)
+        except BaseException as exc:
+            merged.append(exc)
+
+    writer = threading.Thread(target=merge_once_the_trigger_waits, daemon=True)
+    writer.start()
+    dr = dag.test(run_conf={"after_version": 0})
+    writer.join(timeout=120)
+
+    assert merged == [None], merged
+    states = _states(dr)
+    assert states == {("wait_for_merge", -1): ("success", 1), ("summarise", -1): ("success", 1)}, states
+    match = _xcom(dr, "wait_for_merge")
+    assert (match["version"], match["operation"]) == (1, "MERGE")
+    summary = _xcom(dr, "summarise")
+    assert summary["merge_version"] == 1 and summary["read_version"] == 1
+    assert summary["per_date"] == {"2026-11-01": {"rows": 2, "shipped": 2}}

@@ -1,0 +1,119 @@
+"""DeltaCCHook without Spark: exit code + report -> outcome, the report line captured from spark-submit's
+output stream (and kept out of the log), the submit environment, and the py-files bundle's contents."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from airflow.sdk.exceptions import AirflowException
+
+from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictFatal, DeltaConflictRetryable
+from airflow_provider_deltacc.hooks.bundle import build_bundle
+from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook, _ReportingSparkSubmitHook, raise_for_outcome
+from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
+from airflow_provider_deltacc.spark_job.report_line import format_report_line
+
+pytestmark = pytest.mark.unit
+
+COMMITTED = {"status": "committed", "table": "/t", "table_version": 3, "attempts": [{"number": 1}]}
+
+
+def _failed(status: str, **error: Any) -> dict[str, Any]:
+    conflict = {"kind": "append", "table": "/t", "partition": "[p=a]"}
+    return {
+        "status": status,
+        "table": "/t",
+        "attempts": [{"number": 1, "conflict": conflict}],
+        "error": {"message": "boom", **error},
+    }
+
+
+def test_success_returns_the_report() -> None:
+    assert raise_for_outcome(ExitCode.SUCCESS, COMMITTED) is COMMITTED
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "exc_type"),
+    [
+        (ExitCode.CONFLICT_RETRYABLE, "retries_exhausted", DeltaConflictRetryable),
+        (ExitCode.CONFLICT_FATAL, "conflict_fatal", DeltaConflictFatal),
+        (ExitCode.BAD_INPUT, "bad_input", DeltaCCInputError),
+    ],
+)
+def test_failure_codes_map_to_classified_exceptions(code: int, status: str, exc_type: type) -> None:
+    report = _failed(status, field="options.keys", value="x")
+    with pytest.raises(exc_type) as raised:
+        raise_for_outcome(code, report)
+    assert raised.value.report is report
+    assert raised.value.conflict == {"kind": "append", "table": "/t", "partition": "[p=a]"}
+    assert "boom" in str(raised.value)
+    if exc_type is DeltaCCInputError:
+        assert (raised.value.field, raised.value.value) == ("options.keys", "x")
+
+
+def test_other_failures_are_plain_airflow_errors() -> None:
+    with pytest.raises(AirflowException, match="exit code 1"):
+        raise_for_outcome(ExitCode.FAILURE, _failed("error"))
+    with pytest.raises(AirflowException, match="exit code 137"):
+        raise_for_outcome(137, None)  # killed: no report line at all
+    with pytest.raises(AirflowException, match="printed no report line"):
+        raise_for_outcome(ExitCode.SUCCESS, None)
+
+
+@pytest.fixture
+def spark_conn(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("AIRFLOW_CONN_DELTACC_UNIT", "spark://spark-master:7077")
+    return "deltacc_unit"
+
+
+def test_report_line_is_captured_from_the_spark_submit_stream(spark_conn: str) -> None:
+    hook = _ReportingSparkSubmitHook(conn_id=spark_conn)
+    logged: list[str] = []
+    hook.log.info = lambda fmt, *args: logged.append(fmt % args if args else fmt)  # type: ignore[method-assign]
+    stream = [
+        "26/11/22 08:43:27 INFO SparkContext: Running Spark version 4.2.0\n",
+        f"{format_report_line(COMMITTED)}\n",
+        "26/11/22 08:43:40 INFO SparkContext: Successfully stopped SparkContext\n",
+    ]
+    hook._process_spark_submit_log(iter(stream))
+    assert hook.report == COMMITTED
+    assert not any("DELTACC_REPORT" in line for line in logged)
+    assert any("Successfully stopped SparkContext" in line for line in logged)
+    assert hook.returncode is None  # nothing was submitted
+
+
+def test_submit_environment_uses_the_connection_and_pip_spark_home(
+    spark_conn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SPARK_HOME", raising=False)
+    hook = DeltaCCHook(conn_id=spark_conn, driver_python="/opt/py/bin/python")
+    assert hook._connection_master == "spark-master:7077"
+    env = hook._driver_env(hook._connection_master)
+    assert env["PYSPARK_PYTHON"] == env["PYSPARK_DRIVER_PYTHON"] == "/opt/py/bin/python"
+    assert (Path(env["SPARK_HOME"]) / "bin" / "spark-submit").exists()
+    monkeypatch.setenv("SPARK_HOME", "/opt/spark")
+    assert "SPARK_HOME" not in hook._driver_env(hook._connection_master)
+
+
+def test_unknown_connection_and_mode_are_input_errors() -> None:
+    with pytest.raises(DeltaCCInputError) as raised:
+        _ = DeltaCCHook(conn_id="no_such_conn_for_deltacc")._connection_master
+    assert raised.value.field == "conn_id"
+    with pytest.raises(DeltaCCInputError):
+        DeltaCCHook(execution_mode="yarn")  # type: ignore[arg-type]
+
+
+def test_the_bundle_holds_only_the_packages_own_core(tmp_path: Path) -> None:
+    core, deps = build_bundle(tmp_path)
+    with zipfile.ZipFile(core) as archive:
+        names = archive.namelist()
+    assert names and all(n.endswith(".py") for n in names), names
+    assert {n.split("/")[0] for n in names} == {"airflow_provider_deltacc"}
+    second = {n.split("/")[1] for n in names}
+    assert second == {"__init__.py", "occ", "engine", "spark_job"}, second
+    with zipfile.ZipFile(deps) as archive:
+        assert {n.split("/")[0] for n in archive.namelist()} == {"tenacity"}
+    assert build_bundle(tmp_path) == [core, deps]  # content-addressed: reused, not rebuilt

@@ -1,0 +1,249 @@
+"""Operators: templated fields render, each builds the spec its job validates, source shorthand, and the
+exactly-once txn identity derivation (stable across tries, distinct per run and map index)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from unittest.mock import MagicMock
+
+import pytest
+
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.operators import (
+    DeltaAppendOperator,
+    DeltaDeleteOperator,
+    DeltaMergeOperator,
+    DeltaOverwritePartitionsOperator,
+    DeltaSqlOperator,
+    DeltaUpdateOperator,
+)
+from airflow_provider_deltacc.operators.identity import derive_txn_identity
+from airflow_provider_deltacc.operators.sources import source_spec
+from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
+from airflow_provider_deltacc.spark_job.spec import parse_spec
+from tests.unit.airflow_face.conftest import make_context
+
+pytestmark = pytest.mark.unit
+
+TABLE = "/data/{{ params.day }}/orders"
+
+
+def test_templated_fields_render(context: Any) -> None:
+    merge = DeltaMergeOperator(
+        task_id="m",
+        table=TABLE,
+        source="/landing/{{ ds }}/orders.parquet",
+        condition="t.id = s.id AND t.date = DATE'{{ ds }}'",
+        when_matched=[{"action": "update", "condition": "s.ts > '{{ ds }}'"}],
+        spark_conf={"spark.app.day": "{{ ds }}"},
+        txn_app_id="orders/{{ params.day }}",
+    )
+    merge.render_template_fields(context)
+    assert merge.table == "/data/2026-11-20/orders"
+    assert merge.source == "/landing/2026-11-20/orders.parquet"
+    assert merge.condition == "t.id = s.id AND t.date = DATE'2026-11-20'"
+    assert merge.when_matched == [{"action": "update", "condition": "s.ts > '2026-11-20'"}]
+    assert merge.spark_conf == {"spark.app.day": "2026-11-20"}
+    assert merge.txn_app_id == "orders/2026-11-20"
+
+    update = DeltaUpdateOperator(
+        task_id="u",
+        table=TABLE,
+        set_values={"status": "{{ params.day }}"},
+        partition_values=[{"date": "{{ ds }}"}],
+        equals={"id": "{{ ds }}"},
+    )
+    update.render_template_fields(context)
+    assert update.partition_values == [{"date": "2026-11-20"}]
+    assert update.set_values == {"status": "2026-11-20"}
+    assert {"table", "condition", "partition_values", "equals"} <= set(update.template_fields)
+    for cls in (DeltaAppendOperator, DeltaOverwritePartitionsOperator, DeltaMergeOperator, DeltaSqlOperator):
+        assert {"table", "source"} <= set(cls.template_fields)
+
+
+def _spec(op: Any, context: Any) -> dict[str, Any]:
+    spec = op.build_spec(context)
+    op.validate_spec(spec)
+    parse_spec(spec)  # what the Spark job will accept
+    return spec
+
+
+@pytest.mark.parametrize(
+    ("op", "expected"),
+    [
+        (
+            DeltaAppendOperator(task_id="a", table="/t", source="/in/x.parquet", partition_by=["date"]),
+            {
+                "operation": "append",
+                "source": {"kind": "parquet", "path": "/in/x.parquet"},
+                "options": {"partition_by": ["date"], "create_if_missing": True, "merge_schema": False},
+            },
+        ),
+        (
+            DeltaOverwritePartitionsOperator(
+                task_id="o",
+                table="/t",
+                source="SELECT * FROM staged",
+                partition_values=[{"date": "2026-11-20"}],
+            ),
+            {
+                "operation": "overwrite_partitions",
+                "source": {"kind": "sql", "query": "SELECT * FROM staged"},
+                "options": {"partition_values": [{"date": "2026-11-20"}]},
+            },
+        ),
+        (
+            DeltaMergeOperator(task_id="m", table="/t", source="/raw/orders", keys=["id", "date"]),
+            {
+                "operation": "merge",
+                "source": {"kind": "delta", "path": "/raw/orders"},
+                "options": {"keys": ["id", "date"], "partition_pin": "keyed"},
+            },
+        ),
+        (
+            DeltaUpdateOperator(task_id="u", table="/t", set_values={"status": "done"}, equals={"id": 7}),
+            {
+                "operation": "update",
+                "source": None,
+                "options": {"equals": {"id": 7}, "set_values": {"status": "done"}},
+            },
+        ),
+        (
+            DeltaDeleteOperator(task_id="d", table="/t", partition_values=[{"date": "2026-11-20"}]),
+            {
+                "operation": "delete",
+                "source": None,
+                "options": {"partition_values": [{"date": "2026-11-20"}]},
+            },
+        ),
+        (
+            DeltaSqlOperator(
+                task_id="s", table="/t", statement="DELETE FROM {table} WHERE id = :id", args={"id": 1}
+            ),
+            {
+                "operation": "sql",
+                "source": None,
+                "options": {
+                    "statement": "DELETE FROM {table} WHERE id = :id",
+                    "args": {"id": 1},
+                    "op_class": "read_modify_write",
+                },
+            },
+        ),
+    ],
+    ids=["append", "overwrite_partitions", "merge", "update", "delete", "sql"],
+)
+def test_each_operator_builds_a_valid_spec(op: Any, expected: dict[str, Any], context: Any) -> None:
+    spec = _spec(op, context)
+    assert {k: spec[k] for k in expected} == expected
+    assert spec["table"] == "/t"
+    assert spec["txn"] == {"app_id": f"airflow/orders_dag/merge_orders/-1/{context['run_id']}", "version": 1}
+    assert "retry_policy" not in spec
+
+
+def test_commit_retry_and_explicit_identity_reach_the_spec(context: Any) -> None:
+    op = DeltaMergeOperator(
+        task_id="m",
+        table="/t",
+        source={"kind": "csv", "path": "/in/a.csv", "options": {"header": "true"}},
+        keys=["id"],
+        commit_retry={"max_attempts": 1},
+        txn_app_id="orders-loader",
+        txn_version="42",
+    )
+    spec = _spec(op, context)
+    assert spec["retry_policy"] == {"max_attempts": 1}
+    assert spec["txn"] == {"app_id": "orders-loader", "version": 42}
+    assert spec["source"] == {"kind": "csv", "path": "/in/a.csv", "options": {"header": "true"}}
+
+
+def test_bad_operator_input_fails_before_submission(context: Any) -> None:
+    with pytest.raises(DeltaCCInputError) as raised:
+        _spec(DeltaMergeOperator(task_id="m", table="/t", source="/in/x.parquet"), context)  # no keys
+    assert raised.value.field == "options.keys"
+    with pytest.raises(DeltaCCInputError, match="txn_version"):
+        _spec(DeltaDeleteOperator(task_id="d", table="/t", condition="true", txn_version="soon"), context)
+
+
+def test_operators_default_to_the_delta_retry_policy() -> None:
+    op = DeltaDeleteOperator(task_id="d", table="/t", condition="true")
+    assert op.retries == 2 and isinstance(op.retry_policy, DeltaConflictRetryPolicy)
+    custom = DeltaDeleteOperator(task_id="e", table="/t", condition="true", retries=0, retry_policy=None)
+    assert custom.retries == 0 and custom.retry_policy is None
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("SELECT * FROM raw", {"kind": "sql", "query": "SELECT * FROM raw"}),
+        (
+            "  with x as (select 1) select * from x",
+            {"kind": "sql", "query": "with x as (select 1) select * from x"},
+        ),
+        ("s3a://bucket/in/part.PARQUET", {"kind": "parquet", "path": "s3a://bucket/in/part.PARQUET"}),
+        ("/in/orders.csv", {"kind": "csv", "path": "/in/orders.csv"}),
+        ("/lake/raw/orders", {"kind": "delta", "path": "/lake/raw/orders"}),
+        ("sales.orders", {"kind": "table", "name": "sales.orders"}),
+        ({"kind": "delta", "path": "/x", "version": 3}, {"kind": "delta", "path": "/x", "version": 3}),
+        (None, None),
+    ],
+)
+def test_source_shorthand(given: Any, expected: Any) -> None:
+    assert source_spec(given) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "   ", 42])
+def test_source_shorthand_rejects_non_sources(bad: Any) -> None:
+    with pytest.raises(DeltaCCInputError) as raised:
+        source_spec(bad)
+    assert raised.value.field == "source"
+
+
+def test_run_identity_is_stable_across_tries_and_distinct_per_run_and_map_index() -> None:
+    first = derive_txn_identity(make_context(try_number=1))
+    assert derive_txn_identity(make_context(try_number=2)) == first
+    assert first == ("airflow/orders_dag/merge_orders/-1/scheduled__2026-11-20T00:00:00+00:00", 1)
+    assert derive_txn_identity(make_context(run_id="manual__2")) != first
+    mapped = {derive_txn_identity(make_context(map_index=i))[0] for i in range(3)}
+    assert len(mapped) == 3 and first[0] not in mapped
+
+
+def test_interval_identity_versions_grow_with_the_schedule() -> None:
+    day1 = make_context(interval_end=datetime(2026, 11, 21, tzinfo=UTC))
+    day2 = make_context(interval_end=datetime(2026, 11, 22, tzinfo=UTC), run_id="other")
+    app1, v1 = derive_txn_identity(day1, "interval")
+    app2, v2 = derive_txn_identity(day2, "interval")
+    assert app1 == app2 == "airflow/orders_dag/merge_orders/-1"
+    assert v1 == int(datetime(2026, 11, 21, tzinfo=UTC).timestamp()) and v2 > v1
+    assert derive_txn_identity(make_context(try_number=3), "interval") == (app1, v1)
+
+
+def test_interval_identity_needs_a_date_and_unknown_strategies_fail() -> None:
+    with pytest.raises(DeltaCCInputError, match="txn_identity='interval'"):
+        derive_txn_identity(make_context(interval_end=None), "interval")
+    with pytest.raises(DeltaCCInputError) as raised:
+        derive_txn_identity(make_context(), "daily")
+    assert raised.value.field == "txn_identity"
+
+
+def test_publish_pushes_the_report_and_logs_a_summary(context: Any) -> None:
+    op = DeltaMergeOperator(task_id="m", table="/t", source="/in/x.parquet", keys=["id"])
+    op._cached_logger = log = MagicMock()
+    conflict = {"kind": "append", "partition": "[d=1]"}
+    report = {
+        "table": "/t",
+        "status": "committed",
+        "table_version": 7,
+        "attempts": [
+            {"number": 1, "wait_s": 0.25, "wasted_s": 1.5, "conflict": conflict},
+            {"number": 2, "wasted_s": 0.0},
+        ],
+    }
+    op._publish(context, report)
+    assert context["ti"].pushed["deltacc_report"] is report
+    warning = log.warning.call_args.args[1]
+    assert warning.startswith(
+        "Delta conflict APPEND on /t partition [d=1], attempt 1 of 2: retried after 0.25 s"
+    )
+    assert log.info.call_args.args[1:] == ("MERGE", "/t", "committed", 7, 2, 1, 1.5, "")

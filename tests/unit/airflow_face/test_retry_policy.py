@@ -1,0 +1,141 @@
+"""DeltaConflictRetryPolicy.evaluate: what Airflow 3.3 does with each failure of a Delta task."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from airflow.sdk import RetryAction
+
+from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictFatal, DeltaConflictRetryable
+from airflow_provider_deltacc.occ import OperationClass, decide
+from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
+from tests.unit.occ.recorded import load_cases
+
+pytestmark = pytest.mark.unit
+
+TABLE = "delta.`file:/lake/orders`"
+MIN, MAX = timedelta(seconds=10), timedelta(seconds=40)
+
+
+def _policy(jitter: float = 0.5) -> DeltaConflictRetryPolicy:
+    return DeltaConflictRetryPolicy(min_delay=MIN, max_delay=MAX, jitter=jitter)
+
+
+def _report(kind: str, status: str, **conflict: Any) -> dict[str, Any]:
+    attempt = {"number": 1, "conflict": {"kind": kind, "table": TABLE, **conflict}}
+    return {"table": TABLE, "status": status, "attempts": [attempt, dict(attempt, number=2)]}
+
+
+def test_retryable_conflict_retries_with_a_bounded_jittered_delay_and_a_reason() -> None:
+    exc = DeltaConflictRetryable(
+        "outlasted", report=_report("append", "retries_exhausted", partition="[date=2026-11-20]")
+    )
+    policy = _policy()
+    delays = set()
+    for try_number, ceiling in ((1, 10.0), (2, 20.0), (3, 40.0), (6, 40.0)):
+        for _ in range(20):
+            decision = policy.evaluate(exc, try_number=try_number, max_tries=6)
+            assert decision.action is RetryAction.RETRY
+            assert decision.retry_delay is not None
+            seconds = decision.retry_delay.total_seconds()
+            assert ceiling / 2 <= seconds <= ceiling, (try_number, seconds)
+            delays.add(seconds)
+    assert len(delays) > 10, "the delay is jittered"
+    reason = decision.reason or ""
+    assert reason.startswith(f"Delta APPEND conflict on table {TABLE} partition [date=2026-11-20]: "), reason
+    assert "in-job retries exhausted (2 attempts)" in reason and "Airflow retry 6 of 6" in reason
+
+
+def test_no_jitter_gives_the_exact_exponential_delay() -> None:
+    exc = DeltaConflictRetryable("x", report=_report("delete_read", "retries_exhausted"))
+    decision = _policy(jitter=0.0).evaluate(exc, try_number=2, max_tries=3)
+    assert decision.retry_delay == timedelta(seconds=20)
+    assert (decision.reason or "").startswith(f"Delta DELETE_READ conflict on table {TABLE}: ")
+
+
+def test_retries_beyond_max_tries_fall_back_to_airflow() -> None:
+    exc = DeltaConflictRetryable("x", report=_report("append", "retries_exhausted"))
+    assert _policy().evaluate(exc, try_number=3, max_tries=2).action is RetryAction.DEFAULT
+
+
+def test_fatal_conflict_fails_with_a_reason() -> None:
+    exc = DeltaConflictFatal(
+        "protocol", report=_report("protocol_changed", "conflict_fatal", create_race=True)
+    )
+    decision = _policy().evaluate(exc, try_number=1, max_tries=3)
+    assert decision.action is RetryAction.FAIL
+    reason = decision.reason or ""
+    assert reason.startswith(f"Delta PROTOCOL_CHANGED conflict on table {TABLE} is not retryable"), reason
+    assert "Create the table once, before concurrent writers start." in reason
+
+
+def test_bad_input_fails_with_a_reason() -> None:
+    decision = _policy().evaluate(
+        DeltaCCInputError("options.keys[0]='x': no such column", field="options.keys[0]"), 1, 3
+    )
+    assert decision.action is RetryAction.FAIL
+    assert decision.reason == "bad input, retrying cannot help: options.keys[0]='x': no such column"
+
+
+def test_non_conflict_failures_keep_airflow_defaults() -> None:
+    policy = _policy()
+    for exc in (RuntimeError("executor lost"), ValueError("boom"), KeyError("x")):
+        assert policy.evaluate(exc, 1, 3).action is RetryAction.DEFAULT
+    assert policy.decide_message("java.lang.OutOfMemoryError: Java heap space").action is RetryAction.DEFAULT
+
+
+class ConcurrentAppendException(Exception):
+    """Named like delta-spark's Python class: the classifier goes by class name first."""
+
+
+def test_raw_delta_exception_is_classified() -> None:
+    decision = _policy().evaluate(ConcurrentAppendException("Files were added to partition [p=a]"), 1, 3)
+    assert decision.action is RetryAction.RETRY
+    assert (decision.reason or "").startswith("Delta APPEND conflict on table unknown table")
+    assert "raised outside the commit loop" in (decision.reason or "")
+
+
+CASES = load_cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
+def test_recorded_delta_messages_are_classified_and_decided(case: dict[str, Any]) -> None:
+    """Every recorded Delta/delta-rs message, handed over as text or inside a plain exception."""
+    policy = _policy()
+    for decision in (
+        policy.decide_message(case["text"], try_number=1, max_tries=3),
+        policy.evaluate(RuntimeError(case["text"]), try_number=1, max_tries=3),
+    ):
+        if case["kind"] is None:
+            assert decision.action is RetryAction.DEFAULT
+            continue
+        kind = ConflictKind(case["kind"])
+        verdict = decide(kind, OperationClass.READ_MODIFY_WRITE, owns_txn_identity=False)
+        expected = RetryAction.RETRY if verdict.retry else RetryAction.FAIL
+        assert decision.action is expected, (kind, decision.reason)
+        assert f"Delta {kind.name} conflict on " in (decision.reason or "")
+
+
+def test_the_task_operation_class_is_used_for_raw_exceptions() -> None:
+    """A blind append meeting METADATA_CHANGED may re-plan; a schema change meeting it must not."""
+    text = (
+        "[DELTA_METADATA_CHANGED] MetadataChangedException: The metadata of the Delta table has been changed"
+    )
+
+    class Task:
+        operation_class = OperationClass.SCHEMA_CHANGING
+
+    decision = _policy().evaluate(RuntimeError(text), 1, 3, context={"task": Task()})  # type: ignore[typeddict-item]
+    assert decision.action is RetryAction.FAIL
+    assert "METADATA_CHANGED" in (decision.reason or "")
+
+
+def test_serialize_round_trip() -> None:
+    policy = DeltaConflictRetryPolicy(min_delay=MIN, max_delay=MAX, jitter=0.25)
+    again = DeltaConflictRetryPolicy.deserialize(policy.serialize())
+    assert (again.min_delay, again.max_delay, again.jitter) == (MIN, MAX, 0.25)
+    with pytest.raises(ValueError, match="max_delay"):
+        DeltaConflictRetryPolicy(min_delay=MAX, max_delay=MIN)
