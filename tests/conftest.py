@@ -15,7 +15,9 @@ import pytest
 pytest_plugins = ["tests.support.postgres", "tests.support.spark_standalone"]
 
 ROOT = Path(__file__).resolve().parents[1]
-AIRFLOW_HOME = ROOT / ".test-airflow-home"
+# One AIRFLOW_HOME per pytest process, so concurrent runs never delete each other's metadata DB.
+AIRFLOW_HOMES = ROOT / ".test-airflow-home"
+AIRFLOW_HOME = AIRFLOW_HOMES / f"run-{os.getpid()}"
 
 # Airflow reads these at import time, so they are set before any test module imports it.
 os.environ.setdefault("DELTACC_JAR_CACHE", str(ROOT / ".cache" / "jars"))
@@ -32,10 +34,23 @@ if TYPE_CHECKING:
 _EXIT_STATUS = pytest.StashKey[int]()
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
-    if not getattr(session.config, "workerinput", None):
-        shutil.rmtree(AIRFLOW_HOME, ignore_errors=True)
-        AIRFLOW_HOME.mkdir(parents=True)
+    for stale in AIRFLOW_HOMES.glob("run-*"):
+        pid = stale.name.removeprefix("run-")
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    shutil.rmtree(AIRFLOW_HOME, ignore_errors=True)
+    AIRFLOW_HOME.mkdir(parents=True)
 
 
 @pytest.fixture(scope="session")
