@@ -21,10 +21,20 @@ from airflow_provider_deltacc.exceptions import (
     DeltaConflictFatal,
     DeltaConflictRetryable,
 )
-from airflow_provider_deltacc.occ import ADVICE, Conflict, ConflictKind, OperationClass, classify, decide
+from airflow_provider_deltacc.occ.operation_class import OperationClass
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
+
+    from airflow_provider_deltacc.occ.kinds import Conflict
+
+# The classifier and the advice texts load on the first failure, not when a DAG file is parsed.
+
+
+def _advice(conflict: Conflict | None) -> str:
+    from airflow_provider_deltacc.occ.advice import ADVICE
+
+    return ADVICE.get(conflict.kind, "") if conflict else ""
 
 
 def _where(conflict: Conflict | None, table: str | None) -> str:
@@ -86,6 +96,9 @@ class DeltaConflictRetryPolicy(RetryPolicy):
             return RetryDecision.fail(reason=f"bad input, retrying cannot help: {exception}")
         if isinstance(exception, DeltaCCError):
             return self._decide_on_job_failure(exception, try_number, max_tries)
+        from airflow_provider_deltacc.occ.classifier import classify
+        from airflow_provider_deltacc.occ.decisions import decide
+
         conflict = classify(exception)
         if conflict is None:
             return RetryDecision.default()
@@ -100,6 +113,8 @@ class DeltaConflictRetryPolicy(RetryPolicy):
         return self.evaluate(_DeltaMessage(message), try_number, max_tries)
 
     def _decide_on_job_failure(self, exc: DeltaCCError, try_number: int, max_tries: int) -> RetryDecision:
+        from airflow_provider_deltacc.occ.kinds import Conflict
+
         conflict = Conflict.from_dict(exc.conflict) if exc.conflict else None
         if isinstance(exc, DeltaConflictFatal):
             return RetryDecision.fail(reason=self._fatal_reason(conflict, exc.table, str(exc)))
@@ -117,7 +132,7 @@ class DeltaConflictRetryPolicy(RetryPolicy):
             return RetryDecision.default()
         delay = self.delay_for(try_number)
         kind = conflict.kind.name if conflict else "conflict"
-        advice = ADVICE.get(conflict.kind, "") if conflict else ""
+        advice = _advice(conflict)
         reason = (
             f"Delta {kind} conflict on {_where(conflict, table)}: {why}; Airflow retry {try_number} of "
             f"{max_tries} in {delay.total_seconds():.0f} s from a fresh snapshot. {advice}"
@@ -127,7 +142,9 @@ class DeltaConflictRetryPolicy(RetryPolicy):
     @staticmethod
     def _fatal_reason(conflict: Conflict | None, table: str | None, why: str) -> str:
         kind = conflict.kind.name if conflict else "conflict"
-        advice = ADVICE.get(conflict.kind, "") if conflict else ""
+        from airflow_provider_deltacc.occ.kinds import ConflictKind
+
+        advice = _advice(conflict)
         if conflict and conflict.kind is ConflictKind.PROTOCOL_CHANGED and conflict.create_race:
             advice = "Create the table once, before concurrent writers start."
         return f"Delta {kind} conflict on {_where(conflict, table)} is not retryable: {why}. {advice}".strip()

@@ -27,7 +27,9 @@ else
 fi
 
 PY=$(command -v python3.11 || command -v python3)
-"$UV" sync --frozen --all-extras --python "$PY" --quiet
+# Bytecode is compiled at install time: this environment may set PYTHONDONTWRITEBYTECODE, and every
+# Airflow and Spark process would otherwise recompile its imports from source.
+"$UV" sync --frozen --all-extras --compile-bytecode --python "$PY" --quiet
 
 command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
 # The PostgreSQL lease-store tests start their own throw-away server from these binaries.

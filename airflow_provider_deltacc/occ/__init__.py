@@ -1,7 +1,7 @@
 """Airflow-free optimistic-concurrency core: classify Delta commit conflicts, decide, retry, report.
 
-Runs inside the Spark driver; imports only the standard library and tenacity. The tenacity-backed names
-(``RetryPolicy``, ``run_commit_loop``) load on first use, so importing this package stays cheap.
+Runs inside the Spark driver; imports only the standard library and tenacity. Every name loads
+its module on first use, so importing this package stays cheap.
 """
 
 from __future__ import annotations
@@ -9,31 +9,48 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.occ.advice import ADVICE
-
-# Importing the function binds the package attribute ``classify`` to it, not to the submodule.
-from airflow_provider_deltacc.occ.classify import classify
-from airflow_provider_deltacc.occ.decisions import (
-    OperationClass,
-    RetryDecision,
-    decide,
-    decision_table_markdown,
-)
-from airflow_provider_deltacc.occ.errors import (
-    CommitLoopError,
-    ConflictError,
-    ConflictFatalError,
-    ConflictRetriesExhaustedError,
-)
-from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
-from airflow_provider_deltacc.occ.outcome import WorkOutcome
-from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
-
 if TYPE_CHECKING:
+    from airflow_provider_deltacc.occ.advice import ADVICE
+    from airflow_provider_deltacc.occ.classifier import classify
     from airflow_provider_deltacc.occ.commit_loop import run_commit_loop
+    from airflow_provider_deltacc.occ.decisions import (
+        RetryDecision,
+        decide,
+        decision_table_markdown,
+    )
+    from airflow_provider_deltacc.occ.errors import (
+        CommitLoopError,
+        ConflictError,
+        ConflictFatalError,
+        ConflictRetriesExhaustedError,
+    )
+    from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
+    from airflow_provider_deltacc.occ.operation_class import OperationClass
+    from airflow_provider_deltacc.occ.outcome import WorkOutcome
     from airflow_provider_deltacc.occ.policy import RetryPolicy
+    from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
 
-_LAZY: dict[str, str] = {"RetryPolicy": "policy", "run_commit_loop": "commit_loop"}
+# Every public name loads its module on first use: DAG files import the operators, which need only a
+# few of these, and parsing must stay cheap.
+_LAZY: dict[str, str] = {
+    "ADVICE": "advice",
+    "classify": "classifier",
+    "run_commit_loop": "commit_loop",
+    "OperationClass": "operation_class",
+    "RetryDecision": "decisions",
+    "decide": "decisions",
+    "decision_table_markdown": "decisions",
+    "CommitLoopError": "errors",
+    "ConflictError": "errors",
+    "ConflictFatalError": "errors",
+    "ConflictRetriesExhaustedError": "errors",
+    "Conflict": "kinds",
+    "ConflictKind": "kinds",
+    "WorkOutcome": "outcome",
+    "RetryPolicy": "policy",
+    "AttemptRecord": "report",
+    "CommitReport": "report",
+}
 
 __all__ = [
     "ADVICE",

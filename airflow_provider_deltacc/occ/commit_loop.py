@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from airflow_provider_deltacc.occ.advice import ADVICE
-from airflow_provider_deltacc.occ.classify import classify
+from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.occ.decisions import OperationClass, decide
 from airflow_provider_deltacc.occ.errors import (
     CommitLoopError,

@@ -10,18 +10,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.occ.operation_class import OperationClass
 
 #: How many times a METADATA_CHANGED conflict may be re-planned (reference section 6: at most once).
 METADATA_REPLANS = 1
-
-
-class OperationClass(StrEnum):
-    """What an operation does to a table, as far as retrying a conflict is concerned."""
-
-    BLIND_APPEND = "blind_append"
-    READ_MODIFY_WRITE = "read_modify_write"
-    MAINTENANCE = "maintenance"
-    SCHEMA_CHANGING = "schema_changing"
 
 
 class Rule(StrEnum):

@@ -11,9 +11,7 @@ from airflow.sdk import BaseOperator
 
 from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError
 from airflow_provider_deltacc.links import DeltaCommitReportLink
-from airflow_provider_deltacc.occ.advice import ADVICE
-from airflow_provider_deltacc.occ.decisions import OperationClass
-from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.occ.operation_class import OperationClass
 from airflow_provider_deltacc.operators.identity import derive_txn_identity
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
 
@@ -289,6 +287,9 @@ def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: st
         outcome = "not retryable"
     else:
         outcome = "in-job retries exhausted; Airflow decides the next try"
+    from airflow_provider_deltacc.occ.advice import ADVICE
+    from airflow_provider_deltacc.occ.kinds import ConflictKind
+
     try:
         advice = ADVICE[ConflictKind(str(conflict.get("kind", "")).lower())]
     except ValueError:

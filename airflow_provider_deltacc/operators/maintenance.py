@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.operation_class import OperationClass
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_holder
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.operation_class import OperationClass
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator
 from airflow_provider_deltacc.operators.sources import source_spec
 

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_deltacc.delta_log import TableCondition, check_table, require_table_location
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
+
+    from airflow_provider_deltacc.delta_log import TableCondition
 
 
 class DeltaTableVersionSensor(BaseSensorOperator):
@@ -60,6 +61,8 @@ class DeltaTableVersionSensor(BaseSensorOperator):
         self.poll_interval = poll_interval
 
     def _condition(self) -> TableCondition:
+        from airflow_provider_deltacc.delta_log import TableCondition
+
         after: int | None = None
         if self.after_version not in (None, ""):
             try:
@@ -74,6 +77,8 @@ class DeltaTableVersionSensor(BaseSensorOperator):
         return TableCondition(after_version=after, operation=self.operation or None, partition=partition)
 
     def _check(self) -> dict[str, Any] | None:
+        from airflow_provider_deltacc.delta_log import check_table, require_table_location
+
         return check_table(require_table_location(self.table), self._condition(), self.storage_options)
 
     def poke(self, context: Context) -> bool:
@@ -89,6 +94,7 @@ class DeltaTableVersionSensor(BaseSensorOperator):
         if match is not None:
             self.log.info("Delta table %s already satisfies the condition: %s", self.table, match)
             return match
+        from airflow_provider_deltacc.delta_log import require_table_location
         from airflow_provider_deltacc.triggers.table_version import DeltaTableTrigger
 
         self.defer(

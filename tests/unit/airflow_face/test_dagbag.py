@@ -27,7 +27,7 @@ def _dagbag_class() -> type:
 def test_every_example_dag_imports_without_errors() -> None:
     bag = _dagbag_class()(dag_folder=str(DAGS_FOLDER))
     assert not bag.import_errors, bag.import_errors
-    assert set(bag.dags) == EXPECTED
+    assert set(bag.dags) >= EXPECTED
     assert {Path(f).name for f in bag.file_last_changed} == {p.name for p in DAGS_FOLDER.glob("*.py")}
 
 

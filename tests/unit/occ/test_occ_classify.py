@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.occ import ConflictKind, classify
-from airflow_provider_deltacc.occ.classify import match_text
+from airflow_provider_deltacc.occ.classifier import match_text
 from airflow_provider_deltacc.occ.kinds import MESSAGE_LIMIT
 from tests.unit.occ.fakes import (
     BrokenStr,

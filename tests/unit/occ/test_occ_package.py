@@ -22,14 +22,14 @@ def test_public_names_resolve() -> None:
     for name in occ.__all__:
         assert getattr(occ, name) is not None, name
     assert callable(occ.classify), "the function, not the submodule"
-    assert occ.classify.__module__ == "airflow_provider_deltacc.occ.classify"
+    assert occ.classify.__module__ == "airflow_provider_deltacc.occ.classifier"
     assert set(dir(occ)) >= set(occ.__all__)
     with pytest.raises(AttributeError):
         _ = occ.not_a_name
 
 
 def test_classify_stays_a_function_after_the_submodule_is_imported() -> None:
-    import airflow_provider_deltacc.occ.classify  # noqa: F401
+    import airflow_provider_deltacc.occ.classifier  # noqa: F401
     from airflow_provider_deltacc.occ import classify
 
     assert callable(classify)
