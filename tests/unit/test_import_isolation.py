@@ -20,6 +20,7 @@ AIRFLOW_FACE = [
     "import airflow_provider_deltacc.hooks.deltacc",
     "import airflow_provider_deltacc.retry_policy",
     "import airflow_provider_deltacc.windows",
+    "import airflow_provider_deltacc.task_groups",
 ]
 BUNDLED_CORE = [
     "import airflow_provider_deltacc.occ as m; m.run_commit_loop; m.RetryPolicy",

@@ -1,0 +1,449 @@
+"""``staging_append_then_merge``: concurrent sources land without conflicts, then ONE MERGE applies them.
+
+Direct concurrent MERGEs into one table conflict whenever they read the same partitions (OSS Delta runs
+them at Serializable isolation: even a blind append fails a MERGE that read its partition), and every
+conflict wastes a whole read-modify-write. Blind appends into a staging table never conflict with each
+other, and a single MERGE has nobody to conflict with. The group:
+
+``create_staging``, ``create_target`` (optional)
+    create both tables once if they are missing (an empty append with a fixed txn identity per table), so
+    the concurrent appends never race to create the staging table (a fatal ``PROTOCOL_CHANGED``).
+``plan_batches``
+    gives every source of this run a batch id ``<dag_id>/<group_id>/<run_id>/<index>`` and tags the source
+    with it (a ``batch_id`` column); deterministic, so a retried plan yields the same ids.
+``append_batch`` (dynamically mapped, one per source)
+    blind appends into staging, partitioned by the batch column; each has its own exactly-once txn
+    identity, so a retried append never lands twice.
+``merge_batches``
+    one MERGE into the target; the source is a query over staging filtered to THIS run's batch ids
+    (quoted literals: a late batch of another run is never consumed), de-duplicated to the latest row per
+    key by ``dedup_order_by`` and pinned to the partitions the batches touch. It has its own txn identity:
+    re-running it after it committed is reported as a skipped duplicate, and re-running it after the cleanup
+    finds an empty source; it never merges twice.
+``cleanup_batches``
+    ``DELETE`` of exactly the consumed batches (their staging partitions), never a blind truncate, so a
+    batch that landed late, or belongs to another run, stays for its own MERGE. Re-running it is harmless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_deltacc.engine.literals import quote_identifier, string_literal
+from airflow_provider_deltacc.engine.table import CATALOG_NAME_RE, is_path, table_sql
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.operators.sources import source_spec
+from airflow_provider_deltacc.task_groups._checks import (
+    boolean,
+    column_list,
+    ddl_columns,
+    fail,
+    is_templated,
+    require_columns,
+    table_argument,
+)
+
+if TYPE_CHECKING:
+    from airflow.sdk import TaskGroup
+
+FACTORY = "staging_append_then_merge"
+DEFAULT_BATCH_COLUMN = "batch_id"
+_SRC_ALIAS = "__deltacc_src"
+#: Arguments the factory sets itself; ``operator_kwargs`` must not repeat them.
+_OWN_ARGUMENTS = frozenset(
+    {
+        "task_id",
+        "table",
+        "source",
+        "keys",
+        "condition",
+        "partition_by",
+        "partition_values",
+        "create_if_missing",
+        "merge_schema",
+        "txn_app_id",
+        "txn_version",
+        "when_matched",
+        "when_not_matched",
+        "dedup_order_by",
+        "dedup_keys",
+        "partition_pin",
+        "commit_retry",
+        "task_group",
+    }
+)
+
+
+def staging_append_then_merge(
+    *,
+    sources: Sequence[str | dict[str, Any]] | Any,
+    staging_table: str,
+    target_table: str,
+    schema: str,
+    keys: Sequence[str],
+    partition_columns: Sequence[str] | None = None,
+    dedup_order_by: str | None = None,
+    latest_wins: bool = True,
+    schema_evolution: bool = False,
+    partition_pin: str | Sequence[str] | None = "keyed",
+    batch_column: str = DEFAULT_BATCH_COLUMN,
+    create_tables: bool = True,
+    append_commit_retry: dict[str, Any] | None = None,
+    merge_commit_retry: dict[str, Any] | None = None,
+    operator_kwargs: Mapping[str, Any] | None = None,
+    group_id: str = "staging_append_then_merge",
+    tooltip: str = "",
+) -> TaskGroup:
+    """Build the staging-append-then-merge task group in the current DAG (see the module docstring).
+
+    Call it inside a DAG (``with DAG(...)`` or a ``@dag`` function), like an operator; it returns the
+    :class:`~airflow.sdk.TaskGroup`, so ``land >> group >> check`` works. Everything is validated here, at
+    parse time; the errors name the argument.
+
+    :param sources: one source per concurrent append: a list, or the output of an upstream task (an
+        ``XComArg`` resolving to a list). Each is what ``DeltaAppendOperator(source=...)`` takes: a SQL query,
+        a Delta/parquet/CSV path, a catalog table name, or the dict form (``delta``, ``table``, ``parquet``,
+        ``csv`` without options, ``sql``, ``rows``). An empty list skips the group's appends, MERGE and
+        cleanup.
+    :param staging_table: the staging Delta table (path or catalog name), partitioned by ``batch_column``.
+        It can be shared by several DAG runs: each run only ever reads and deletes its own batches.
+    :param target_table: the table the batches are merged into.
+    :param schema: the rows' columns as a DDL string (``"order_id BIGINT, day DATE, ..."``), without the
+        batch column; used to create missing tables and to check the column arguments.
+    :param keys: the MERGE keys (``t.k = s.k AND ...``); they identify a row of the target.
+    :param partition_columns: the target's partition columns (used when the group creates it). Every one of
+        them must be a key with the default ``partition_pin="keyed"``, so the MERGE is pinned to the
+        partitions the batches touch.
+    :param dedup_order_by: keep only the latest staged row per key, by this column (a timestamp or a
+        sequence number); None keeps them all (then two staged rows with one key fail the MERGE).
+    :param latest_wins: with ``dedup_order_by``, update a target row only when the staged row is not older
+        (``s.col >= t.col``), so a late batch never overwrites newer data.
+    :param schema_evolution: let new source columns through (appends with ``merge_schema`` and a MERGE with
+        Delta's ``schema.autoMerge``). Off by default: a source with an unknown column fails its append.
+    :param partition_pin: the MERGE's ``partition_pin`` (``"keyed"``, ``"auto"``, a list or None).
+    :param batch_column: the name of the batch id column of the staging table.
+    :param create_tables: create the staging and target tables when missing (``create_staging``,
+        ``create_target``); False expects both to exist.
+    :param append_commit_retry: ``commit_retry`` of the appends.
+    :param merge_commit_retry: ``commit_retry`` of the MERGE and the cleanup.
+    :param operator_kwargs: extra arguments for every Delta operator of the group (``execution_mode``,
+        ``conn_id``, ``spark_conf``, ``retries``, ``lease_store_url``, ...). DAG ``default_args`` apply too.
+    :param group_id: the task group's id.
+    :param tooltip: the task group's tooltip in the UI.
+    :returns: the task group.
+    :raises DeltaCCInputError: at parse time, naming the bad argument.
+    """
+    from airflow.sdk import TaskGroup, task
+
+    from airflow_provider_deltacc.operators import (
+        DeltaAppendOperator,
+        DeltaDeleteOperator,
+        DeltaMergeOperator,
+    )
+
+    checked = _check_arguments(
+        sources=sources,
+        staging_table=staging_table,
+        target_table=target_table,
+        schema=schema,
+        keys=keys,
+        partition_columns=partition_columns,
+        dedup_order_by=dedup_order_by,
+        latest_wins=latest_wins,
+        schema_evolution=schema_evolution,
+        partition_pin=partition_pin,
+        batch_column=batch_column,
+        create_tables=create_tables,
+        operator_kwargs=operator_kwargs,
+    )
+    extra = dict(operator_kwargs or {})
+    merge_extra = dict(extra)
+    if schema_evolution:
+        merge_extra["spark_conf"] = {
+            **(extra.get("spark_conf") or {}),
+            "spark.databricks.delta.schema.autoMerge.enabled": "true",
+        }
+    staging_schema = f"{schema}, {quote_identifier(batch_column)} STRING"
+
+    with TaskGroup(group_id=group_id, tooltip=tooltip or "staging appends, one MERGE, cleanup") as group:
+        full_group_id = group.group_id or group_id
+
+        @task(task_id="plan_batches")
+        def plan_batches(sources: Any, run_id: str | None = None, ti: Any = None) -> list[dict[str, Any]]:
+            """Give every source of this run its batch id. Returns the tagged sources (mapped over by the
+            appends) and pushes the MERGE source and the cleanup's partitions as XComs of their own."""
+            plan = plan_batches_for(
+                list(sources or []),
+                staging_table=staging_table,
+                batch_column=batch_column,
+                batch_prefix=f"{ti.dag_id}/{full_group_id}/{run_id}",
+            )
+            for key in ("batch_ids", "merge_source", "cleanup_partitions"):
+                ti.xcom_push(key=key, value=plan[key])
+            appends: list[dict[str, Any]] = plan["appends"]
+            return appends
+
+        plan = plan_batches(sources)
+        appends = DeltaAppendOperator.partial(
+            task_id="append_batch",
+            table=staging_table,
+            create_if_missing=False,
+            merge_schema=schema_evolution,
+            commit_retry=append_commit_retry,
+            **extra,
+        ).expand(source=plan)
+        merge = DeltaMergeOperator(
+            task_id="merge_batches",
+            table=target_table,
+            source=plan["merge_source"],  # type: ignore[index]
+            keys=list(checked["keys"]),
+            partition_pin=partition_pin if isinstance(partition_pin, str | None) else list(partition_pin),
+            dedup_order_by=dedup_order_by,
+            when_matched=_when_matched(dedup_order_by, latest_wins),
+            commit_retry=merge_commit_retry,
+            **merge_extra,
+        )
+        cleanup = DeltaDeleteOperator(
+            task_id="cleanup_batches",
+            table=staging_table,
+            partition_values=plan["cleanup_partitions"],  # type: ignore[index]
+            commit_retry=merge_commit_retry,
+            **extra,
+        )
+        appends >> merge >> cleanup
+        if create_tables:
+            create_staging = DeltaAppendOperator(
+                task_id="create_staging",
+                table=staging_table,
+                source={"kind": "rows", "rows": [], "schema": staging_schema},
+                partition_by=[batch_column],
+                txn_app_id=create_identity(staging_table),
+                txn_version=1,
+                **extra,
+            )
+            create_target = DeltaAppendOperator(
+                task_id="create_target",
+                table=target_table,
+                source={"kind": "rows", "rows": [], "schema": schema},
+                partition_by=list(checked["partition_columns"]) or None,
+                txn_app_id=create_identity(target_table),
+                txn_version=1,
+                **extra,
+            )
+            create_staging >> appends
+            create_target >> merge
+    return group
+
+
+def create_identity(table: str) -> str:
+    """The fixed txn app id of the empty append that creates ``table``: it commits once per table."""
+    return f"deltacc/create-if-missing/{table}"
+
+
+def plan_batches_for(
+    sources: Sequence[str | dict[str, Any]],
+    *,
+    staging_table: str,
+    batch_column: str = DEFAULT_BATCH_COLUMN,
+    batch_prefix: str,
+) -> dict[str, Any]:
+    """What one run appends, merges and cleans up; a pure function of its arguments.
+
+    :param sources: the run's sources, in order.
+    :param staging_table: the staging table.
+    :param batch_column: the batch id column.
+    :param batch_prefix: ``<dag_id>/<group_id>/<run_id>``; batch ``i`` is ``<prefix>/<i>``.
+    :returns: ``batch_ids``, ``appends`` (the tagged sources, one per mapped append), ``merge_source`` (the
+        MERGE's source) and ``cleanup_partitions`` (the staging partitions to delete afterwards).
+    """
+    batch_ids = [f"{batch_prefix}/{index}" for index in range(len(sources))]
+    return {
+        "batch_ids": batch_ids,
+        "appends": [
+            tag_source(source, batch_id, batch_column=batch_column, field=f"sources[{index}]")
+            for index, (source, batch_id) in enumerate(zip(sources, batch_ids, strict=True))
+        ],
+        "merge_source": {
+            "kind": "sql",
+            "query": merge_source_query(staging_table, batch_ids, batch_column=batch_column),
+        },
+        "cleanup_partitions": [{batch_column: batch_id} for batch_id in batch_ids],
+    }
+
+
+def merge_source_query(
+    staging_table: str, batch_ids: Sequence[str], *, batch_column: str = DEFAULT_BATCH_COLUMN
+) -> str:
+    """The MERGE's source: the staged rows of exactly these batches, without the batch column.
+
+    Batch ids are quoted as SQL string literals (a quote in an id stays data), in a form that reads the
+    same whatever ``spark.sql.parser.escapedStringLiterals`` says.
+
+    :param staging_table: the staging table (path or catalog name).
+    :param batch_ids: the batches to read; none reads nothing.
+    :param batch_column: the batch id column.
+    """
+    column = quote_identifier(batch_column)
+    if batch_ids:
+        where = f"{column} IN ({', '.join(string_literal(b, escaped=True) for b in batch_ids)})"
+    else:
+        where = "false"
+    return f"SELECT * EXCEPT ({column}) FROM {table_sql(staging_table)} WHERE {where}"
+
+
+def tag_source(
+    source: str | dict[str, Any],
+    batch_id: str,
+    *,
+    batch_column: str = DEFAULT_BATCH_COLUMN,
+    field: str = "source",
+) -> dict[str, Any]:
+    """Return ``source`` with a constant ``batch_column`` holding ``batch_id``, as a source dict.
+
+    Inline rows get the value added; every other kind becomes a SQL query over the original
+    (``SELECT *, '<batch id>' AS batch_id FROM ...``). CSV and parquet sources with reader options or a
+    schema cannot be expressed in SQL: land them as Delta or parquet first, or pass a SQL query.
+
+    :param source: what ``DeltaAppendOperator(source=...)`` accepts.
+    :param batch_id: the batch id.
+    :param batch_column: the column to add.
+    :param field: the argument name for errors (``sources[2]``).
+    :raises DeltaCCInputError: naming ``field`` when the source cannot be tagged.
+    """
+    spec = source_spec(source, field=field)
+    if not isinstance(spec, dict):
+        raise DeltaCCInputError(f"{field}={source!r} is not a source", field=field, value=source)
+    kind = spec.get("kind")
+    column = quote_identifier(batch_column)
+    literal = string_literal(batch_id, escaped=True)
+    if kind == "rows":
+        rows = spec.get("rows")
+        schema = spec.get("schema")
+        if not isinstance(rows, list) or not isinstance(schema, str):
+            raise DeltaCCInputError(
+                f"{field}: a rows source needs 'rows' (a list) and 'schema' (DDL)", field=field, value=source
+            )
+        tagged = [
+            {**row, batch_column: batch_id} if isinstance(row, dict) else [*row, batch_id] for row in rows
+        ]
+        return {"kind": "rows", "rows": tagged, "schema": f"{schema}, {column} STRING"}
+    if kind == "sql":
+        relation = f"({_required(spec, 'query', field)}) AS {_SRC_ALIAS}"
+        return {"kind": "sql", "query": f"SELECT {_SRC_ALIAS}.*, {literal} AS {column} FROM {relation}"}
+    if kind == "delta":
+        relation = f"delta.{quote_identifier(_required(spec, 'path', field))}"
+        if spec.get("version") is not None:
+            relation += f" VERSION AS OF {int(spec['version'])}"
+    elif kind == "table":
+        name = _required(spec, "name", field)
+        if not CATALOG_NAME_RE.fullmatch(name):
+            raise DeltaCCInputError(f"{field}: {name!r} is not a catalog name", field=field, value=source)
+        relation = ".".join(quote_identifier(part) for part in name.split("."))
+    elif kind in ("parquet", "csv"):
+        if spec.get("options") or spec.get("schema"):
+            raise DeltaCCInputError(
+                f"{field}: a {kind} source with reader options or a schema cannot be tagged with a batch id "
+                "in SQL; pass a SQL query (SELECT ... FROM read_files(...)) or land it as parquet/Delta",
+                field=field,
+                value=source,
+            )
+        relation = f"{kind}.{quote_identifier(_required(spec, 'path', field))}"
+    else:
+        raise DeltaCCInputError(f"{field}: unknown source kind {kind!r}", field=field, value=source)
+    return {"kind": "sql", "query": f"SELECT *, {literal} AS {column} FROM {relation}"}
+
+
+def _required(spec: dict[str, Any], key: str, field: str) -> str:
+    value = spec.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise DeltaCCInputError(f"{field}: needs {key!r}", field=f"{field}.{key}", value=value)
+    return value
+
+
+def _when_matched(dedup_order_by: str | None, latest_wins: bool) -> list[dict[str, Any]] | None:
+    if dedup_order_by is None or not latest_wins:
+        return None  # the operator's default: update every column
+    column = quote_identifier(dedup_order_by)
+    return [{"action": "update", "condition": f"t.{column} IS NULL OR s.{column} >= t.{column}"}]
+
+
+def _check_arguments(**args: Any) -> dict[str, Any]:
+    """Validate everything that can be validated without Spark; return the normalised column lists."""
+    staging = table_argument(FACTORY, "staging_table", args["staging_table"])
+    target = table_argument(FACTORY, "target_table", args["target_table"])
+    if staging.strip().rstrip("/") == target.strip().rstrip("/"):
+        raise fail(FACTORY, "staging_table", staging, "must not be the target_table")
+    columns = ddl_columns(FACTORY, "schema", args["schema"])
+    batch_column = args["batch_column"]
+    if not isinstance(batch_column, str) or not batch_column.strip():
+        raise fail(FACTORY, "batch_column", batch_column, "give a column name")
+    if batch_column.lower() in {c.lower() for c in columns}:
+        raise fail(
+            FACTORY, "batch_column", batch_column, "is already a column of schema; pick another batch_column"
+        )
+    keys = column_list(FACTORY, "keys", args["keys"], required=True)
+    require_columns(FACTORY, "keys", args["keys"], keys, columns, "schema")
+    partitions = column_list(FACTORY, "partition_columns", args["partition_columns"])
+    require_columns(FACTORY, "partition_columns", args["partition_columns"], partitions, columns, "schema")
+    pin = args["partition_pin"]
+    if pin == "keyed":
+        unpinned = [c for c in partitions if c.lower() not in {k.lower() for k in keys}]
+        if unpinned:
+            raise fail(
+                FACTORY,
+                "partition_columns",
+                args["partition_columns"],
+                f"{unpinned} are not merge keys, so partition_pin='keyed' cannot pin the MERGE to the "
+                "partitions it touches; add them to keys, or pass partition_pin='auto' (only if a key "
+                "never moves between partitions) or None",
+            )
+    elif pin not in ("auto", None):
+        pin_columns = column_list(FACTORY, "partition_pin", pin, required=True)
+        known = partitions or columns
+        require_columns(FACTORY, "partition_pin", pin, pin_columns, known, "partition_columns")
+    order = args["dedup_order_by"]
+    if order is not None:
+        if not isinstance(order, str) or not order.strip():
+            raise fail(FACTORY, "dedup_order_by", order, "give one column name, or None")
+        require_columns(FACTORY, "dedup_order_by", order, [order], columns, "schema")
+    boolean(FACTORY, "latest_wins", args["latest_wins"])
+    boolean(FACTORY, "schema_evolution", args["schema_evolution"])
+    boolean(FACTORY, "create_tables", args["create_tables"])
+    extra = args["operator_kwargs"]
+    if extra is not None:
+        if not isinstance(extra, Mapping):
+            raise fail(FACTORY, "operator_kwargs", extra, "must be a dict of operator arguments")
+        clash = sorted(_OWN_ARGUMENTS & set(extra))
+        if clash:
+            raise fail(
+                FACTORY,
+                "operator_kwargs",
+                dict(extra),
+                f"sets {clash}, which the group sets itself; use the factory's own arguments",
+            )
+    _check_sources(args["sources"])
+    if not is_templated(staging) and not is_path(staging) and not CATALOG_NAME_RE.fullmatch(staging):
+        raise fail(FACTORY, "staging_table", staging, "is neither a path (with '/') nor a catalog name")
+    return {"keys": keys, "partition_columns": partitions}
+
+
+def _check_sources(sources: Any) -> None:
+    from airflow.sdk import XComArg
+
+    if isinstance(sources, XComArg):
+        return  # resolved at run time; plan_batches checks every one then
+    if isinstance(sources, str | bytes | Mapping) or not isinstance(sources, Sequence):
+        raise fail(
+            FACTORY,
+            "sources",
+            sources,
+            "must be a list of sources (one per concurrent append) or an upstream task's output",
+        )
+    for index, source in enumerate(sources):
+        if is_templated(source):
+            continue
+        try:
+            tag_source(source, "parse-check", field=f"sources[{index}]")
+        except DeltaCCInputError as exc:
+            raise fail(FACTORY, "sources", list(sources), str(exc)) from None

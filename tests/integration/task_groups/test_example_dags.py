@@ -1,0 +1,150 @@
+"""The task-group example DAGs end to end: ``dag.test()`` on the SQLite metadata DB, real Spark and Delta
+(in-process on the shared test JVM), delta-rs as the independent reader. Every task fails its first try
+right AFTER its real work (commits included) and is retried: the results must not change."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.integration
+
+INGESTION_DAG = "example_deltacc_ingestion_staging"
+MAINTENANCE_DAG = "example_deltacc_maintenance"
+CONTENTION_DAG = "example_deltacc_contention_demo"
+GROUP = "ingest_orders"
+
+
+def _states(dr: Any) -> dict[str, tuple[str, int]]:
+    return {f"{ti.task_id}[{ti.map_index}]": (str(ti.state), ti.try_number) for ti in dr.get_task_instances()}
+
+
+def _xcom(dr: Any, task_id: str, key: str = "return_value", map_index: int = -1) -> Any:
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        row = (
+            session.query(XComModel)
+            .filter_by(dag_id=dr.dag_id, run_id=dr.run_id, task_id=task_id, key=key, map_index=map_index)
+            .one()
+        )
+        return XComModel.deserialize_value(row)
+
+
+def _rows(table: str, key: str) -> list[dict[str, Any]]:
+    from deltalake import DeltaTable
+
+    return sorted(DeltaTable(table).to_pyarrow_table().to_pylist(), key=lambda r: r[key])
+
+
+def _module(dag: Any, task_id: str) -> Any:
+    return sys.modules[dag.get_task(task_id).python_callable.__module__]
+
+
+def _all_retried_once(dr: Any, calls: Counter[str]) -> None:
+    states = _states(dr)
+    assert str(dr.state) == "success", states
+    assert all(state == ("success", 2) for state in states.values()), states
+    assert set(calls) == set(states) and set(calls.values()) == {2}, calls
+
+
+def test_ingestion_then_maintenance_survive_a_retry_of_every_task(
+    load_example_dag: Callable[[str], Any],
+    spark: SparkSession,
+    fail_every_task_once: Callable[[Any], Counter[str]],
+) -> None:
+    """Ingestion: every task commits (or computes), fails, and is retried; in particular the MERGE is killed
+    after its commit and before the cleanup. The target equals the expected rows, exactly once; staging
+    holds no consumed batch; the retried MERGE was skipped as a duplicate. Then maintenance on the result."""
+    from deltalake import DeltaTable
+
+    from airflow_provider_deltacc.spark_job.main import run_job
+    from airflow_provider_deltacc.task_groups import merge_source_query
+
+    dag = load_example_dag(INGESTION_DAG)
+    module = _module(dag, "check_orders")
+    calls = fail_every_task_once(dag)
+
+    dr = dag.test()
+
+    _all_retried_once(dr, calls)
+    assert sorted(k for k in calls if k.startswith(f"{GROUP}.append_batch")) == [
+        f"{GROUP}.append_batch[0]",
+        f"{GROUP}.append_batch[1]",
+    ]
+    # Independent check with delta-rs: every order once, at its latest state (order 1 from source 1).
+    target = _rows(module.TARGET_TABLE, "order_id")
+    assert target == module.expected_rows(2)
+    assert next(r for r in target if r["order_id"] == 1)["status"] == "seen-by-1"
+    batch_ids = _xcom(dr, f"{GROUP}.plan_batches", "batch_ids")
+    assert batch_ids == [f"{INGESTION_DAG}/{GROUP}/{dr.run_id}/{i}" for i in (0, 1)]
+    assert DeltaTable(module.STAGING_TABLE).to_pyarrow_table().num_rows == 0  # no consumed batch left
+
+    # The retried tries found their identity committed: reported as skipped duplicates, no second write.
+    for task_id, index in (
+        (f"{GROUP}.append_batch", 0),
+        (f"{GROUP}.append_batch", 1),
+        (f"{GROUP}.merge_batches", -1),
+    ):
+        report = _xcom(dr, task_id, REPORT_XCOM_KEY, index)
+        assert report["status"] == "skipped_duplicate", (task_id, report)
+        assert report["skipped_duplicate"] is True, (task_id, report)
+    history = DeltaTable(module.TARGET_TABLE).history()
+    assert [h["operation"] for h in history].count("MERGE") == 1
+    assert _xcom(dr, "check_orders")["staged_rows_left"] == 0
+
+    # Re-running the MERGE after the cleanup (a manual clear): with its identity it is a skipped duplicate,
+    # and even without one its source (this run's batches) is gone, so nothing is merged twice.
+    merge_report = _xcom(dr, f"{GROUP}.merge_batches", REPORT_XCOM_KEY)
+    spec = {
+        "operation": "merge",
+        "table": module.TARGET_TABLE,
+        "source": {"kind": "sql", "query": merge_source_query(module.STAGING_TABLE, batch_ids)},
+        "options": {"keys": ["order_id", "date"], "dedup_order_by": "updated_at"},
+        "txn": {"app_id": merge_report["txn_app_id"], "version": merge_report["txn_version"]},
+    }
+    code, again = run_job(spec, spark)
+    assert (code, again["skipped_duplicate"]) == (0, True), again
+    code, anonymous = run_job({k: v for k, v in spec.items() if k != "txn"}, spark)
+    assert code == 0 and anonymous["status"] in ("noop", "committed"), anonymous
+    assert _rows(module.TARGET_TABLE, "order_id") == module.expected_rows(2)
+
+    # Maintenance of the same table: gate -> OPTIMIZE -> VACUUM, each retried once as well.
+    maintenance = load_example_dag(MAINTENANCE_DAG)
+    maintenance.get_task("table_maintenance.gate").poll_interval = 0.5
+    calls = fail_every_task_once(maintenance)
+    calls.clear()
+    mdr = maintenance.test()
+    _all_retried_once(mdr, calls)
+    operations = [h["operation"] for h in DeltaTable(module.TARGET_TABLE).history()]
+    assert "OPTIMIZE" in operations and "VACUUM END" in operations, operations
+    assert _rows(module.TARGET_TABLE, "order_id") == module.expected_rows(2)
+    done = {m["operation"] for m in _xcom(mdr, "report")["maintenance"]}
+    assert {"OPTIMIZE", "VACUUM END"} <= done
+
+
+def test_contention_demo_both_ways_end_equal(
+    load_example_dag: Callable[[str], Any], spark: SparkSession
+) -> None:
+    """Direct MERGEs and the staging pattern over the same overlapping sources give the same table."""
+    dag = load_example_dag(CONTENTION_DAG)
+    module = _module(dag, "compare")
+    dr = dag.test()
+    states = _states(dr)
+    assert str(dr.state) == "success", states
+    expected = module.expected_rows(2)
+    assert _rows(module.DIRECT_TABLE, "id") == expected
+    assert _rows(module.STAGED_TABLE, "id") == expected
+    summary = _xcom(dr, "compare")
+    assert summary["direct"]["merges"] == 2 and summary["staged"]["merges"] == 1
+    assert summary["staged"]["conflicts"] == 0
