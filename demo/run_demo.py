@@ -8,7 +8,11 @@ concurrent writers through the bundled Spark job (the same code an Airflow task 
    and retried from a fresh snapshot until every writer committed;
 3. the same MERGE re-run with its exactly-once identity: skipped as a duplicate, nothing written twice.
 
-It then checks the table with delta-rs, an independent reader, and prints a short report.
+It checks that table with delta-rs, an independent reader. Then, on an embedded SQLite Airflow
+metadata DB, it runs the example pipeline with ``dag.test()``: several sources landing concurrently through
+staging-append-then-merge, then the maintenance DAG (gate, OPTIMIZE, VACUUM), with the embedded lease
+store, and prints every task, every conflict and how it was handled, the maintenance decisions, and the
+final table versions and row counts.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "demo"))
 os.environ.setdefault("DELTACC_JAR_CACHE", str(ROOT / ".cache" / "jars"))
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
@@ -96,7 +101,7 @@ def main() -> int:
     parser.add_argument("--workdir", default=str(ROOT / ".demo"), help="where the demo table lives")
     args = parser.parse_args()
 
-    from deltalake import DeltaTable
+    import airflow_stage
 
     from airflow_provider_deltacc.engine.session import local_delta_session
     from airflow_provider_deltacc.spark_job.main import run_job
@@ -105,6 +110,7 @@ def main() -> int:
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
     table = str(workdir / "orders")
+    airflow_stage.configure(workdir, ROOT / "dags")
 
     say("starting local Spark with the cached Delta Lake jars")
     spark = local_delta_session(app_name="deltacc-demo", warehouse_dir=str(workdir / "warehouse"))
@@ -144,12 +150,43 @@ def main() -> int:
         say("round 3: re-running unpinned-0 with the same exactly-once identity")
         code3, report3 = run_job(round2["unpinned-0"], spark)
         summary += ["round 3 (same txn identity again):", describe("unpinned-0", code3, report3)]
+
+        say("checking the table with delta-rs, independently of Spark")
+        table_summary, table_ok = check_table(table, results, results2, code3, report3)
+
+        say("stage 2: the example pipeline under Airflow (embedded SQLite metadata DB, in-process Spark)")
+        airflow_stage.migrate_db()
+        pipeline, pipeline_ok = airflow_stage.run_pipeline()
     finally:
         spark.stop()
 
-    say("checking the table with delta-rs, independently of Spark")
+    print()
+    print("=" * 78)
+    print("airflow-provider-deltacc demo: concurrent writers on one Delta table")
+    print("=" * 78)
+    for line in summary + table_summary:
+        print(line)
+    print()
+    print("the example pipeline under Airflow:")
+    for line in pipeline:
+        print(line)
+    ok = table_ok and pipeline_ok
+    print("result: OK, nothing lost, nothing duplicated" if ok else "result: FAILED (see above)")
+    return 0 if ok else 1
+
+
+def check_table(
+    table: str,
+    results: dict[str, tuple[int, dict[str, Any]]],
+    results2: dict[str, tuple[int, dict[str, Any]]],
+    code3: int,
+    report3: dict[str, Any],
+) -> tuple[list[str], bool]:
+    from deltalake import DeltaTable
+
     dt = DeltaTable(table)
     rows = dt.to_pyarrow_table().to_pylist()
+    summary: list[str] = []
     ids = [r["order_id"] for r in rows]
     expected_ids = {d * 100 + i for d in range(len(DATES)) for i in range(ROWS_PER_DATE + 1)}
     history = dt.history()
@@ -157,15 +194,11 @@ def main() -> int:
     conflicts = sum(
         1 for _, r in {**results, **results2}.values() for a in r.get("attempts") or [] if a.get("conflict")
     )
-    print()
-    print("=" * 78)
-    print("airflow-provider-deltacc demo: concurrent writers on one Delta table")
-    print("=" * 78)
-    for line in summary:
-        print(line)
-    print(f"table version {dt.version()}, {len(rows)} rows, {len(set(ids))} distinct order ids")
-    print(f"commits: {', '.join(h['operation'] for h in sorted(history, key=lambda h: h['version']))}")
-    print(f"conflicts met and retried: {conflicts}; writers that failed: {len(failures)}")
+    summary.append(f"table version {dt.version()}, {len(rows)} rows, {len(set(ids))} distinct order ids")
+    summary.append(
+        f"commits: {', '.join(h['operation'] for h in sorted(history, key=lambda h: h['version']))}"
+    )
+    summary.append(f"conflicts met and retried: {conflicts}; writers that failed: {len(failures)}")
     ok = (
         not failures
         and code3 == 0
@@ -173,8 +206,7 @@ def main() -> int:
         and set(ids) == expected_ids
         and len(ids) == len(set(ids))
     )
-    print("result: OK, nothing lost, nothing duplicated" if ok else "result: FAILED (see above)")
-    return 0 if ok else 1
+    return summary, ok
 
 
 if __name__ == "__main__":
