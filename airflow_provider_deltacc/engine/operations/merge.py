@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 TARGET_ALIAS = "t"
 SOURCE_ALIAS = "s"
+AUTO_MERGE_CONF = "spark.databricks.delta.schema.autoMerge.enabled"
 
 
 def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None) -> PreparedOperation:
@@ -90,7 +91,15 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
 
         return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=True)
 
-    return PreparedOperation("MERGE", OperationClass.READ_MODIFY_WRITE, work)
+    # With schema auto-merge the MERGE may add columns: a schema change, never retried over another one.
+    evolves = schema_auto_merge(spark)
+    op_class = OperationClass.SCHEMA_CHANGING if evolves else OperationClass.READ_MODIFY_WRITE
+    return PreparedOperation("MERGE", op_class, work)
+
+
+def schema_auto_merge(spark: SparkSession) -> bool:
+    """True when the session lets MERGE add the source's new columns to the table."""
+    return str(spark.conf.get(AUTO_MERGE_CONF, "false")).lower() == "true"
 
 
 def _pin_columns(opts: MergeOptions, state: TableState) -> tuple[str, ...]:
@@ -196,13 +205,14 @@ def _validate(
                     projections[f"options.{group}[{index}].{key}.{column}"] = expression
             else:
                 extra = [c for c in source.columns if state.column_name(c) is None]
-                if clause.action in ("update", "insert") and extra:
+                if clause.action in ("update", "insert") and extra and not schema_auto_merge(spark):
                     raise InputError(
                         f"options.{group}[{index}]",
                         clause.action,
                         f"{clause.action} of all columns needs every source column in the table; "
                         f"the table lacks {extra}; list the columns in "
-                        f"{'set' if clause.action == 'update' else 'values'} instead",
+                        f"{'set' if clause.action == 'update' else 'values'} instead, or enable schema "
+                        f"evolution ({AUTO_MERGE_CONF}=true in spark_conf)",
                     )
     check_expressions(joined, expressions, predicate=True)
     check_expressions(joined, projections, predicate=False)
