@@ -1,7 +1,7 @@
 """Operators that write to Delta tables through the bundled OCC job.
 
-Importing this package is cheap: the operator modules load on first attribute access and never
-import pyspark (that only happens on the Spark driver).
+Importing this package is cheap: the operator modules load on first attribute access, and pyspark is
+only ever imported on the Spark driver, never here.
 """
 
 from __future__ import annotations
