@@ -9,17 +9,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.integration.airflow_face.rival import Rival, rival_writer
+from tests.support.airflow_runs import load_dag, use_temp_lease_store
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-DAGS_FOLDER = Path(__file__).resolve().parents[3] / "dags"
-
 
 @pytest.fixture(autouse=True)
 def _lease_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Writers take write leases; keep them in this test's own store."""
-    monkeypatch.setenv("DELTACC_LEASE_STORE_URL", f"sqlite:///{tmp_path / 'leases.db'}")
+    use_temp_lease_store(tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -35,15 +33,7 @@ def example_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def load_example_dag(airflow_db: Path, example_root: Path) -> Callable[[str], Any]:
     """Parse dags/ (with the environment above) and return one DAG by id."""
-
-    def load(dag_id: str) -> Any:
-        from airflow.dag_processing.dagbag import DagBag
-
-        bag = DagBag(dag_folder=str(DAGS_FOLDER))
-        assert not bag.import_errors, bag.import_errors
-        return bag.dags[dag_id]
-
-    return load
+    return load_dag
 
 
 @pytest.fixture

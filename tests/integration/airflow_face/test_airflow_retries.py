@@ -14,6 +14,7 @@ from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOp
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
 from tests.integration.airflow_face.rival import Rival
+from tests.support.airflow_runs import xcom_value
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -87,16 +88,8 @@ def _history(dr: Any) -> dict[str, list[Any]]:
 
 
 def _report(dr: Any, task_id: str) -> dict[str, Any]:
-    from airflow.models.xcom import XComModel
-    from airflow.utils.session import create_session
-
-    with create_session() as session:
-        row = (
-            session.query(XComModel)
-            .filter_by(dag_id=dr.dag_id, run_id=dr.run_id, task_id=task_id, key=REPORT_XCOM_KEY)
-            .one()
-        )
-        return XComModel.deserialize_value(row)
+    report: dict[str, Any] = xcom_value(dr, task_id, REPORT_XCOM_KEY)
+    return report
 
 
 def test_exhausted_conflict_is_retried_by_airflow_and_fatal_ones_are_not(

@@ -13,6 +13,7 @@ import pytest
 
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
 from tests.integration.airflow_face.rival import Rival
+from tests.support.airflow_runs import xcom_value
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -25,19 +26,6 @@ SENSOR_DAG = "example_deltacc_sensor_downstream"
 
 def _states(dr: Any) -> dict[tuple[str, int], tuple[str, int]]:
     return {(ti.task_id, ti.map_index): (str(ti.state), ti.try_number) for ti in dr.get_task_instances()}
-
-
-def _xcom(dr: Any, task_id: str, key: str = "return_value", map_index: int = -1) -> Any:
-    from airflow.models.xcom import XComModel
-    from airflow.utils.session import create_session
-
-    with create_session() as session:
-        row = (
-            session.query(XComModel)
-            .filter_by(dag_id=dr.dag_id, run_id=dr.run_id, task_id=task_id, key=key, map_index=map_index)
-            .one()
-        )
-        return XComModel.deserialize_value(row)
 
 
 def test_concurrent_merges_dag_retries_a_real_conflict(
@@ -72,7 +60,7 @@ def test_concurrent_merges_dag_retries_a_real_conflict(
     merge_indexes = sorted(i for (task, i) in states if task == "merge_batch")
     assert merge_indexes == [0, 1]
 
-    reports = {i: _xcom(dr, "merge_batch", REPORT_XCOM_KEY, i) for i in merge_indexes}
+    reports = {i: xcom_value(dr, "merge_batch", REPORT_XCOM_KEY, i) for i in merge_indexes}
     assert all(r["status"] == "committed" for r in reports.values()), reports
     conflicted = [r for r in reports.values() if any(a.get("conflict") for a in r["attempts"])]
     assert len(conflicted) == 1, reports
@@ -90,7 +78,7 @@ def test_concurrent_merges_dag_retries_a_real_conflict(
     rival_row = dict(zip(("order_id", "date", "amount", "status"), rival_rows[0], strict=True))
     expected = [*module.expected_rows(), rival_row]
     assert rows == sorted(expected, key=lambda r: r["order_id"])
-    assert _xcom(dr, "check_orders") == {
+    assert xcom_value(dr, "check_orders") == {
         "version": DeltaTable(table).version(),
         "rows": 8,
         "other_writers_rows": 1,
@@ -147,8 +135,8 @@ def test_sensor_dag_defers_until_a_merge_commits(
     assert merged == [None], merged
     states = _states(dr)
     assert states == {("wait_for_merge", -1): ("success", 1), ("summarise", -1): ("success", 1)}, states
-    match = _xcom(dr, "wait_for_merge")
+    match = xcom_value(dr, "wait_for_merge")
     assert (match["version"], match["operation"]) == (1, "MERGE")
-    summary = _xcom(dr, "summarise")
+    summary = xcom_value(dr, "summarise")
     assert summary["merge_version"] == 1 and summary["read_version"] == 1
     assert summary["per_date"] == {"2026-11-01": {"rows": 2, "shipped": 2}}

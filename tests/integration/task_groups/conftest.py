@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-DAGS_FOLDER = Path(__file__).resolve().parents[3] / "dags"
+from tests.support.airflow_runs import load_dag, use_temp_lease_store
 
 
 class ForcedFailure(RuntimeError):
@@ -19,7 +19,7 @@ class ForcedFailure(RuntimeError):
 
 @pytest.fixture(autouse=True)
 def _lease_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DELTACC_LEASE_STORE_URL", f"sqlite:///{tmp_path / 'leases.db'}")
+    use_temp_lease_store(tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -33,14 +33,7 @@ def example_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def load_example_dag(airflow_db: Path, example_root: Path) -> Callable[[str], Any]:
-    def load(dag_id: str) -> Any:
-        from airflow.dag_processing.dagbag import DagBag
-
-        bag = DagBag(dag_folder=str(DAGS_FOLDER))
-        assert not bag.import_errors, bag.import_errors
-        return bag.dags[dag_id]
-
-    return load
+    return load_dag
 
 
 @pytest.fixture

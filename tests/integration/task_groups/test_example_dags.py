@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
+from tests.support.airflow_runs import xcom_value
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -26,19 +27,6 @@ GROUP = "ingest_orders"
 
 def _states(dr: Any) -> dict[str, tuple[str, int]]:
     return {f"{ti.task_id}[{ti.map_index}]": (str(ti.state), ti.try_number) for ti in dr.get_task_instances()}
-
-
-def _xcom(dr: Any, task_id: str, key: str = "return_value", map_index: int = -1) -> Any:
-    from airflow.models.xcom import XComModel
-    from airflow.utils.session import create_session
-
-    with create_session() as session:
-        row = (
-            session.query(XComModel)
-            .filter_by(dag_id=dr.dag_id, run_id=dr.run_id, task_id=task_id, key=key, map_index=map_index)
-            .one()
-        )
-        return XComModel.deserialize_value(row)
 
 
 def _rows(table: str, key: str) -> list[dict[str, Any]]:
@@ -86,7 +74,7 @@ def test_ingestion_then_maintenance_survive_a_retry_of_every_task(
     target = _rows(module.TARGET_TABLE, "order_id")
     assert target == module.expected_rows(2)
     assert next(r for r in target if r["order_id"] == 1)["status"] == "seen-by-1"
-    batch_ids = _xcom(dr, f"{GROUP}.plan_batches", "batch_ids")
+    batch_ids = xcom_value(dr, f"{GROUP}.plan_batches", "batch_ids")
     assert batch_ids == [f"{INGESTION_DAG}/{GROUP}/{dr.run_id}/{i}" for i in (0, 1)]
     assert DeltaTable(module.STAGING_TABLE).to_pyarrow_table().num_rows == 0  # no consumed batch left
 
@@ -96,16 +84,16 @@ def test_ingestion_then_maintenance_survive_a_retry_of_every_task(
         (f"{GROUP}.append_batch", 1),
         (f"{GROUP}.merge_batches", -1),
     ):
-        report = _xcom(dr, task_id, REPORT_XCOM_KEY, index)
+        report = xcom_value(dr, task_id, REPORT_XCOM_KEY, index)
         assert report["status"] == "skipped_duplicate", (task_id, report)
         assert report["skipped_duplicate"] is True, (task_id, report)
     history = DeltaTable(module.TARGET_TABLE).history()
     assert [h["operation"] for h in history].count("MERGE") == 1
-    assert _xcom(dr, "check_orders")["staged_rows_left"] == 0
+    assert xcom_value(dr, "check_orders")["staged_rows_left"] == 0
 
     # Re-running the MERGE after the cleanup (a manual clear): with its identity it is a skipped duplicate,
     # and even without one its source (this run's batches) is gone, so nothing is merged twice.
-    merge_report = _xcom(dr, f"{GROUP}.merge_batches", REPORT_XCOM_KEY)
+    merge_report = xcom_value(dr, f"{GROUP}.merge_batches", REPORT_XCOM_KEY)
     spec = {
         "operation": "merge",
         "table": module.TARGET_TABLE,
@@ -129,7 +117,7 @@ def test_ingestion_then_maintenance_survive_a_retry_of_every_task(
     operations = [h["operation"] for h in DeltaTable(module.TARGET_TABLE).history()]
     assert "OPTIMIZE" in operations and "VACUUM END" in operations, operations
     assert _rows(module.TARGET_TABLE, "order_id") == module.expected_rows(2)
-    done = {m["operation"] for m in _xcom(mdr, "report")["maintenance"]}
+    done = {m["operation"] for m in xcom_value(mdr, "report")["maintenance"]}
     assert {"OPTIMIZE", "VACUUM END"} <= done
 
 
@@ -145,6 +133,6 @@ def test_contention_demo_both_ways_end_equal(
     expected = module.expected_rows(2)
     assert _rows(module.DIRECT_TABLE, "id") == expected
     assert _rows(module.STAGED_TABLE, "id") == expected
-    summary = _xcom(dr, "compare")
+    summary = xcom_value(dr, "compare")
     assert summary["direct"]["merges"] == 2 and summary["staged"]["merges"] == 1
     assert summary["staged"]["conflicts"] == 0
