@@ -35,8 +35,8 @@ command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
 # The PostgreSQL lease-store tests start their own throw-away server from these binaries.
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || apt_install postgresql
 
-if ! .venv/bin/python -m airflow_provider_deltacc.engine.delta_jars >/dev/null 2>&1; then
+# Reports the cached jars; fetches them (once) only when the cache lacks them.
+if ! .venv/bin/python -m airflow_provider_deltacc.engine.delta_jars 2>/dev/null; then
   command -v mvn >/dev/null 2>&1 || apt_install maven
   .venv/bin/python -m airflow_provider_deltacc.engine.delta_jars --fetch
 fi
-.venv/bin/python -m airflow_provider_deltacc.engine.delta_jars
