@@ -49,3 +49,9 @@ class DeltaCCInputError(DeltaCCError):
         super().__init__(message, report=report)
         self.field = field
         self.value = value
+
+
+class DeltaUnsafeStorageError(DeltaCCError):
+    """The table's storage cannot exclude concurrent writers (S3 without a multi-writer log store), and this
+    writer could not make sure it is alone on the table: another writer or maintenance kept it past the wait,
+    or the lease store was unreachable. A later try may find the table free."""

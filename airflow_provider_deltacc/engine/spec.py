@@ -24,6 +24,7 @@ OPERATIONS: tuple[str, ...] = (
     "sql",
 )
 SOURCE_KINDS: tuple[str, ...] = ("delta", "table", "parquet", "csv", "sql", "rows")
+STORAGE_GUARDS: tuple[str, ...] = ("exclusive_lease", "override")
 
 PartitionValues = tuple[dict[str, Any], ...]
 
@@ -223,6 +224,9 @@ class JobSpec:
     :param retry_policy: in-job conflict retries.
     :param txn: the idempotent-write identity, or None.
     :param spark_conf: runtime Spark confs for this operation.
+    :param storage_guard: how concurrent writers are kept safe on storage without a multi-writer log store
+        (see :mod:`~airflow_provider_deltacc.engine.storage_safety`): ``exclusive_lease`` (the operator holds
+        an exclusive lease on the table), ``override`` (the caller accepts the risk), or None.
     """
 
     operation: str
@@ -232,3 +236,4 @@ class JobSpec:
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
     txn: TxnIdentity | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
+    storage_guard: str | None = None

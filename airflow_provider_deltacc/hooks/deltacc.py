@@ -18,6 +18,7 @@ from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException
 
+from airflow_provider_deltacc.engine.redaction import redact_text, sensitive_values
 from airflow_provider_deltacc.exceptions import (
     DeltaCCInputError,
     DeltaConflictFatal,
@@ -84,6 +85,7 @@ class DeltaCCHook(BaseHook):
         self.job_name = job_name
         self.submit_options = dict(submit_options or {})
         self._submit_hook: _ReportingSparkSubmitHook | None = None
+        self._connection_secrets: list[str] = []
 
     def run(self, spec: dict[str, Any]) -> dict[str, Any]:
         """Run the job and return its report; raise a classified exception when it did not succeed.
@@ -92,6 +94,7 @@ class DeltaCCHook(BaseHook):
         """
         if self.spark_conf:
             spec = {**spec, "spark_conf": {**self.spark_conf, **(spec.get("spark_conf") or {})}}
+        mask_sensitive_conf(spec.get("spark_conf"))
         if self.execution_mode == "in_process":
             from airflow_provider_deltacc.spark_job.main import run_job
 
@@ -116,6 +119,7 @@ class DeltaCCHook(BaseHook):
     def _connection_master(self) -> str:
         try:
             conn = self.get_connection(self.conn_id)
+            self._connection_secrets = connection_secrets(conn)
         except Exception as exc:  # AirflowNotFoundException, or a secrets backend error
             raise DeltaCCInputError(
                 f"conn_id={self.conn_id!r}: no such Airflow connection. Create a 'spark' connection, e.g. "
@@ -147,6 +151,11 @@ class DeltaCCHook(BaseHook):
                 env_vars=self._driver_env(master),
                 **self.submit_options,
             )
+            hook.secrets = [
+                *self._connection_secrets,
+                *sensitive_values(spec.get("spark_conf")),
+                *sensitive_values(self.submit_options),
+            ]
             self._submit_hook = hook
             try:
                 hook.submit(application=str(spark_job_application()))
@@ -173,6 +182,42 @@ class DeltaCCHook(BaseHook):
             # fails (and yields "/bin/spark-class: No such file") when the driver Python has no pyspark.
             env["SPARK_HOME"] = home
         return env
+
+
+def mask_sensitive_conf(conf: Any) -> None:
+    """Register the values of sensitive settings (see :mod:`airflow_provider_deltacc.engine.redaction`) with
+    Airflow's secrets masker, so task logs and rendered fields show ``***`` in their place.
+
+    :param conf: Spark settings (anything but a dict is ignored, e.g. an unrendered template).
+    """
+    if not isinstance(conf, dict):
+        return
+    values = sensitive_values(conf)
+    if not values:
+        return
+    from airflow.sdk.log import mask_secret
+
+    for value in values:
+        mask_secret(value)
+
+
+def connection_secrets(conn: Any) -> list[str]:
+    """The secrets of a connection: its password and every sensitive extra (``keytab``, ``token``, ...),
+    also inside a nested ``conf``/``spark_conf`` object of the extras.
+
+    :param conn: an Airflow connection.
+    """
+    secrets = [str(conn.password)] if getattr(conn, "password", None) else []
+    try:
+        extra = conn.extra_dejson
+    except Exception:  # an unparsable extra: nothing to add
+        extra = {}
+    if isinstance(extra, dict):
+        secrets += sensitive_values(extra)
+        for nested in extra.values():
+            if isinstance(nested, dict):
+                secrets += sensitive_values(nested)
+    return [s for s in secrets if s]
 
 
 def pip_spark_home() -> str | None:
@@ -211,11 +256,21 @@ def raise_for_outcome(code: int, report: dict[str, Any] | None) -> dict[str, Any
 
 
 class _ReportingSparkSubmitHook(SparkSubmitHook):
-    """A SparkSubmitHook that keeps the job's report line out of the log and remembers the exit code."""
+    """A SparkSubmitHook that keeps the job's report line out of the log, remembers the exit code and
+    redacts secrets from the command line it logs and from every line of spark-submit's output.
+
+    The apache-spark provider masks only ``secret``/``password`` keys of the command line; this one masks
+    every sensitive key (tokens, access and account keys, credentials) and the known secret values
+    (``secrets``: the connection's password and sensitive extras, the sensitive settings).
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.report: dict[str, Any] | None = None
+        self.secrets: list[str] = []
+
+    def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
+        return redact_text(super()._mask_cmd(connection_cmd), self.secrets)
 
     @property
     def returncode(self) -> int | None:
@@ -230,4 +285,4 @@ class _ReportingSparkSubmitHook(SparkSubmitHook):
             if str(line).startswith(REPORT_PREFIX):
                 self.report = parse_report_line(str(line))
                 continue
-            yield line
+            yield redact_text(line, self.secrets) if isinstance(line, str) else line

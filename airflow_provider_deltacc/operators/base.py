@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from datetime import timedelta
 from functools import cached_property
@@ -9,15 +10,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
-from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError
+from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError, DeltaUnsafeStorageError
 from airflow_provider_deltacc.links import DeltaCommitReportLink
 from airflow_provider_deltacc.occ.operation_class import OperationClass
 from airflow_provider_deltacc.operators.identity import derive_txn_identity
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
 
 if TYPE_CHECKING:
+    import jinja2
     from airflow.sdk import Context, RetryPolicy
 
+    from airflow_provider_deltacc.engine.storage_safety import StorageSafety
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
     from airflow_provider_deltacc.windows import LeaseRequest
 
@@ -54,6 +57,16 @@ class DeltaBaseOperator(BaseOperator):
     :param maintenance_wait_timeout: seconds (or a timedelta) a writer waits for a conflicting maintenance
         lease before it writes anyway, with a warning.
     :param lease_ttl: seconds a lease outlives its last heartbeat (a crashed worker's lease expires).
+    :param allow_unsafe_concurrent_writes: writers on storage that cannot exclude concurrent writers
+        (``s3://``, ``s3a://``, ``s3n://`` without ``spark.delta.logStore.<scheme>.impl`` set to
+        ``io.delta.storage.S3DynamoDBLogStore`` in ``spark_conf``; see
+        :mod:`airflow_provider_deltacc.engine.storage_safety`) are serialized: each holds an exclusive lease
+        on the table and fails, naming the missing setting, when the table stays busy past
+        ``unsafe_storage_wait_timeout``. True (or ``$DELTACC_ALLOW_UNSAFE_CONCURRENT_WRITES=true``) lets them
+        run concurrently anyway: only when one writer at a time is guaranteed otherwise, since concurrent
+        commits there can be lost without an error.
+    :param unsafe_storage_wait_timeout: seconds (or a timedelta) a writer on such storage waits for the
+        table to be free before it fails.
     """
 
     operation: ClassVar[str]
@@ -84,6 +97,8 @@ class DeltaBaseOperator(BaseOperator):
         lease_store_url: str | None = None,
         maintenance_wait_timeout: float | timedelta = 120.0,
         lease_ttl: float = 120.0,
+        allow_unsafe_concurrent_writes: bool = False,
+        unsafe_storage_wait_timeout: float | timedelta = 300.0,
         retries: int | None = DEFAULT_AIRFLOW_RETRIES,
         retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
         **kwargs: Any,
@@ -106,6 +121,8 @@ class DeltaBaseOperator(BaseOperator):
         self.lease_store_url = lease_store_url
         self.maintenance_wait_timeout = maintenance_wait_timeout
         self.lease_ttl = lease_ttl
+        self.allow_unsafe_concurrent_writes = allow_unsafe_concurrent_writes
+        self.unsafe_storage_wait_timeout = unsafe_storage_wait_timeout
 
     @cached_property
     def hook(self) -> DeltaCCHook:
@@ -119,6 +136,15 @@ class DeltaBaseOperator(BaseOperator):
             job_name=f"deltacc-{self.dag_id}-{self.task_id}",
             submit_options=self.submit_options,
         )
+
+    def render_template_fields(self, context: Context, jinja_env: jinja2.Environment | None = None) -> None:
+        """Render as usual, then register the values of sensitive ``spark_conf`` keys (secret keys, tokens,
+        passwords) with Airflow's secrets masker, so the rendered fields in the UI and the task log show
+        ``***`` instead."""
+        super().render_template_fields(context, jinja_env)
+        from airflow_provider_deltacc.hooks.deltacc import mask_sensitive_conf
+
+        mask_sensitive_conf(self.spark_conf)
 
     # -- what subclasses provide -------------------------------------------------------------------
     def build_source(self, context: Context) -> dict[str, Any] | None:
@@ -192,6 +218,9 @@ class DeltaBaseOperator(BaseOperator):
         and released afterwards, also when the job fails. A lease store that cannot be reached never fails
         the write (see :func:`airflow_provider_deltacc.windows.writer_lease`).
         """
+        spec, exclusive = self.guard_storage(spec)
+        if exclusive and self.writes_data:
+            return self._run_exclusive(context, spec)
         if not (self.writes_data and self.use_write_lease):
             return self.hook.run(spec)
         from airflow_provider_deltacc.windows import store_from_url, writer_lease
@@ -206,6 +235,74 @@ class DeltaBaseOperator(BaseOperator):
             logger=self.log,
         ):
             return self.hook.run(spec)
+
+    # -- storage that cannot exclude concurrent writers ------------------------------------------------
+    def storage_safety(self) -> StorageSafety:
+        """Whether concurrent Spark writers are safe on this table's storage, from what the task can see:
+        the table path and the operator's ``spark_conf`` (the Spark job checks again with the cluster's
+        effective settings)."""
+        from airflow_provider_deltacc.engine.storage_safety import spark_storage_safety
+
+        return spark_storage_safety(self.table, self.spark_conf or {})
+
+    def unsafe_writes_allowed(self) -> bool:
+        """The explicit override: the operator argument or ``$DELTACC_ALLOW_UNSAFE_CONCURRENT_WRITES``."""
+        from airflow_provider_deltacc.engine.storage_safety import OVERRIDE_ENV, is_truthy
+
+        return bool(self.allow_unsafe_concurrent_writes) or is_truthy(os.environ.get(OVERRIDE_ENV, ""))
+
+    def guard_storage(self, spec: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """Mark the spec with how unsafe storage is guarded; True when this run must be alone on the table.
+
+        Safe storage changes nothing. On unsafe storage the spec carries ``storage_guard`` (the Spark job
+        refuses such a table without it): ``override`` when concurrent writes are explicitly allowed, else
+        ``exclusive_lease``, and the caller must hold a lease no other lease on the table overlaps.
+        """
+        verdict = self.storage_safety()
+        if verdict.safe:
+            return spec, False
+        if self.unsafe_writes_allowed():
+            self.log.warning("%s; running anyway: allow_unsafe_concurrent_writes is set", verdict.message())
+            return {**spec, "storage_guard": "override"}, False
+        if self.writes_data and not self.use_write_lease:
+            raise DeltaCCInputError(
+                f"{self.task_id}: use_write_lease=False, but {verdict.message()}. Without a lease this task "
+                "cannot make sure it is the only writer; keep use_write_lease=True",
+                field="use_write_lease",
+                value=False,
+            )
+        self.log.info("%s; holding an exclusive lease on the table while writing", verdict.message())
+        return {**spec, "storage_guard": "exclusive_lease"}, True
+
+    def _run_exclusive(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
+        """Run the spec inside a lease that no other lease on the table overlaps, or fail saying why."""
+        from airflow_provider_deltacc.windows import (
+            ExclusiveLeaseUnavailable,
+            LeaseRequest,
+            exclusive_writer_lease,
+            store_from_url,
+            writer_op_kind,
+        )
+
+        request = LeaseRequest(
+            table=self.table,
+            holder=lease_holder(context),
+            op_kind=writer_op_kind(spec),
+            partitions=None,
+            ttl_s=float(self.lease_ttl),
+        )
+        wait_s = _seconds(self.unsafe_storage_wait_timeout, "unsafe_storage_wait_timeout")
+        try:
+            with exclusive_writer_lease(
+                lambda: store_from_url(self.lease_store_url), request, wait_timeout_s=wait_s
+            ):
+                return self.hook.run(spec)
+        except ExclusiveLeaseUnavailable as exc:
+            verdict = self.storage_safety()
+            raise DeltaUnsafeStorageError(
+                f"{self.task_id}: refusing to write {self.table} concurrently: {exc}. {verdict.message()}",
+                report={"table": self.table, "status": "refused", "storage_safety": verdict.to_dict()},
+            ) from None
 
     def _write_lease_request(self, context: Context, spec: dict[str, Any]) -> LeaseRequest | None:
         """The writer's lease: holder from the task instance, kind from the spec, partitions when known."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -134,8 +135,15 @@ class _GatedMaintenanceOperator(DeltaBaseOperator):
         return resolve_store_url(self.lease_store_url)
 
     def run_spec(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
-        """Wait for the gate, then run the spec under a maintenance lease (replaces the writer lease)."""
+        """Wait for the gate, then run the spec under a maintenance lease (replaces the writer lease).
+
+        On storage that cannot exclude concurrent writers the run waits for every live lease on the table
+        and its own lease blocks every writer (see :meth:`DeltaBaseOperator.guard_storage`).
+        """
+        spec, exclusive = self.guard_storage(spec)
         request = self.gate_request(spec, self.table_facts())
+        if exclusive:
+            request = replace(request, exclusive=True)
         waiting_since = self._waiting_since or datetime.now(UTC)
         while True:
             outcome = self._attempt(context, spec, request)

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.engine.redaction import REDACTED, is_sensitive_key
 
 Scalar = str | int | float | bool | None
 
@@ -207,7 +208,8 @@ def read_mapping(raw: Any, path: str, *, values: str) -> dict[str, Any]:
             result[name] = value
         elif values == "conf":
             if value is None or isinstance(value, dict | list):
-                raise SpecError(field, value, "must be a string, number or boolean")
+                shown = REDACTED if is_sensitive_key(name) else value  # never echo a secret
+                raise SpecError(field, shown, "must be a string, number or boolean")
             result[name] = str(value).lower() if isinstance(value, bool) else str(value)
         else:
             if not isinstance(value, Scalar):

@@ -60,6 +60,7 @@ def run_job(
 
     try:
         session = spark if spark is not None else get_or_create_session(parsed.spark_conf)
+        storage = check_storage_safety(session, parsed)
         report = run_operation(session, parsed, logger=log, source_hook=source_hook)
     except ConflictRetriesExhaustedError as exc:
         return ExitCode.CONFLICT_RETRYABLE, _loop_report(exc, exc.report.status, exc)
@@ -70,6 +71,9 @@ def run_job(
         if _is_input_error(cause):
             return ExitCode.BAD_INPUT, _loop_report(exc, "bad_input", cause)
         return ExitCode.FAILURE, _loop_report(exc, exc.report.status, cause)
+    except UnsafeStorageError as exc:
+        log.error("%s", exc)
+        return ExitCode.BAD_INPUT, _bare_report(raw, parsed, "bad_input", exc)
     except Exception as exc:
         log.exception("the Delta job failed before its first attempt")
         status = "bad_input" if _is_input_error(exc) else "error"
@@ -77,7 +81,57 @@ def run_job(
         return code, _bare_report(raw, parsed, status, exc)
     result = report.to_dict()
     result["summary"] = report.summary_line()
+    if storage is not None:
+        result["storage_safety"] = storage
     return ExitCode.SUCCESS, result
+
+
+class UnsafeStorageError(InputError):
+    """The table's storage cannot exclude concurrent writers and the spec carries no ``storage_guard``."""
+
+
+def check_storage_safety(session: SparkSession, spec: JobSpec) -> dict[str, Any] | None:
+    """Refuse a write to storage without a multi-writer log store unless the spec says how it is guarded.
+
+    Defense in depth for callers that bypass the operators (which decide this before submitting and then
+    either hold an exclusive lease or pass the explicit override): the verdict is taken from the session's
+    *effective* settings, which include the cluster's ``spark-defaults.conf``.
+
+    :param session: the job's session.
+    :param spec: the parsed spec.
+    :returns: the verdict and the guard (for the report) when the storage is unsafe, else None.
+    :raises UnsafeStorageError: when it is unsafe and ``storage_guard`` is not set.
+    """
+    from airflow_provider_deltacc.engine.storage_safety import (
+        LEGACY_LOG_STORE_CONF,
+        S3_SCHEMES,
+        spark_storage_safety,
+        table_scheme,
+    )
+
+    if table_scheme(spec.table) not in S3_SCHEMES:
+        return None
+    conf: dict[str, str] = {}
+    spark_conf = session.sparkContext.getConf()
+    for key in (LEGACY_LOG_STORE_CONF, *(f"spark.delta.logStore.{s}.impl" for s in sorted(S3_SCHEMES))):
+        value = session.conf.get(key, None) or spark_conf.get(key, None)
+        if value:
+            conf[key] = value
+    conf.update(spec.spark_conf)
+    verdict = spark_storage_safety(spec.table, conf)
+    if verdict.safe:
+        return None
+    if spec.storage_guard is None:
+        raise UnsafeStorageError(
+            "storage_guard",
+            None,
+            f"refusing to write: {verdict.message()}. Run it through a Delta operator (which serializes "
+            "writers on this table with an exclusive lease), or set storage_guard to 'override' in the spec",
+        )
+    log.warning(
+        "unsafe storage for concurrent writers, guarded by %s: %s", spec.storage_guard, verdict.message()
+    )
+    return {**verdict.to_dict(), "guard": spec.storage_guard}
 
 
 def get_or_create_session(spark_conf: Mapping[str, str] | None = None) -> SparkSession:

@@ -6,7 +6,7 @@ Shape::
      "table": "<path or catalog name>",
      "source": {"kind": "delta|table|parquet|csv|sql|rows", ...} | null,
      "options": {...},  "retry_policy": {...},  "txn": {"app_id": "...", "version": 7} | null,
-     "spark_conf": {...}}
+     "spark_conf": {...},  "storage_guard": "exclusive_lease|override" | null}
 
 Every problem raises :class:`SpecError` naming the field, the bad value and the fix.
 """
@@ -23,6 +23,7 @@ from airflow_provider_deltacc.engine.spec import (
     DEFAULT_WHEN_NOT_MATCHED,
     OPERATIONS,
     SOURCE_KINDS,
+    STORAGE_GUARDS,
     AppendOptions,
     DeleteOptions,
     JobSpec,
@@ -44,7 +45,7 @@ from airflow_provider_deltacc.spark_job.fields import Fields, SpecError
 
 __all__ = ["JobSpec", "SourceSpec", "SpecError", "parse_spec"]
 
-TOP_LEVEL = ("operation", "table", "source", "options", "retry_policy", "txn", "spark_conf")
+TOP_LEVEL = ("operation", "table", "source", "options", "retry_policy", "txn", "spark_conf", "storage_guard")
 NEEDS_SOURCE = ("append", "overwrite_partitions", "merge")
 NO_SOURCE = ("update", "delete", "optimize", "vacuum")
 NO_TXN = ("optimize", "vacuum")
@@ -92,6 +93,17 @@ def parse_spec(spec: str | bytes | dict[str, Any]) -> JobSpec:
         retry_policy=_retry_policy(top.data.get("retry_policy")),
         txn=txn,
         spark_conf=top.mapping("spark_conf", values="conf"),
+        storage_guard=_storage_guard(top.data.get("storage_guard")),
+    )
+
+
+def _storage_guard(raw: Any) -> str | None:
+    if raw is None or raw in STORAGE_GUARDS:
+        return raw
+    raise SpecError(
+        "storage_guard",
+        raw,
+        f"must be one of {', '.join(STORAGE_GUARDS)} or null (see the storage safety docs)",
     )
 
 

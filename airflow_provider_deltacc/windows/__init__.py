@@ -41,7 +41,13 @@ from airflow_provider_deltacc.windows.request import GateRequest, poll_delay, re
 from airflow_provider_deltacc.windows.sqlite_store import LEASE_DB_ENV, SqliteLeaseStore, default_sqlite_path
 from airflow_provider_deltacc.windows.store import AcquireResult, ConflictPredicate, LeaseStore
 from airflow_provider_deltacc.windows.table_facts import TableFacts, read_table_facts, table_partitions
-from airflow_provider_deltacc.windows.writer import writer_lease, writer_op_kind, writer_partitions
+from airflow_provider_deltacc.windows.writer import (
+    ExclusiveLeaseUnavailable,
+    exclusive_writer_lease,
+    writer_lease,
+    writer_op_kind,
+    writer_partitions,
+)
 
 __all__ = [
     "DEFAULT_TTL_S",
@@ -52,6 +58,7 @@ __all__ = [
     "AcquireResult",
     "Clash",
     "ConflictPredicate",
+    "ExclusiveLeaseUnavailable",
     "GateDecision",
     "GateRequest",
     "HeldLease",
@@ -65,6 +72,7 @@ __all__ = [
     "clash",
     "decide",
     "default_sqlite_path",
+    "exclusive_writer_lease",
     "format_holder",
     "hold_lease",
     "maintenance_conflicts",

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from airflow_provider_deltacc.occ.matrix import EngineProfile, OpKind, TableTraits
-from airflow_provider_deltacc.windows.conflicts import maintenance_conflicts
+from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_conflicts
 from airflow_provider_deltacc.windows.declared import WriteWindow
 from airflow_provider_deltacc.windows.factory import LEASE_STORE_URL_ENV
 from airflow_provider_deltacc.windows.gate import GateDecision, decide
@@ -107,6 +107,9 @@ class GateRequest:
     :param table_retention_hours: the table's ``delta.deletedFileRetentionDuration`` in hours, if known.
     :param force: VACUUM even with an unsafe retention.
     :param expected_duration_s: how long the run is expected to take, so windows opening within it block.
+    :param exclusive: the table's storage cannot exclude concurrent writers (see
+        :mod:`airflow_provider_deltacc.engine.storage_safety`): wait for every live lease, not only
+        conflicting ones.
     """
 
     table: str
@@ -120,6 +123,7 @@ class GateRequest:
     table_retention_hours: float | None = None
     force: bool = False
     expected_duration_s: float | None = field(default=None)
+    exclusive: bool = False
 
     def __post_init__(self) -> None:
         op = parse_op_kind(self.maintenance_op, field="maintenance_op")
@@ -171,13 +175,29 @@ class GateRequest:
                 closed_partitions=closed,
                 decided_at=decision.decided_at,
             )
+        if decision.go and self.exclusive:
+            live = store.active(self.table, now)
+            if live:
+                return GateDecision(
+                    False,
+                    None,
+                    f"waiting: the table's storage cannot exclude concurrent writers, so "
+                    f"{self.maintenance_op.name} waits for every live lease: "
+                    + "; ".join(lease.describe() for lease in live),
+                    [lease.describe() for lease in live],
+                    decided_at=decision.decided_at,
+                )
         return decision
 
     def lease_conflicts(self, partitions: PartitionScope) -> ConflictPredicate:
         """The predicate the run's own maintenance lease is acquired with, for the partitions it runs on.
 
+        With ``exclusive`` (storage without a multi-writer log store) every live lease on the table blocks.
+
         :param partitions: the partitions the run will touch (the gate's closed ones), None for all.
         """
+        if self.exclusive:
+            return any_lease
         return maintenance_conflicts(
             self.maintenance_op, partitions, profile=self.profile, traits=self.traits
         )
@@ -196,6 +216,7 @@ class GateRequest:
             "table_retention_hours": self.table_retention_hours,
             "force": self.force,
             "expected_duration_s": self.expected_duration_s,
+            "exclusive": self.exclusive,
         }
 
     @classmethod

@@ -15,7 +15,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from airflow_provider_deltacc.occ.matrix import EngineProfile, OpKind, TableTraits
-from airflow_provider_deltacc.windows.conflicts import maintenance_lease_conflicts
+from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
 from airflow_provider_deltacc.windows.partitions import PartitionScope, PartitionSpec, format_scope
@@ -291,4 +291,66 @@ def writer_lease(
                 format_scope(request.partitions),
             )
             held = None
+        yield held
+
+
+class ExclusiveLeaseUnavailable(RuntimeError):
+    """An exclusive writer lease could not be taken: the store is unreachable, or others kept the table.
+
+    :param message: what happened.
+    :param blocking: the live leases that kept the table (empty when the store failed).
+    """
+
+    def __init__(self, message: str, blocking: Sequence[Lease] = ()) -> None:
+        super().__init__(message)
+        self.blocking = list(blocking)
+
+
+@contextmanager
+def exclusive_writer_lease(
+    open_store: Callable[[], LeaseStore],
+    request: LeaseRequest,
+    *,
+    wait_timeout_s: float,
+    poll_s: float = 1.0,
+    heartbeat_s: float | None = None,
+) -> Iterator[HeldLease]:
+    """Hold a writer's lease that no other lease on the table may overlap, or raise.
+
+    For tables whose storage cannot exclude concurrent writers (S3 without a multi-writer log store): the
+    writer waits at most ``wait_timeout_s`` until no other live lease (writer or maintenance) is on the
+    table, and other writers and maintenance wait for it in turn (they take exclusive leases too). Unlike
+    :func:`writer_lease` it never writes without the lease: an unreachable store or a wait that runs out
+    raises :class:`ExclusiveLeaseUnavailable`.
+
+    :param open_store: opens the lease store (called once).
+    :param request: the writer's lease.
+    :param wait_timeout_s: the longest wait for the table to be free.
+    :param poll_s: the pause between acquisition attempts while waiting.
+    :param heartbeat_s: the renewal interval; None for a third of the TTL.
+    :raises ExclusiveLeaseUnavailable: the lease could not be taken.
+    """
+    with ExitStack() as stack:
+        try:
+            store = stack.enter_context(open_store())
+            held = stack.enter_context(
+                hold_lease(
+                    store,
+                    request,
+                    conflicts=any_lease,
+                    wait_timeout_s=wait_timeout_s,
+                    poll_s=poll_s,
+                    heartbeat_s=heartbeat_s,
+                )
+            )
+        except Exception as exc:
+            raise ExclusiveLeaseUnavailable(
+                f"the lease store is unavailable ({type(exc).__name__}: {exc}), so this writer cannot make "
+                "sure it is alone on the table"
+            ) from exc
+        if not held.acquired:
+            blockers = "; ".join(lease.describe() for lease in held.blocking) or "nothing"
+            raise ExclusiveLeaseUnavailable(
+                f"other work kept the table for {held.waited_s:.0f} s: {blockers}", held.blocking
+            )
         yield held
