@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.exceptions import AirflowException
 
+from airflow_provider_deltacc.advisor import parse_time
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.occ.operation_class import OperationClass
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_holder
@@ -366,6 +367,7 @@ class DeltaVacuumOperator(_GatedMaintenanceOperator):
         self.retention_hours = retention_hours
         self.force = force
         self.list_only = list_only
+        parse_time.check_vacuum(self.task_id, self.table, retention_hours, force)
 
     def build_options(self, context: Context) -> dict[str, Any]:
         options: dict[str, Any] = {"force": self.force, "dry_run": self.list_only}

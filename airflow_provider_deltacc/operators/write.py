@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.advisor import parse_time
 from airflow_provider_deltacc.occ.operation_class import OperationClass
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator
 from airflow_provider_deltacc.operators.sources import source_spec
@@ -139,6 +140,7 @@ class DeltaMergeOperator(DeltaBaseOperator):
         self.partition_pin = partition_pin
         self.dedup_order_by = dedup_order_by
         self.dedup_keys = dedup_keys
+        parse_time.check_merge(self.task_id, self.table, partition_pin)
 
     def build_source(self, context: Context) -> dict[str, Any] | None:
         return source_spec(self.source)
@@ -264,6 +266,7 @@ class DeltaSqlOperator(DeltaBaseOperator):
         self.statement_class = statement_class
         if statement_class in {c.value for c in OperationClass}:
             self.operation_class = OperationClass(statement_class)  # type: ignore[misc]
+        parse_time.check_sql(self.task_id, self.table, statement)
 
     def build_source(self, context: Context) -> dict[str, Any] | None:
         return source_spec(self.source)

@@ -90,12 +90,14 @@ def hold(gate: Gate, action: Callable[[], object], *, name: str = "held-txn") ->
         raise AssertionError(f"the held transaction did not finish within {gate.timeout_s}s of its release")
 
 
-def gate_udf(spark: SparkSession, gate: Gate, *, only: int | None = None) -> str:
+def gate_udf(spark: SparkSession, gate: Gate, *, only: int | None = None, name: str | None = None) -> str:
     """Register the gate as a deterministic boolean SQL function of one argument; return its name.
 
     It is always true; its first evaluation blocks until ``gate.release()`` (or the gate's timeout).
     With ``only``, just an evaluation on that value blocks: when the held job scans several files, put
     that value in one file so that one task is held and the other task slot stays free for the rival.
+    With ``name``, it is registered under that name (e.g. again in a child session, which does not see
+    the parent's functions).
     """
     from pyspark.sql.types import BooleanType
 
@@ -110,6 +112,6 @@ def gate_udf(spark: SparkSession, gate: Gate, *, only: int | None = None) -> str
                 time.sleep(0.05)
         return True
 
-    name = f"gate_{uuid.uuid4().hex[:8]}"
+    name = name or f"gate_{uuid.uuid4().hex[:8]}"
     spark.udf.register(name, hold_row, BooleanType())
     return name

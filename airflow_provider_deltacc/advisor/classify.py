@@ -1,0 +1,290 @@
+"""Judge one pair with the conflict matrix: resolve both scopes, decide the traits, word the reason.
+
+Partition overlap decides the traits :func:`~airflow_provider_deltacc.occ.matrix.can_conflict` sees:
+disjoint partitions are ``pinned`` (file-level conflicts vanish); partitions known to be shared are
+``same_files`` (a file-level "can" becomes "will", except for OPTIMIZE, which may find nothing to compact);
+partitions known only at run time leave the seed cell's "can".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from airflow_provider_deltacc.advisor.findings import Finding, Level
+from airflow_provider_deltacc.advisor.fixes import suggest
+from airflow_provider_deltacc.advisor.pairs import Candidate
+from airflow_provider_deltacc.advisor.scopes import (
+    WHOLE,
+    Overlap,
+    Scope,
+    literal_scope,
+    overlap,
+    project_rows,
+)
+from airflow_provider_deltacc.advisor.tasks import MERGE_AUTO, TaskFacts
+from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.occ.matrix import (
+    EXCEPTION_NAMES,
+    EngineProfile,
+    Hazard,
+    OpKind,
+    TableTraits,
+    Verdict,
+    can_conflict,
+)
+from airflow_provider_deltacc.occ.matrix import Level as MatrixLevel
+from airflow_provider_deltacc.occ.matrix.ops import exposure
+from airflow_provider_deltacc.occ.matrix.profiles import PROFILE_SPECS
+
+_OPTIMIZES = {OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER}
+_ADDERS = {OpKind.BLIND_APPEND, OpKind.INSERT_SELECT}
+_MAINTENANCE = {*_OPTIMIZES, OpKind.VACUUM}
+
+
+@dataclass(frozen=True)
+class TableContext:
+    """What the advisor knows about one table.
+
+    :param table: the table.
+    :param partition_columns: its partition columns, as far as known.
+    :param partitioned: True/False when read from the table's log, None when unknown.
+    :param profile: the engine profile (from the tasks' arguments; OSS Delta by default).
+    :param traits: the table traits (from the tasks' arguments).
+    """
+
+    table: str
+    partition_columns: tuple[str, ...] = ()
+    partitioned: bool | None = None
+    profile: EngineProfile = EngineProfile.OSS_SERIALIZABLE
+    traits: TableTraits = field(default_factory=TableTraits)
+
+
+@lru_cache(maxsize=4096)
+def _verdict(a: OpKind, b: OpKind, profile: EngineProfile, traits: TableTraits) -> Verdict:
+    return can_conflict(a, b, profile=profile, traits=traits)
+
+
+def resolve_scope(task: TaskFacts, context: TableContext) -> tuple[Scope, tuple[str, ...]]:
+    """The task's scope once the table's partition columns are known, and what that assumes."""
+    scope, columns = task.scope, context.partition_columns
+    if context.partitioned is False and task.op is not OpKind.VACUUM:
+        return WHOLE, ("the table is not partitioned: every writer touches the same files",)
+    if task.op is OpKind.MERGE and scope.kind in ("rows", "source"):
+        return _merge_scope(task, scope, columns)
+    if scope.kind == "rows":
+        projected = project_rows(scope.specs, columns)
+        return (literal_scope(projected), ()) if projected else (scope, ())
+    return scope, ()
+
+
+def _merge_scope(task: TaskFacts, scope: Scope, columns: Sequence[str]) -> tuple[Scope, tuple[str, ...]]:
+    if scope.columns:
+        pinned = list(scope.columns)
+    elif not columns:
+        note = f"{task.task_id}: partition columns unknown, so whether its pin narrows it is not known"
+        return Scope("unknown", note=note), (note,)
+    elif task.label == MERGE_AUTO:
+        pinned = list(columns)
+    else:
+        keys = {k.lower() for k in task.merge_keys}
+        pinned = [c for c in columns if c.lower() in keys]
+        if not pinned:
+            note = f"no merge key of {task.task_id} is a partition column ({', '.join(columns)}): not pinned"
+            return WHOLE, (note,)
+    if scope.kind == "rows":
+        projected = project_rows(scope.specs, pinned)
+        if projected:
+            return literal_scope(projected), ()
+    return Scope("source", columns=tuple(pinned)), ()
+
+
+@lru_cache(maxsize=1024)
+def _traits(base: TableTraits, shared: Overlap, ops: frozenset[OpKind]) -> TableTraits:
+    if shared == "no":
+        return replace(base, partitioned=True, pinned=True, same_files=False)
+    certain = shared == "yes" and not ops & _MAINTENANCE
+    return replace(base, pinned=False, same_files=certain)
+
+
+def _names(kinds: Sequence[ConflictKind]) -> str:
+    names = [EXCEPTION_NAMES[k] for k in kinds]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _reads(task: TaskFacts, scope: str) -> str:
+    if task.op in _OPTIMIZES:
+        return f"compacts {scope}"
+    if task.op is OpKind.SCHEMA_CHANGE:
+        return "commits against the table's current metadata"
+    if task.op is OpKind.BLIND_APPEND:
+        return f"adds files to {scope} against the table's current metadata"
+    return f"reads {scope}"
+
+
+def _acts(task: TaskFacts, scope: str) -> str:
+    if task.op is OpKind.SCHEMA_CHANGE:
+        return "changes the table's metadata"
+    if task.op in _ADDERS:
+        return f"adds files to {scope}"
+    if task.op in _OPTIMIZES:
+        return f"rewrites (compacts) files in {scope}"
+    return f"rewrites files in {scope}"
+
+
+class _Namer:
+    def __init__(self, candidate: Candidate) -> None:
+        self.same_dag = candidate.a.dag_id == candidate.b.dag_id
+
+    def __call__(self, task: TaskFacts) -> str:
+        return task.task_id if self.same_dag else task.key
+
+
+def _conflict_reason(
+    candidate: Candidate, verdict: Verdict, level: Level, scopes: dict[int, str], shared: Overlap
+) -> tuple[str, tuple[str, ...], tuple[ConflictKind, ...]]:
+    a, b = candidate.a, candidate.b
+    name = _Namer(candidate)
+    serializable = PROFILE_SPECS[verdict.profile].serializable
+    when = " if they touch the same partitions" if level is Level.CAN and shared == "maybe" else ""
+    verb = "will raise" if level is Level.WILL else "can raise"
+    if candidate.kind == "self":
+        kinds = verdict.exceptions
+        text = (
+            f"Two concurrent instances of {name(a)} ({a.label}) each {_reads(a, scopes[0])}: whichever "
+            f"commits second {verb.split()[0]} fail with {_names(kinds)}{when}."
+        )
+        return text, (a.key,), kinds
+    sentences: list[str] = []
+    losers: list[str] = []
+    all_kinds: list[ConflictKind] = []
+    pairs = ((a, b, scopes[0], scopes[1]), (b, a, scopes[1], scopes[0]))
+    for loser, winner, loser_scope, winner_scope in pairs:
+        if loser.op not in verdict.losers:
+            continue
+        exposed = exposure(loser.op, winner.op, serializable=serializable)
+        kinds = tuple(k for k in exposed if k in verdict.exceptions) or verdict.exceptions
+        sentences.append(
+            f"{name(loser)} ({loser.label}) {_reads(loser, loser_scope)}; a concurrent {winner.label} by "
+            f"{name(winner)} {_acts(winner, winner_scope)}, so it {verb} {_names(kinds)} in {name(loser)} "
+            f"when {name(winner)} commits while {name(loser)} is running{when}."
+        )
+        losers.append(loser.key)
+        all_kinds += kinds
+    ordered = tuple(k for k in ConflictKind if k in all_kinds)
+    return " ".join(sentences) or verdict.reason, tuple(losers), ordered
+
+
+def _safe_reason(candidate: Candidate, verdict: Verdict, scopes: dict[int, str], shared: Overlap) -> str:
+    a, b = candidate.a, candidate.b
+    name = _Namer(candidate)
+    if shared == "no" and "disjoint_partition_pins" in verdict.rules:
+        return (
+            f"{name(a)} ({a.label}) touches only {scopes[0]} and {name(b)} ({b.label}) only {scopes[1]}: "
+            "disjoint partitions, so neither can fail the other."
+        )
+    return f"{name(a)} ({a.label}) and {name(b)} ({b.label}): {verdict.reason}"
+
+
+def _hazard_reason(candidate: Candidate) -> str:
+    a, b = candidate.a, candidate.b
+    name = _Namer(candidate)
+    vacuum, other = (a, b) if a.op is OpKind.VACUUM else (b, a)
+    if vacuum is other:
+        return (
+            f"Two runs of {name(vacuum)} (VACUUM) at once: harmless for the data, but the listing is wasted."
+        )
+    retention = (
+        f"retention {vacuum.retention_hours:g} h"
+        if vacuum.retention_hours is not None
+        else "the table's retention (168 h unless delta.deletedFileRetentionDuration says otherwise)"
+    )
+    forced = ", force=True" if vacuum.force else ""
+    text = (
+        f"{name(vacuum)} (VACUUM with {retention}{forced}) deletes unreferenced files older than the "
+        f"retention, including files {name(other)} ({other.label}) has written and not yet committed if "
+        f"{name(other)} runs longer than that: its commit then fails on missing files. No conflict "
+        "exception warns about it."
+    )
+    if vacuum.gated:
+        text += f" {name(vacuum)} is gated: it waits until no writer holds a write lease on the table."
+    return text
+
+
+#: Resolved scopes per task for one table: id(task) -> (scope, assumptions, description).
+ScopeMemo = dict[int, tuple[Scope, tuple[str, ...], str]]
+
+
+def _resolved(task: TaskFacts, context: TableContext, memo: ScopeMemo) -> tuple[Scope, tuple[str, ...], str]:
+    found = memo.get(id(task))
+    if found is None:
+        scope, notes = resolve_scope(task, context)
+        found = memo[id(task)] = (scope, notes, scope.describe(context.partition_columns))
+    return found
+
+
+def judge(candidate: Candidate, context: TableContext, memo: ScopeMemo | None = None) -> Finding:
+    """Judge one pair.
+
+    :param candidate: two tasks that can run at the same time on one table.
+    :param context: what is known about the table.
+    :param memo: resolved scopes of this table's tasks, shared between calls (pass one dict per table).
+    """
+    memo = {} if memo is None else memo
+    a, b = candidate.a, candidate.b
+    scope_a, notes_a, text_a = _resolved(a, context, memo)
+    scope_b, notes_b, text_b = _resolved(b, context, memo)
+    if candidate.kind == "self":
+        shared: Overlap = "maybe" if scope_a.kind in ("source", "unknown") else "yes"
+    else:
+        shared = overlap(scope_a, scope_b, context.partition_columns)
+    traits = _traits(context.traits, shared, frozenset({a.op, b.op}))
+    verdict = _verdict(a.op, b.op, context.profile, traits)
+    if verdict.level is MatrixLevel.WILL:
+        level = Level.WILL
+    elif verdict.level is MatrixLevel.CAN:
+        level = Level.CAN
+    else:
+        level = Level.HAZARD if verdict.hazard is not Hazard.NONE else Level.CANNOT
+    scopes = {0: text_a, 1: text_b}
+    losers: tuple[str, ...] = ()
+    kinds: tuple[ConflictKind, ...] = ()
+    if level in (Level.WILL, Level.CAN):
+        reason, losers, kinds = _conflict_reason(candidate, verdict, level, scopes, shared)
+    elif level is Level.HAZARD:
+        reason = _hazard_reason(candidate)
+    else:
+        reason = _safe_reason(candidate, verdict, scopes, shared)
+    writer = b if a.op in _MAINTENANCE else a
+    maintenance = a if writer is b else b
+    gated_pair = (
+        maintenance.gated
+        and maintenance.op in _MAINTENANCE
+        and writer.uses_lease
+        and (writer.op not in _MAINTENANCE and writer.operator != "DeltaSqlOperator")
+    )
+    if gated_pair and level is not Level.CANNOT and a is not b and maintenance.op in _OPTIMIZES:
+        reason += (
+            f" Mitigated by the gate: {maintenance.task_id} waits for {writer.task_id}'s write lease before "
+            f"it starts, and {writer.task_id} waits (up to maintenance_wait_timeout) for "
+            f"{maintenance.task_id}'s."
+        )
+    assumptions = tuple(dict.fromkeys((*a.notes, *notes_a, *b.notes, *notes_b)))
+    if assumptions and level is not Level.CANNOT:
+        reason += " Assumes the worst: " + "; ".join(assumptions) + "."
+    return Finding(
+        level=level,
+        table=candidate.table,
+        task_a=a.key,
+        task_b=b.key,
+        op_a=a.label,
+        op_b=b.label,
+        exceptions=tuple(EXCEPTION_NAMES[k] for k in kinds),
+        losers=losers,
+        reason=reason,
+        fixes=suggest(candidate, level, scope_a, scope_b, gated_pair=gated_pair),
+        timing=candidate.why,
+        assumptions=assumptions,
+        verdict=verdict,
+    )

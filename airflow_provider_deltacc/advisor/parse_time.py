@@ -1,0 +1,93 @@
+"""Parse-time warnings for what one operator shows on its own: no I/O, no DAG walk, a few comparisons.
+
+They go through :func:`warnings.warn` with :class:`DeltaConflictWarning`, which Airflow's DAG processor
+records with the DAG file (and ``python -W error::...DeltaConflictWarning`` turns into errors in CI).
+Pairs need the whole picture: that is the advisor's job (``deltacc-advisor``). Mapped operators are not
+constructed at parse time, so ``.partial(...).expand(...)`` tasks are only judged by the advisor.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import warnings
+from typing import Any
+
+#: Delta's default ``delta.deletedFileRetentionDuration``.
+DEFAULT_RETENTION_HOURS = 168.0
+_MAINTENANCE_SQL = re.compile(r"^\s*(optimize|vacuum)\b", re.IGNORECASE)
+_OWN_MODULES = ("airflow_provider_deltacc.", "airflow.")
+
+
+class DeltaConflictWarning(UserWarning):
+    """An operator set up so that writers running at the same time on its table can fail, or lose files."""
+
+
+def _stacklevel() -> int:
+    """The stack level of the first frame outside this provider and Airflow: the DAG file's line."""
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith(_OWN_MODULES):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
+
+
+def warn_conflict(message: str) -> None:
+    """Emit one :class:`DeltaConflictWarning` pointing at the DAG file's line.
+
+    :param message: what conflicts, with whom, and the fix.
+    """
+    warnings.warn(message, DeltaConflictWarning, stacklevel=_stacklevel())
+
+
+def check_merge(task_id: str, table: Any, partition_pin: Any) -> None:
+    """A MERGE without partition pin reads the whole table: any concurrent writer on it can fail it.
+
+    :param task_id: the task.
+    :param table: its table.
+    :param partition_pin: its ``partition_pin``.
+    """
+    if partition_pin is None:
+        warn_conflict(
+            f"{task_id}: MERGE into {table} with partition_pin=None reads the whole table; a concurrent "
+            "append or DML on any partition will fail it with ConcurrentAppendException. Pin it "
+            "(partition_pin='keyed' with the partition column among the keys, or 'auto'), or land concurrent "
+            "sources with staging_append_then_merge; run deltacc-advisor to see which tasks overlap it."
+        )
+
+
+def check_vacuum(task_id: str, table: Any, retention_hours: Any, force: Any) -> None:
+    """A forced VACUUM below Delta's default retention can delete files of writers that run longer.
+
+    :param task_id: the task.
+    :param table: its table.
+    :param retention_hours: its ``retention_hours`` (a template is not judged).
+    :param force: its ``force``.
+    """
+    if force is not True or isinstance(retention_hours, bool) or not isinstance(retention_hours, int | float):
+        return
+    if retention_hours < DEFAULT_RETENTION_HOURS:
+        warn_conflict(
+            f"{task_id}: VACUUM of {table} with force=True and retention_hours={retention_hours:g} (below "
+            f"Delta's default {DEFAULT_RETENTION_HOURS:g} h) can delete files a writer has written and not "
+            f"yet committed if it runs longer than {retention_hours:g} h, and files old snapshots still "
+            "read. Keep the table's retention and force=False."
+        )
+
+
+def check_sql(task_id: str, table: Any, statement: Any) -> None:
+    """OPTIMIZE/VACUUM as plain SQL skips the maintenance gate: concurrent writers are not waited for.
+
+    :param task_id: the task.
+    :param table: its table.
+    :param statement: its statement (a template is not judged).
+    """
+    if isinstance(statement, str) and "{{" not in statement:
+        found = _MAINTENANCE_SQL.match(statement)
+        if found:
+            verb = found.group(1).upper()
+            operator = "DeltaOptimizeOperator" if verb == "OPTIMIZE" else "DeltaVacuumOperator"
+            warn_conflict(
+                f"{task_id}: {verb} of {table} through DeltaSqlOperator does not wait for writers (no "
+                f"maintenance gate), so it can fail concurrent DML or delete their files; use {operator} or "
+                "table_maintenance, which wait for writer leases and declared write windows."
+            )
