@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -29,6 +30,8 @@ from airflow_provider_deltacc.spark_job.report_line import REPORT_PREFIX, parse_
 
 ExecutionMode = Literal["spark_submit", "in_process"]
 EXECUTION_MODES: tuple[str, ...] = ("spark_submit", "in_process")
+#: How long the hook waits for a TCP connection to a ``spark://`` master before it gives up.
+MASTER_CONNECT_TIMEOUT_S = 5.0
 
 DELTA_SPARK_CONF: dict[str, str] = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -128,20 +131,62 @@ class DeltaCCHook(BaseHook):
                 field="conn_id",
                 value=self.conn_id,
             ) from exc
+        # The master URL as SparkSubmitHook builds it (a URI connection keeps its scheme in conn_type).
         host = conn.host or ""
-        return f"{host}:{conn.port}" if conn.port else host
+        if conn.conn_type == "spark" and host and ("://" in host or not conn.port):
+            master = host
+        else:
+            master = f"{conn.conn_type}://{host}"
+        return f"{master}:{conn.port}" if conn.port else master
+
+    def check_master_reachable(self, timeout_s: float = MASTER_CONNECT_TIMEOUT_S) -> None:
+        """Fail fast when a ``spark://`` master refuses connections or does not answer within ``timeout_s``
+        (spark-submit itself would retry for minutes). Other masters (``local``, ``yarn``, ``k8s://``) are
+        not probed.
+
+        :param timeout_s: the longest wait for one TCP connection.
+        :raises DeltaCCInputError: naming ``conn_id`` and the master when no master of the URL answers.
+        """
+        master = self._connection_master
+        if not master.startswith("spark://"):
+            return
+        errors = []
+        for address in master.removeprefix("spark://").split(","):
+            host, _, port = address.strip().rpartition(":")
+            try:
+                with socket.create_connection((host or address, int(port or 7077)), timeout=timeout_s):
+                    return
+            except (OSError, ValueError) as exc:
+                errors.append(f"{address.strip()}: {type(exc).__name__}: {exc}")
+        raise DeltaCCInputError(
+            f"conn_id={self.conn_id!r}: the Spark master {master} cannot be reached ({'; '.join(errors)}). "
+            "Start the master, or fix the connection's host and port.",
+            field="conn_id",
+            value=self.conn_id,
+        )
 
     def _spark_submit(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
-        from airflow_provider_deltacc.engine.delta_jars import cached_jars
+        from airflow_provider_deltacc.engine.delta_jars import (
+            JAR_CACHE_ENV,
+            DeltaJarsMissingError,
+            cache_root,
+            cached_jars,
+        )
         from airflow_provider_deltacc.hooks.bundle import build_bundle
 
         master = self._connection_master
-        jars = [str(p) for p in cached_jars()]
+        try:
+            jars = [str(p) for p in cached_jars()]
+        except DeltaJarsMissingError as exc:
+            raise DeltaCCInputError(
+                f"{JAR_CACHE_ENV}: {exc}", field=JAR_CACHE_ENV, value=str(cache_root())
+            ) from None
+        self.check_master_reachable()
         py_files = [str(p) for p in build_bundle()] + [jars[0]]  # jar 0 carries the `delta` Python API
         with tempfile.TemporaryDirectory(prefix="deltacc-spec-") as work:
             spec_file = Path(work) / "spec.json"
             spec_file.write_text(json.dumps(spec))
-            hook = _ReportingSparkSubmitHook(
+            hook = self._submit_hook_for(
                 conn_id=self.conn_id,
                 conf={**DELTA_SPARK_CONF, **self.spark_conf},
                 py_files=",".join(py_files),
@@ -167,6 +212,18 @@ class DeltaCCHook(BaseHook):
             finally:
                 self._submit_hook = None
         return code, hook.report
+
+    def _submit_hook_for(self, **kwargs: Any) -> _ReportingSparkSubmitHook:
+        """The SparkSubmitHook; a connection it refuses (e.g. a bad ``spark-binary`` extra) is bad input."""
+        try:
+            return _ReportingSparkSubmitHook(**kwargs)
+        except (ValueError, TypeError) as exc:
+            raise DeltaCCInputError(
+                f"conn_id={self.conn_id!r}: the apache-spark provider refuses this connection or its "
+                f"options: {exc}",
+                field="conn_id",
+                value=self.conn_id,
+            ) from None
 
     def _driver_env(self, master: str) -> dict[str, str]:
         env: dict[str, str] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from datetime import timedelta
@@ -187,15 +188,41 @@ class DeltaBaseOperator(BaseOperator):
         return {"app_id": app_id, "version": version}
 
     def validate_spec(self, spec: dict[str, Any]) -> None:
-        """Fail before anything is submitted when the spec is invalid."""
+        """Fail before anything is submitted (or leased) when the spec or an operator argument is invalid."""
         from airflow_provider_deltacc.spark_job.spec import SpecError, parse_spec
 
+        self.validate_arguments()
         try:
             parse_spec(spec)
         except SpecError as exc:
             raise DeltaCCInputError(
                 f"{self.task_id}: {exc}", field=exc.field, value=getattr(exc, "value", None)
             ) from None
+
+    def validate_arguments(self) -> None:
+        """Check the arguments that never reach the job spec: the execution mode, lease timings."""
+        from airflow_provider_deltacc.hooks.deltacc import EXECUTION_MODES
+
+        if self.execution_mode not in EXECUTION_MODES:
+            raise DeltaCCInputError(
+                f"{self.task_id}: execution_mode={self.execution_mode!r} is not supported; use one of "
+                f"{', '.join(EXECUTION_MODES)}",
+                field="execution_mode",
+                value=self.execution_mode,
+            )
+        try:
+            ttl = float(self.lease_ttl)
+        except (TypeError, ValueError):
+            ttl = float("nan")
+        if not math.isfinite(ttl) or ttl <= 0:
+            raise DeltaCCInputError(
+                f"{self.task_id}: lease_ttl={self.lease_ttl!r} must be a positive number of seconds, "
+                "e.g. 120 (a lease outlives its last heartbeat by this long)",
+                field="lease_ttl",
+                value=self.lease_ttl,
+            )
+        _seconds(self.maintenance_wait_timeout, "maintenance_wait_timeout")
+        _seconds(self.unsafe_storage_wait_timeout, "unsafe_storage_wait_timeout")
 
     def execute(self, context: Context) -> dict[str, Any]:
         spec = self.build_spec(context)
@@ -364,9 +391,16 @@ def lease_holder(context: Context) -> str:
 
 def _seconds(value: float | timedelta, name: str) -> float:
     """A non-negative number of seconds from seconds or a timedelta."""
-    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
-    if seconds < 0:
-        raise DeltaCCInputError(f"{name}={value!r} must not be negative", field=name, value=value)
+    try:
+        seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    except (TypeError, ValueError):
+        seconds = float("nan")
+    if not seconds >= 0:  # negative, NaN or not a number
+        raise DeltaCCInputError(
+            f"{name}={value!r} must be a non-negative number of seconds or a timedelta",
+            field=name,
+            value=value,
+        )
     return seconds
 
 

@@ -79,6 +79,17 @@ class Fields:
             raise SpecError(self.name(key), value, "must be a non-empty string")
         return value
 
+    def sql(self, key: str, *, required: bool = False) -> str | None:
+        """Read a SQL text (a condition, an expression, a statement, a query): a non-empty string without
+        ``${``, which Spark's variable substitution would replace (``${env:SECRET}``, ``${spark:...}``).
+
+        :param key: the key.
+        :param required: refuse a missing or null value.
+        """
+        value = self.string(key, required=required)
+        check_sql_text(self.name(key), value)
+        return value
+
     def boolean(self, key: str, default: bool) -> bool:
         """Read a JSON boolean.
 
@@ -185,6 +196,23 @@ class Fields:
         return [Fields(item, f"{self.name(key)}[{index}]") for index, item in enumerate(raw)]
 
 
+def check_sql_text(field: str, text: str | None) -> None:
+    """Refuse SQL text holding ``${``: Spark substitutes ``${env:...}``, ``${spark:...}`` and friends anywhere
+    in SQL it parses (string literals included), so templated input could read the driver's environment.
+
+    :param field: the dotted path of the field.
+    :param text: the SQL text, or None.
+    """
+    if text is not None and "${" in text:
+        raise SpecError(
+            field,
+            text,
+            "contains '${', which Spark's variable substitution would replace (e.g. ${env:NAME} with an "
+            "environment variable); remove it, or compare with a value through equals/partition_values/args, "
+            "which are quoted as literals",
+        )
+
+
 def read_mapping(raw: Any, path: str, *, values: str) -> dict[str, Any]:
     """Read an object whose values are SQL expressions (``values="sql"``), scalars (``"scalar"``) or Spark
     conf values (``"conf"``, converted to strings); None reads as ``{}``.
@@ -205,6 +233,7 @@ def read_mapping(raw: Any, path: str, *, values: str) -> dict[str, Any]:
         if values == "sql":
             if not isinstance(value, str) or not value.strip():
                 raise SpecError(field, value, 'must be a SQL expression string, e.g. "s.amount"')
+            check_sql_text(field, value)
             result[name] = value
         elif values == "conf":
             if value is None or isinstance(value, dict | list):

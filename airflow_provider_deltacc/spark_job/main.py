@@ -71,8 +71,8 @@ def run_job(
         if _is_input_error(cause):
             return ExitCode.BAD_INPUT, _loop_report(exc, "bad_input", cause)
         return ExitCode.FAILURE, _loop_report(exc, exc.report.status, cause)
-    except UnsafeStorageError as exc:
-        log.error("%s", exc)
+    except InputError as exc:  # found before the first attempt (the table, the source, the storage): one line
+        log.error("bad input, nothing was written: %s", exc)
         return ExitCode.BAD_INPUT, _bare_report(raw, parsed, "bad_input", exc)
     except Exception as exc:
         log.exception("the Delta job failed before its first attempt")
@@ -150,7 +150,16 @@ def get_or_create_session(spark_conf: Mapping[str, str] | None = None) -> SparkS
     if active is not None:
         return active
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        return local_delta_session(app_name="deltacc-job", extra_conf=dict(spark_conf or {}))
+        from airflow_provider_deltacc.engine.delta_jars import (
+            JAR_CACHE_ENV,
+            DeltaJarsMissingError,
+            cache_root,
+        )
+
+        try:
+            return local_delta_session(app_name="deltacc-job", extra_conf=dict(spark_conf or {}))
+        except DeltaJarsMissingError as exc:
+            raise InputError(JAR_CACHE_ENV, str(cache_root()), str(exc)) from None
     builder = SparkSession.builder.appName("deltacc-job")
     for key, value in {**DELTA_SPARK_CONF, **(spark_conf or {})}.items():
         builder = builder.config(key, value)

@@ -49,6 +49,8 @@ TOP_LEVEL = ("operation", "table", "source", "options", "retry_policy", "txn", "
 NEEDS_SOURCE = ("append", "overwrite_partitions", "merge")
 NO_SOURCE = ("update", "delete", "optimize", "vacuum")
 NO_TXN = ("optimize", "vacuum")
+#: The longest VACUUM retention accepted (100 years); beyond it Delta's millisecond arithmetic overflows.
+MAX_RETENTION_HOURS = 876_000.0
 
 
 def parse_spec(spec: str | bytes | dict[str, Any]) -> JobSpec:
@@ -159,7 +161,7 @@ def _source(top: Fields, operation: str) -> SourceSpec | None:
         )
     if kind == "sql":
         src.only(("kind", "query"), "a sql source")
-        return SourceSpec(kind, query=src.string("query", required=True))
+        return SourceSpec(kind, query=src.sql("query", required=True))
     src.only(("kind", "rows", "schema"), "a rows source")
     rows = src.data.get("rows")
     if not isinstance(rows, list):
@@ -199,7 +201,7 @@ def _merge(f: Fields) -> MergeOptions:
         ),
         "merge options",
     )
-    keys, condition = f.strings("keys"), f.string("condition")
+    keys, condition = f.strings("keys"), f.sql("condition")
     if bool(keys) == (condition is not None):
         raise SpecError(
             "options.keys", list(keys) or None, "give exactly one of keys (a list of columns) or condition"
@@ -263,7 +265,7 @@ def _clauses(
         assignments = item.mapping(assign_key, values="sql") if item.has(assign_key) else None
         if assignments is not None and not assignments:
             raise SpecError(item.name(assign_key), {}, "must set at least one column, or be omitted for all")
-        clauses.append(MergeClause(action, item.string("condition"), assignments))
+        clauses.append(MergeClause(action, item.sql("condition"), assignments))
     return tuple(clauses)
 
 
@@ -272,7 +274,7 @@ def _update(f: Fields) -> UpdateOptions:
     options = UpdateOptions(
         set=f.mapping("set", values="sql"),
         set_values=f.mapping("set_values", values="scalar"),
-        condition=f.string("condition"),
+        condition=f.sql("condition"),
         equals=f.mapping("equals", values="scalar"),
         partition_values=f.partition_values("partition_values"),
     )
@@ -290,7 +292,7 @@ def _update(f: Fields) -> UpdateOptions:
 def _delete(f: Fields) -> DeleteOptions:
     f.only(("condition", "equals", "partition_values"), "delete options")
     options = DeleteOptions(
-        condition=f.string("condition"),
+        condition=f.sql("condition"),
         equals=f.mapping("equals", values="scalar"),
         partition_values=f.partition_values("partition_values"),
     )
@@ -317,8 +319,16 @@ def _optimize(f: Fields) -> OptimizeOptions:
 
 def _vacuum(f: Fields) -> VacuumOptions:
     f.only(("retention_hours", "force", "dry_run"), "vacuum options")
+    retention = f.number("retention_hours")
+    if retention is not None and retention > MAX_RETENTION_HOURS:
+        raise SpecError(
+            "options.retention_hours",
+            retention,
+            f"must be <= {MAX_RETENTION_HOURS:g} hours (100 years); omit it to use the table's "
+            "delta.deletedFileRetentionDuration",
+        )
     return VacuumOptions(
-        retention_hours=f.number("retention_hours"),
+        retention_hours=retention,
         force=f.boolean("force", False),
         dry_run=f.boolean("dry_run", False),
     )
@@ -326,7 +336,7 @@ def _vacuum(f: Fields) -> VacuumOptions:
 
 def _sql(f: Fields) -> SqlOptions:
     f.only(("statement", "args", "op_class"), "sql options")
-    statement = f.string("statement", required=True)
+    statement = f.sql("statement", required=True)
     assert statement is not None
     op_class = f.data.get("op_class", OperationClass.READ_MODIFY_WRITE.value)
     valid = [c.value for c in OperationClass]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.operations.base import (
@@ -87,6 +87,56 @@ def _check_append_schema(source: DataFrame, state: TableState, opts: AppendOptio
             f"the source has columns the table lacks (table columns: {state.schema.fieldNames()}); "
             "drop them or set options.merge_schema to true",
         )
+    check_type_families(source, state)
+
+
+def check_type_families(source: DataFrame, state: TableState) -> None:
+    """Refuse source columns whose type cannot become the table column's type (a string into a date, a
+    number into a boolean, a struct into a string), which Delta would only reject while writing.
+
+    Types of one family (numbers of different widths, timestamps with and without zone) are left to Delta,
+    which widens where it safely can.
+
+    :param source: the source DataFrame.
+    :param state: the target snapshot.
+    :raises InputError: naming ``source.<column>``.
+    """
+    for field in source.schema.fields:
+        target = state.column_type(field.name)
+        if target is None:
+            continue
+        mine, theirs = _family(field.dataType), _family(target)
+        if mine is not None and theirs is not None and mine != theirs:
+            raise InputError(
+                f"source.{field.name}",
+                field.dataType.simpleString(),
+                f"the table's column {state.column_name(field.name)!r} is {target.simpleString()}; cast the "
+                f"source column to {target.simpleString()}",
+            )
+
+
+def _family(data_type: Any) -> str | None:
+    from pyspark.sql import types as T
+
+    families: tuple[tuple[type, str], ...] = (
+        (T.NullType, ""),
+        (T.BooleanType, "boolean"),
+        (T.NumericType, "number"),
+        (T.StringType, "string"),
+        (T.VarcharType, "string"),
+        (T.CharType, "string"),
+        (T.BinaryType, "binary"),
+        (T.DateType, "datetime"),
+        (T.TimestampType, "datetime"),
+        (T.TimestampNTZType, "datetime"),
+        (T.ArrayType, "array"),
+        (T.MapType, "map"),
+        (T.StructType, "struct"),
+    )
+    for cls, family in families:
+        if isinstance(data_type, cls):
+            return family or None
+    return None
 
 
 def _check_new_partitioning(source: DataFrame, opts: AppendOptions) -> None:

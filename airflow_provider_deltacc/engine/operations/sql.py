@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.operations.base import (
     PreparedOperation,
     SourceHook,
@@ -37,7 +38,10 @@ def build_sql(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None
     assert isinstance(opts, SqlOptions)
     require_delta_table(spark, spec.table)
     statement = opts.statement.replace(TABLE_PLACEHOLDER, table_sql(spec.table))
+    _check_parses(spark, statement)
     source_spec = spec.source
+
+    from pyspark.errors import AnalysisException
 
     def work(attempt: int) -> WorkOutcome:
         def write(current: TableState | None) -> WriteResult:
@@ -45,7 +49,12 @@ def build_sql(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None
                 apply_hook(load_source(spark, source_spec), hook, attempt).createOrReplaceTempView(
                     SOURCE_VIEW
                 )
-            result = spark.sql(statement, args=opts.args or None)
+            try:
+                result = spark.sql(statement, args=opts.args or None)
+            except AnalysisException as exc:  # an unknown column or table, a type error: nothing ran
+                if "SCHEMA_CHANGE_SINCE_ANALYSIS" in str(exc):
+                    raise
+                raise InputError("options.statement", opts.statement, _first_line(exc)) from None
             rows = result.limit(1).collect()
             metrics: dict[str, Any] = {}
             if rows:
@@ -55,6 +64,20 @@ def build_sql(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None
         return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=True)
 
     return PreparedOperation("SQL", opts.op_class, work)
+
+
+def _check_parses(spark: SparkSession, statement: str) -> None:
+    """Parse (not run) the statement, so a syntax error fails before the table is touched."""
+    jspark: Any = spark._jsparkSession
+    try:
+        jspark.sessionState().sqlParser().parsePlan(statement)
+    except Exception as exc:  # ParseException, through py4j
+        raise InputError("options.statement", statement, f"does not parse: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
 def _json_safe(value: Any) -> Any:

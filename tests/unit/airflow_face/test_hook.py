@@ -90,7 +90,7 @@ def test_submit_environment_uses_the_connection_and_pip_spark_home(
 ) -> None:
     monkeypatch.delenv("SPARK_HOME", raising=False)
     hook = DeltaCCHook(conn_id=spark_conn, driver_python="/opt/py/bin/python")
-    assert hook._connection_master == "spark-master:7077"
+    assert hook._connection_master == "spark://spark-master:7077"
     env = hook._driver_env(hook._connection_master)
     assert env["PYSPARK_PYTHON"] == env["PYSPARK_DRIVER_PYTHON"] == "/opt/py/bin/python"
     assert (Path(env["SPARK_HOME"]) / "bin" / "spark-submit").exists()

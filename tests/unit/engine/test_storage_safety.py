@@ -96,7 +96,13 @@ def test_spark_decision_table(table: str, conf: dict[str, str], safe: bool, sett
         ("s3://b/t", {"AWS_ENDPOINT_URL": "http://minio:9000", "conditional_put": "etag"}, {}, True, None),
         ("s3://b/t", {}, {"AWS_ENDPOINT_URL": "http://r2"}, False, "conditional_put=etag"),
         # storage options win over the environment
-        ("s3://b/t", {"AWS_S3_ALLOW_UNSAFE_RENAME": "false"}, {"AWS_S3_ALLOW_UNSAFE_RENAME": "true"}, True, None),
+        (
+            "s3://b/t",
+            {"AWS_S3_ALLOW_UNSAFE_RENAME": "false"},
+            {"AWS_S3_ALLOW_UNSAFE_RENAME": "true"},
+            True,
+            None,
+        ),
         ("gs://b/t", {"AWS_S3_ALLOW_UNSAFE_RENAME": "true"}, {}, True, None),
         ("/tmp/t", {}, {}, True, None),
     ],
