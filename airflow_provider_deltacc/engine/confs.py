@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.engine.redaction import REDACTED, hide_jvm_protocol_log, is_sensitive_key
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -48,6 +49,7 @@ def isolated_session(spark: SparkSession, spark_conf: Mapping[str, str]) -> Spar
     :param spark_conf: runtime confs for the operation; a key equal to the parent's value is left alone.
     :raises InputError: if Spark rejects a runtime conf's value.
     """
+    hide_jvm_protocol_log(spark_conf)
     child = spark.newSession()
     explicit = spark.conf.getAll
     for key, value in spark_conf.items():
@@ -61,5 +63,7 @@ def isolated_session(spark: SparkSession, spark_conf: Mapping[str, str]) -> Spar
                 # builder in spark_job.main); a running in-process session cannot take them.
                 log.warning("spark_conf %s cannot change in a running session; ignored: %s", key, exc)
                 continue
+            if is_sensitive_key(key):  # Spark's message may quote the value
+                raise InputError(f"spark_conf.{key}", REDACTED, "is not accepted by Spark") from None
             raise InputError(f"spark_conf.{key}", value, f"is not accepted by Spark: {exc}") from exc
     return child

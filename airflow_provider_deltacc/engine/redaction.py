@@ -9,6 +9,7 @@ Pure Python, shared by the hook (the spark-submit command line and output) and t
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -72,3 +73,16 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True):
         result = result.replace(secret, REDACTED)
     return result
+
+
+def hide_jvm_protocol_log(conf: Mapping[str, Any] | None) -> None:
+    """Keep py4j's DEBUG protocol dump (every command sent to the JVM, values included) out of the logs
+    before sensitive settings are sent to Spark: its logger is raised to INFO when it would log DEBUG.
+
+    :param conf: the settings about to be sent; nothing changes when none is sensitive.
+    """
+    if not sensitive_values(conf):
+        return
+    logger = logging.getLogger("py4j")
+    if logger.getEffectiveLevel() < logging.INFO:
+        logger.setLevel(logging.INFO)

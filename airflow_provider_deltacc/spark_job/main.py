@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.errors import InputError, short_repr
+from airflow_provider_deltacc.engine.redaction import hide_jvm_protocol_log
 from airflow_provider_deltacc.occ.errors import (
     CommitLoopError,
     ConflictFatalError,
@@ -146,6 +147,7 @@ def get_or_create_session(spark_conf: Mapping[str, str] | None = None) -> SparkS
 
     from airflow_provider_deltacc.engine.session import DELTA_SPARK_CONF, local_delta_session
 
+    hide_jvm_protocol_log(spark_conf)
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
