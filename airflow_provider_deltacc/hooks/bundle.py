@@ -19,6 +19,7 @@ import airflow_provider_deltacc
 
 CORE_PACKAGES = ("occ", "engine", "spark_job")
 _FIXED_ZIP_TIME = (2020, 1, 1, 0, 0, 0)
+_NOT_SHIPPED_FOLDERS = frozenset({"__pycache__", "tests", "test", "testing"})
 
 
 def package_root() -> Path:
@@ -26,13 +27,35 @@ def package_root() -> Path:
 
 
 def core_files() -> list[tuple[Path, str]]:
-    """(file, name inside the archive) for every module of the bundled core, sorted."""
+    """(file, name inside the archive) for every module of the bundled core, sorted.
+
+    Only the package's own modules travel: ``.py`` files of the core packages and of their sub-packages
+    (folders with an ``__init__.py``). Tests, ``conftest.py``, hidden files, caches, folders that are not
+    packages, symlinks and anything that is not Python source (configuration, credentials) stay behind.
+    """
     root = package_root()
     files = [(root / "__init__.py", "airflow_provider_deltacc/__init__.py")]
     for sub in CORE_PACKAGES:
         for path in sorted((root / sub).rglob("*.py")):
-            files.append((path, f"airflow_provider_deltacc/{path.relative_to(root).as_posix()}"))
+            if _is_own_module(root, path):
+                files.append((path, f"airflow_provider_deltacc/{path.relative_to(root).as_posix()}"))
     return files
+
+
+def _is_own_module(root: Path, path: Path) -> bool:
+    relative = path.relative_to(root)
+    name = relative.name
+    if path.is_symlink() or not path.is_file():
+        return False
+    if name.startswith((".", "test_")) or name.endswith("_test.py") or name == "conftest.py":
+        return False
+    folders = relative.parts[:-1]
+    if any(part.startswith(".") or part in _NOT_SHIPPED_FOLDERS for part in folders):
+        return False
+    # every folder from the core package down must be a package
+    return all(
+        (root.joinpath(*folders[: depth + 1]) / "__init__.py").is_file() for depth in range(len(folders))
+    )
 
 
 def tenacity_files() -> list[tuple[Path, str]]:
