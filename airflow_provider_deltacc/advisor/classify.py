@@ -41,6 +41,8 @@ from airflow_provider_deltacc.occ.matrix.profiles import PROFILE_SPECS
 _OPTIMIZES = {OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER}
 _ADDERS = {OpKind.BLIND_APPEND, OpKind.INSERT_SELECT}
 _MAINTENANCE = {*_OPTIMIZES, OpKind.VACUUM}
+#: Operations whose way of failing differs from their partner's: their reasons get one sentence per side.
+_ONE_SIDED = {*_OPTIMIZES, *_ADDERS, OpKind.SCHEMA_CHANGE}
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,13 @@ def _conflict_reason(
             f"commits second {verb.split()[0]} fail with {_names(kinds)}{when}."
         )
         return text, (a.key,), kinds
+    if a.op in verdict.losers and b.op in verdict.losers and not {a.op, b.op} & _ONE_SIDED:
+        text = (
+            f"{name(a)} ({a.label}) reads {scopes[0]} and {name(b)} ({b.label}) reads {scopes[1]}, and both "
+            f"rewrite files there: whichever commits second {verb.split()[0]} fail with "
+            f"{_names(verdict.exceptions)}{when}."
+        )
+        return text, (a.key, b.key), verdict.exceptions
     sentences: list[str] = []
     losers: list[str] = []
     all_kinds: list[ConflictKind] = []
@@ -280,6 +289,8 @@ def judge(candidate: Candidate, context: TableContext, memo: ScopeMemo | None = 
         task_b=b.key,
         op_a=a.label,
         op_b=b.label,
+        kind_a=a.op,
+        kind_b=b.op,
         exceptions=tuple(EXCEPTION_NAMES[k] for k in kinds),
         losers=losers,
         reason=reason,

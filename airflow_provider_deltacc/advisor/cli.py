@@ -101,7 +101,8 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str]:
     if args.json:
         return code, render_json(analysis, extra)
     shown = [f for f in analysis.findings if not (args.hide_safe and f.level is Level.CANNOT)]
-    parts = [summary_line(analysis), "", render_table(shown)]
+    single = analysis.dag_ids[0] if len(analysis.dag_ids) == 1 else None
+    parts = [summary_line(analysis), "", render_table(shown, dag_id=single)]
     if unmatched:
         parts += ["", "Observed conflicts no predicted pair explains:", *(f"  {line}" for line in unmatched)]
     if code == EXIT_WILL_CONFLICT:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from airflow_provider_deltacc.occ.matrix import Verdict
+from airflow_provider_deltacc.occ.matrix import OpKind, Verdict
 
 
 class Level(StrEnum):
@@ -49,6 +49,8 @@ class Finding:
     :param task_b: ``dag_id.task_id`` of the other (the same for a task against itself).
     :param op_a: its operation, e.g. ``MERGE without partition pin``.
     :param op_b: the other's.
+    :param kind_a: the conflict-matrix operation of ``task_a``.
+    :param kind_b: the conflict-matrix operation of ``task_b``.
     :param exceptions: the Delta exceptions the loser can see.
     :param losers: the tasks that can fail.
     :param reason: the matrix's reason made concrete.
@@ -65,6 +67,8 @@ class Finding:
     task_b: str
     op_a: str
     op_b: str
+    kind_a: OpKind
+    kind_b: OpKind
     exceptions: tuple[str, ...]
     losers: tuple[str, ...]
     reason: str
@@ -88,6 +92,8 @@ class Finding:
             "task_b": self.task_b,
             "op_a": self.op_a,
             "op_b": self.op_b,
+            "kind_a": self.kind_a.value,
+            "kind_b": self.kind_b.value,
             "exceptions": list(self.exceptions),
             "losers": list(self.losers),
             "reason": self.reason,

@@ -22,18 +22,23 @@ from typing import Any
 from airflow_provider_deltacc.advisor.analysis import Analysis
 from airflow_provider_deltacc.advisor.findings import Finding, Level
 from airflow_provider_deltacc.advisor.loader import AdvisorInputError
+from airflow_provider_deltacc.occ.matrix import OpKind
 
 log = logging.getLogger(__name__)
 
 REPORT_XCOM_KEY = "deltacc_report"
-#: Delta's commit operation names for the advisor's operation labels' first word.
-_OPERATIONS = {
-    "WRITE": ("blind", "schema-changing", "SQL"),
-    "MERGE": ("MERGE", "SQL"),
-    "UPDATE": ("UPDATE", "SQL"),
-    "DELETE": ("DELETE", "SQL"),
-    "OPTIMIZE": ("OPTIMIZE", "SQL"),
+_SCHEMA = frozenset({OpKind.SCHEMA_CHANGE})
+#: The operations a Delta commit's ``operation`` name can stand for (an INSERT/SQL commit shows as WRITE).
+_OPERATIONS: dict[str, frozenset[OpKind]] = {
+    "WRITE": frozenset({OpKind.BLIND_APPEND, OpKind.INSERT_SELECT, OpKind.OVERWRITE, OpKind.SCHEMA_CHANGE}),
+    "CREATE OR REPLACE TABLE AS SELECT": _SCHEMA,
+    "MERGE": frozenset({OpKind.MERGE}),
+    "UPDATE": frozenset({OpKind.UPDATE}),
+    "DELETE": frozenset({OpKind.DELETE}),
+    "OPTIMIZE": frozenset({OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER}),
 }
+#: Conflicts only a metadata (or protocol) change can cause.
+_METADATA_KINDS = frozenset({"METADATA_CHANGED", "PROTOCOL_CHANGED"})
 
 
 def load_reports(path: str | Path) -> list[dict[str, Any]]:
@@ -105,18 +110,22 @@ def _history(table: str) -> dict[int, str]:
         return {}
 
 
-def _matches_operation(finding: Finding, loser: str, operation: str) -> bool:
-    other = finding.op_b if finding.task_a == loser else finding.op_a
-    words = _OPERATIONS.get(operation.upper(), ())
-    return any(other.startswith(word) for word in words)
+def _winner_kinds(operation: str, kind: str) -> frozenset[OpKind]:
+    """What the winning commit can have been: by its Delta operation name, else by the conflict's kind."""
+    if kind in _METADATA_KINDS:
+        return _SCHEMA  # ADD COLUMNS, SET TBLPROPERTIES, CHANGE COLUMN, ... all commit a Metadata action
+    return _OPERATIONS.get(operation.upper(), frozenset())
 
 
-def _pick(findings: Sequence[Finding], loser: str, winner: str | None, operation: str) -> Finding | None:
+def _pick(
+    findings: Sequence[Finding], loser: str, winner: str | None, operation: str, kind: str
+) -> Finding | None:
     mine = [f for f in findings if loser in f.tasks]
     if winner is not None:
         exact = [f for f in mine if f.tasks == frozenset({loser, winner})]
         return exact[0] if exact else None
-    by_op = [f for f in mine if operation and _matches_operation(f, loser, operation)]
+    kinds = _winner_kinds(operation, kind)
+    by_op = [f for f in mine if (f.kind_b if f.task_a == loser else f.kind_a) in kinds]
     return by_op[0] if len(by_op) == 1 else None
 
 
@@ -156,9 +165,10 @@ def attach_observed(
             operation = str(conflict.get("winning_operation") or "")
             if winner is None and not operation and read_history and isinstance(version, int):
                 operation = histories.setdefault(table, _history(table)).get(version, "")
-            picked = _pick(by_table.get(table, []), loser, winner, operation) if loser else None
+            picked = _pick(by_table.get(table, []), loser, winner, operation, kind) if loser else None
             if picked is None:
-                who = winner or (f"a {operation} (v{version})" if operation else f"v{version}")
+                at = f" (v{version})" if isinstance(version, int) else ""
+                who = winner or (f"a {operation}{at}" if operation else f"an unknown commit{at}")
                 unmatched.append(f"{kind} in {loser or 'an unnamed task'} on {table}, lost to {who}")
                 continue
             seen.setdefault(id(picked), Counter())[kind] += 1

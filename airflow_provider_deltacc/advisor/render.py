@@ -10,22 +10,23 @@ from airflow_provider_deltacc.advisor.analysis import Analysis
 from airflow_provider_deltacc.advisor.findings import Finding, Level
 
 COLUMNS = ("verdict", "table", "task A", "task B", "exceptions", "reason", "fix")
-#: Column widths; the last three wrap.
-WIDTHS = (13, 24, 26, 26, 26, 60, 44)
+#: Column widths; every cell wraps.
+WIDTHS = (13, 24, 24, 24, 31, 60, 44)
 
 
 def _short_table(table: str, width: int) -> str:
     return table if len(table) <= width else "…" + table[-(width - 1) :]
 
 
-def _cells(finding: Finding) -> list[str]:
+def _cells(finding: Finding, strip: str) -> list[str]:
     observed = finding.observed.get("summary")
     reason = finding.reason + (f" Observed: {observed}." if observed else "")
-    task_b = "(itself)" if finding.task_b == finding.task_a else finding.task_b
+    task_a = finding.task_a.removeprefix(strip)
+    task_b = "(itself)" if finding.task_b == finding.task_a else finding.task_b.removeprefix(strip)
     return [
         finding.level.text,
         _short_table(finding.table, WIDTHS[1]),
-        finding.task_a,
+        task_a,
         task_b,
         ", ".join(finding.exceptions) or "-",
         reason + f" [{finding.timing}]",
@@ -33,18 +34,22 @@ def _cells(finding: Finding) -> list[str]:
     ]
 
 
-def render_table(findings: Sequence[Finding], *, widths: Sequence[int] = WIDTHS) -> str:
+def render_table(
+    findings: Sequence[Finding], *, widths: Sequence[int] = WIDTHS, dag_id: str | None = None
+) -> str:
     """The findings as a table with wrapped cells, one block of lines per pair.
 
     :param findings: the pairs to print.
     :param widths: column widths.
+    :param dag_id: when every task is of this one DAG, tasks are printed without the ``dag_id.`` prefix.
     """
+    strip = f"{dag_id}." if dag_id else ""
     rule = "-+-".join("-" * w for w in widths)
     lines = [" | ".join(name.ljust(w) for name, w in zip(COLUMNS, widths, strict=True)), rule]
     for finding in findings:
         wrapped = [
             textwrap.wrap(cell, w, break_long_words=True) or [""]
-            for cell, w in zip(_cells(finding), widths, strict=True)
+            for cell, w in zip(_cells(finding, strip), widths, strict=True)
         ]
         for row in range(max(len(cell) for cell in wrapped)):
             lines.append(

@@ -38,6 +38,8 @@ DAG_FILE = Path(__file__).resolve().parents[3] / "dags" / "example_advisor_pairs
 SCHEMA = "id INT, date STRING, v STRING"
 DAY1 = "2026-11-01"
 GATE_FUNCTION = "advisor_test_gate"
+#: The longest wait for the held job to reach the gate, and after its release (a loaded 2-core box).
+GATE_TIMEOUT_S = 180.0
 #: The verdict the example DAG documents for each table's pair.
 EXPECTED = {
     "unpinned": Level.WILL,
@@ -128,7 +130,7 @@ def _run_pair(
     table = str(tmp_path / "table")
     # OPTIMIZE only rewrites a partition with more than one file.
     _seed(spark, table, files_per_partition=2 if "optimize" in (held.operation, other.operation) else 1)
-    gate = Gate(tmp_path, timeout_s=60.0)
+    gate = Gate(tmp_path, timeout_s=GATE_TIMEOUT_S)
     held_spec = _spec(held, table)
     hook: Callable[[DataFrame, int], DataFrame] | None = None
     if held.operation in ("update", "delete"):
@@ -154,9 +156,10 @@ def _run_pair(
     return outcome["report"], rival
 
 
-def _as_pushed(report: dict[str, Any], task_key: str) -> dict[str, Any]:
+def _as_pushed(report: dict[str, Any], task_key: str, table: str) -> dict[str, Any]:
+    """The report as the task would push it to XCom, run on the DAG's own table (not the test's copy)."""
     dag_id, task_id = task_key.split(".", 1)
-    return {**report, "dag_id": dag_id, "task_id": task_id}
+    return {**report, "dag_id": dag_id, "task_id": task_id, "table": table}
 
 
 def _conflicts(report: dict[str, Any]) -> list[str]:
@@ -191,7 +194,7 @@ def test_the_verdict_matches_a_real_concurrent_run(
         assert held_report["status"] in ("conflict_exhausted", "conflict_fatal")
 
     # The same reports, as the operators would push them to XCom, read back by the observed step.
-    reports = [_as_pushed(held_report, held_key), _as_pushed(rival, other_key)]
+    reports = [_as_pushed(held_report, held_key, finding.table), _as_pushed(rival, other_key, finding.table)]
     observed, unmatched = attach_observed(example.analysis, reports)
     [seen_finding] = [f for f in observed.findings if f.table == finding.table]
     assert unmatched == []

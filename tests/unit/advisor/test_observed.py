@@ -111,3 +111,44 @@ def test_reports_files_and_the_cli(tmp_path: Path) -> None:
         load_reports(tmp_path / "bad.json")
     code, text = run(["/nonexistent-dags", "--reports", str(tmp_path / "missing.json")])
     assert code == EXIT_BAD_INPUT and "missing.json" in text
+
+
+def test_a_metadata_conflict_without_a_winning_version_goes_to_the_schema_change() -> None:
+    from airflow_provider_deltacc.operators import DeltaSqlOperator
+
+    with dag() as d:
+        DeltaSqlOperator(
+            task_id="alter",
+            table=T,
+            statement="ALTER TABLE {table} ADD COLUMNS (c INT)",
+            statement_class="schema_changing",
+        )
+        DeltaAppendOperator(task_id="append", table=T, source=rows("2026-11-01", 2))
+        DeltaMergeOperator(task_id="merge", table=T, source=rows("2026-11-02", 1), keys=["id", "date"])
+    reports = [_report("append", "conflict_exhausted", None, [("metadata_changed", None, "ADD COLUMNS")])]
+    analysis, unmatched = attach_observed(analyse_dags(d), reports)
+    assert unmatched == []
+    assert pair(analysis, "alter", "append").observed["kinds"] == {"METADATA_CHANGED": 1}
+    assert pair(analysis, "merge", "append").observed["conflicts"] == 0
+
+
+def test_history_names_the_winner_no_report_names(tmp_path: Path) -> None:
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    table = str(tmp_path / "orders")
+    data = pa.table({"id": [1], "date": ["2026-11-01"], "v": ["x"]})
+    write_deltalake(table, data, partition_by=["date"])
+    write_deltalake(table, data, mode="append", partition_by=["date"])  # v1: the unknown winner, a WRITE
+    with dag() as d:
+        DeltaMergeOperator(
+            task_id="merge", table=table, source=rows("2026-11-02", 1), keys=["id"], partition_pin=None
+        )
+        DeltaAppendOperator(task_id="append", table=table, source=rows("2026-11-01", 2))
+        DeltaUpdateOperator(task_id="u", table=table, set_values={"v": "1"})
+    report = {**_report("merge", "conflict_exhausted", None, [("append", 1, None)]), "table": table}
+    _, unmatched = attach_observed(analyse_dags(d), [report])
+    assert unmatched == [f"APPEND in d.merge on {table}, lost to an unknown commit (v1)"]
+    with_history, unmatched = attach_observed(analyse_dags(d), [report], read_history=True)
+    assert unmatched == []
+    assert pair(with_history, "merge", "append").observed["kinds"] == {"APPEND": 1}
