@@ -35,9 +35,9 @@ def load_dags(paths: Iterable[str | Path]) -> list[Any]:
     """
     from airflow.dag_processing.dagbag import DagBag
 
+    given = [Path(raw) for raw in paths]
     dags: dict[str, Any] = {}
-    for raw in paths:
-        path = Path(raw)
+    for path in given:
         if not path.exists():
             raise AdvisorInputError(
                 f"{path}: no such file or folder; give a DAG file or a folder of DAG files"
@@ -54,5 +54,5 @@ def load_dags(paths: Iterable[str | Path]) -> list[Any]:
             )
         dags.update(bag.dags)
     if not dags:
-        raise AdvisorInputError(f"no DAG found in {', '.join(str(p) for p in paths)}")
+        raise AdvisorInputError(f"no DAG found in {', '.join(str(p) for p in given)}")
     return [dags[dag_id] for dag_id in sorted(dags)]
