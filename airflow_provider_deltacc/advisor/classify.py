@@ -233,6 +233,23 @@ def _resolved(task: TaskFacts, context: TableContext, memo: ScopeMemo) -> tuple[
     return found
 
 
+def _mitigation(a: TaskFacts, b: TaskFacts) -> str:
+    """How the maintenance gate keeps the two apart, or "" when it does not."""
+    if a.gated and b.gated:
+        if a is b:
+            return f"Mitigated by maintenance leases: a second {a.task_id} waits for the first one's lease."
+        return f"Mitigated by maintenance leases: {a.task_id} and {b.task_id} wait for each other's lease."
+    maintenance, writer = (a, b) if a.gated else (b, a)
+    if not maintenance.gated or maintenance.op not in _OPTIMIZES or writer.op in _MAINTENANCE:
+        return ""
+    if not writer.uses_lease:
+        return ""
+    return (
+        f"Mitigated by the gate: {maintenance.task_id} waits for {writer.task_id}'s write lease before it "
+        f"starts, and {writer.task_id} waits (up to maintenance_wait_timeout) for {maintenance.task_id}'s."
+    )
+
+
 def judge(candidate: Candidate, context: TableContext, memo: ScopeMemo | None = None) -> Finding:
     """Judge one pair.
 
@@ -265,20 +282,9 @@ def judge(candidate: Candidate, context: TableContext, memo: ScopeMemo | None = 
         reason = _hazard_reason(candidate)
     else:
         reason = _safe_reason(candidate, verdict, scopes, shared)
-    writer = b if a.op in _MAINTENANCE else a
-    maintenance = a if writer is b else b
-    gated_pair = (
-        maintenance.gated
-        and maintenance.op in _MAINTENANCE
-        and writer.uses_lease
-        and (writer.op not in _MAINTENANCE and writer.operator != "DeltaSqlOperator")
-    )
-    if gated_pair and level is not Level.CANNOT and a is not b and maintenance.op in _OPTIMIZES:
-        reason += (
-            f" Mitigated by the gate: {maintenance.task_id} waits for {writer.task_id}'s write lease before "
-            f"it starts, and {writer.task_id} waits (up to maintenance_wait_timeout) for "
-            f"{maintenance.task_id}'s."
-        )
+    mitigation = _mitigation(a, b)
+    if mitigation and level in (Level.WILL, Level.CAN):
+        reason += " " + mitigation
     assumptions = tuple(dict.fromkeys((*a.notes, *notes_a, *b.notes, *notes_b)))
     if assumptions and level is not Level.CANNOT:
         reason += " Assumes the worst: " + "; ".join(assumptions) + "."
@@ -294,7 +300,7 @@ def judge(candidate: Candidate, context: TableContext, memo: ScopeMemo | None = 
         exceptions=tuple(EXCEPTION_NAMES[k] for k in kinds),
         losers=losers,
         reason=reason,
-        fixes=suggest(candidate, level, scope_a, scope_b, gated_pair=gated_pair),
+        fixes=suggest(candidate, level, scope_a, scope_b, gated_pair=bool(mitigation)),
         timing=candidate.why,
         assumptions=assumptions,
         verdict=verdict,

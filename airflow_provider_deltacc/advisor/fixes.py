@@ -48,7 +48,8 @@ def suggest(
     :param level: its verdict.
     :param scope_a: the resolved scope of ``candidate.a``.
     :param scope_b: the resolved scope of ``candidate.b``.
-    :param gated_pair: one is a gated maintenance operator and the other a writer it can see.
+    :param gated_pair: the maintenance gate keeps them apart (a gated OPTIMIZE and a writer with a lease,
+        or two gated maintenance tasks).
     """
     if level is Level.CANNOT:
         return ()
@@ -74,15 +75,21 @@ def suggest(
         return tuple(fixes)
     if ops & _MAINTENANCE:
         maintenance = a if a.op in _MAINTENANCE else b
+        writer = b if maintenance is a else a
         if gated_pair:
             fixes.append(
-                f"already gated: {maintenance.task_id} waits for the writer's lease; keep both on one lease "
-                "store and declare write_windows for writers outside Airflow"
+                f"already gated: {maintenance.task_id} waits for the other's lease; keep both on one lease "
+                "store, and declare write_windows for writers outside Airflow"
             )
         elif not maintenance.gated:
             fixes.append(
                 f"move {maintenance.task_id} into a write window: use DeltaOptimizeOperator or "
                 "table_maintenance (gated maintenance) with write_windows for the writers"
+            )
+        elif not writer.uses_lease:
+            fixes.append(
+                f"{writer.task_id} has use_write_lease=False, so the gate cannot see it: turn the lease on, "
+                f"or declare its write_windows on {maintenance.task_id}"
             )
         else:
             fixes.append(

@@ -159,3 +159,22 @@ def test_findings_are_sorted_worst_first() -> None:
         DeltaMergeOperator(task_id="m", table=T, source=rows(DAY1, 1), keys=["id"], partition_pin=None)
     levels = [f.level.rank for f in run(d).findings]
     assert levels == sorted(levels) and levels[0] == Level.WILL.rank
+
+
+def test_gated_maintenance_is_mitigated_by_leases_and_a_lease_free_writer_is_not() -> None:
+    with dag("d", max_active_runs=2) as d:
+        DeltaOptimizeOperator(task_id="opt", table=T, partition_values=[{"date": DAY1}])
+        DeltaUpdateOperator(
+            task_id="no_lease",
+            table=T,
+            set_values={"v": "1"},
+            partition_values=[{"date": DAY1}],
+            use_write_lease=False,
+        )
+    analysis = run(d)
+    itself = pair(analysis, "opt", "opt")
+    assert itself.level is Level.CAN
+    assert "Mitigated by maintenance leases: a second opt waits" in itself.reason
+    unseen = pair(analysis, "opt", "no_lease")
+    assert "Mitigated" not in unseen.reason
+    assert unseen.fixes[0].startswith("no_lease has use_write_lease=False")
