@@ -154,8 +154,9 @@ def _conflict_reason(
     if candidate.kind == "self":
         kinds = verdict.exceptions
         text = (
-            f"Two concurrent instances of {name(a)} ({a.label}) each {_reads(a, scopes[0])}: whichever "
-            f"commits second {verb.split()[0]} fail with {_names(kinds)}{when}."
+            f"Two concurrent {'instances' if a.mapped else 'runs'} of {name(a)} ({a.label}) each "
+            f"{_reads(a, scopes[0])}: whichever commits second {verb.split()[0]} fail with "
+            f"{_names(kinds)}{when}."
         )
         return text, (a.key,), kinds
     if a.op in verdict.losers and b.op in verdict.losers and not {a.op, b.op} & _ONE_SIDED:

@@ -178,3 +178,18 @@ def test_gated_maintenance_is_mitigated_by_leases_and_a_lease_free_writer_is_not
     unseen = pair(analysis, "opt", "no_lease")
     assert "Mitigated" not in unseen.reason
     assert unseen.fixes[0].startswith("no_lease has use_write_lease=False")
+
+
+def test_a_task_against_itself_names_runs_or_mapped_instances() -> None:
+    with dag("d", max_active_runs=2) as d:
+        DeltaUpdateOperator(task_id="u", table=T, set_values={"v": "1"}, partition_values=[{"date": DAY1}])
+        DeltaMergeOperator.partial(task_id="m", table="/data/other", keys=["id"], partition_pin=None).expand(
+            source=[rows(DAY1, 1), rows(DAY2, 2)]
+        )
+    analysis = run(d)
+    runs = pair(analysis, "u", "u")
+    assert runs.level is Level.WILL, "two runs update the same literal partition"
+    assert runs.reason.startswith("Two concurrent runs of u (UPDATE) each reads date=2026-11-01")
+    assert runs.fixes == ("set max_active_runs=1 on d so two runs never write /data/orders at once",)
+    mapped = pair(analysis, "m", "m")
+    assert mapped.reason.startswith("Two concurrent instances of m (MERGE without partition pin)")
