@@ -123,6 +123,7 @@ class DeltaCCHook(BaseHook):
         try:
             conn = self.get_connection(self.conn_id)
             self._connection_secrets = connection_secrets(conn)
+            mask_values(self._connection_secrets)
         except Exception as exc:  # AirflowNotFoundException, or a secrets backend error
             raise DeltaCCInputError(
                 f"conn_id={self.conn_id!r}: no such Airflow connection. Create a 'spark' connection, e.g. "
@@ -247,9 +248,15 @@ def mask_sensitive_conf(conf: Any) -> None:
 
     :param conf: Spark settings (anything but a dict is ignored, e.g. an unrendered template).
     """
-    if not isinstance(conf, dict):
-        return
-    values = sensitive_values(conf)
+    if isinstance(conf, dict):
+        mask_values(sensitive_values(conf))
+
+
+def mask_values(values: list[str]) -> None:
+    """Register secret values with Airflow's secrets masker (task process and supervisor).
+
+    :param values: the secrets.
+    """
     if not values:
         return
     from airflow.sdk.log import mask_secret

@@ -92,7 +92,7 @@ class UnsafeStorageError(InputError):
 
 
 def check_storage_safety(session: SparkSession, spec: JobSpec) -> dict[str, Any] | None:
-    """Refuse a write to storage without a multi-writer log store unless the spec says how it is guarded.
+    """Refuse a commit to storage without a multi-writer log store unless the spec says how it is guarded.
 
     Defense in depth for callers that bypass the operators (which decide this before submitting and then
     either hold an exclusive lease or pass the explicit override): the verdict is taken from the session's
@@ -110,8 +110,8 @@ def check_storage_safety(session: SparkSession, spec: JobSpec) -> dict[str, Any]
         table_scheme,
     )
 
-    if table_scheme(spec.table) not in S3_SCHEMES:
-        return None
+    if spec.operation == "vacuum" or table_scheme(spec.table) not in S3_SCHEMES:
+        return None  # VACUUM deletes files but commits nothing (unless VACUUM logging is on)
     conf: dict[str, str] = {}
     spark_conf = session.sparkContext.getConf()
     for key in (LEGACY_LOG_STORE_CONF, *(f"spark.delta.logStore.{s}.impl" for s in sorted(S3_SCHEMES))):
