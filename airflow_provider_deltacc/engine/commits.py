@@ -7,6 +7,8 @@ attempt sets ``spark.databricks.delta.commitInfo.userMetadata`` to a fresh token
 
 from __future__ import annotations
 
+import json
+import logging
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -20,6 +22,10 @@ USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 TAG_PREFIX = "deltacc:"
 # Commits by others that may land between reading the latest version and reading the history.
 _HISTORY_SLACK = 20
+#: How many commits :func:`find_txn_commit` reads back to find the commit of a skipped duplicate.
+TXN_SCAN_VERSIONS = 200
+
+log = logging.getLogger(__name__)
 
 
 def new_commit_tag() -> str:
@@ -79,7 +85,7 @@ def _from_log(spark: SparkSession, table: str, tag: str, after_version: int) -> 
     jspark: Any = spark._jsparkSession
     jtables = jvm.io.delta.tables.DeltaTable
     jtable = jtables.forPath(jspark, table) if is_path(table) else jtables.forName(jspark, table)
-    changes = jtable.deltaLog().getChanges(after_version + 1, False)
+    changes = _get_changes(jtable.deltaLog(), jvm, after_version + 1)
     found: Found = []
     while changes.hasNext():
         entry = changes.next()
@@ -99,6 +105,21 @@ def _from_log(spark: SparkSession, table: str, tag: str, after_version: int) -> 
                         metrics[str(pair._1())] = str(pair._2())
                 found.append((int(entry._1()), str(action.operation()), metrics))
     return found
+
+
+def _get_changes(delta_log: Any, jvm: Any, start: int) -> Any:
+    """``DeltaLog.getChanges(start)``: Scala default arguments are invisible to py4j and the arity differs
+    across Delta releases (``(long, Option[CatalogTable], boolean)`` in 4.x), so try the known shapes."""
+    from py4j.protocol import Py4JError, Py4JJavaError
+
+    for args in ((start, jvm.scala.Option.empty(), False), (start, False)):
+        try:
+            return delta_log.getChanges(*args)
+        except Py4JJavaError:
+            raise
+        except Py4JError:
+            continue
+    raise Py4JError("DeltaLog.getChanges has none of the known signatures")
 
 
 def _from_history(spark: SparkSession, table: str, tag: str, after_version: int) -> Found:
@@ -124,3 +145,69 @@ def _number(text: Any) -> Any:
             return float(text)
         except ValueError:
             return text
+
+
+def find_txn_commit(
+    spark: SparkSession,
+    table: str,
+    app_id: str,
+    txn_version: int,
+    latest: int,
+    *,
+    max_versions: int = TXN_SCAN_VERSIONS,
+) -> int | None:
+    """Return the table version whose commit recorded ``(app_id, txn_version)``, or None if not found.
+
+    This answers an ambiguous commit (a driver that died after committing, before reporting): the re-run is
+    skipped as a duplicate and can say which commit was its own. The commit files are read newest first
+    from ``latest`` through the table's Hadoop file system (no Spark job), at most ``max_versions`` of them;
+    a commit file removed by log clean-up, or any read failure, gives None rather than failing the job.
+
+    :param spark: the session.
+    :param table: the table.
+    :param app_id: the txn app id.
+    :param txn_version: the txn version.
+    :param latest: the newest table version to consider.
+    :param max_versions: the most commit files to read.
+    """
+    from py4j.protocol import Py4JJavaError
+
+    try:
+        jvm: Any = spark._jvm
+        jspark: Any = spark._jsparkSession
+        jtables = jvm.io.delta.tables.DeltaTable
+        jtable = jtables.forPath(jspark, table) if is_path(table) else jtables.forName(jspark, table)
+        log_path = jtable.deltaLog().logPath()
+        fs = log_path.getFileSystem(jspark.sessionState().newHadoopConf())
+        for version in range(latest, max(-1, latest - max_versions), -1):
+            try:
+                stream = fs.open(jvm.org.apache.hadoop.fs.Path(log_path, f"{version:020d}.json"))
+            except Py4JJavaError:  # removed by log clean-up (or not backfilled yet): stop here
+                break
+            try:
+                text = str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+            finally:
+                stream.close()
+            if records_txn(text, app_id, txn_version):
+                return version
+    except Exception:  # informational only: never fail a skipped duplicate over it
+        log.debug(
+            "could not find the commit of txn %s version %s in %s", app_id, txn_version, table, exc_info=True
+        )
+    return None
+
+
+def records_txn(commit_json: str, app_id: str, txn_version: int) -> bool:
+    """Return True when a commit file's actions (JSON lines) record ``(app_id, txn_version)``.
+
+    :param commit_json: the text of ``_delta_log/<version>.json``.
+    :param app_id: the txn app id.
+    :param txn_version: the txn version.
+    """
+    for line in commit_json.splitlines():
+        if '"txn"' not in line:
+            continue
+        txn = json.loads(line).get("txn")
+        if isinstance(txn, dict) and txn.get("appId") == app_id and txn.get("version") == txn_version:
+            return True
+    return False

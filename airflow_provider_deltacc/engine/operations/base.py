@@ -8,7 +8,12 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.commits import USER_METADATA_CONF, find_tagged_commits, new_commit_tag
+from airflow_provider_deltacc.engine.commits import (
+    USER_METADATA_CONF,
+    find_tagged_commits,
+    find_txn_commit,
+    new_commit_tag,
+)
 from airflow_provider_deltacc.engine.confs import session_confs
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.table import TableState, read_table_state, table_exists
@@ -88,11 +93,15 @@ def tracked_attempt(
             return WorkOutcome(
                 table_version=before.version,
                 skipped_duplicate=True,
-                metrics={
-                    "recorded_txn_version": recorded,
-                    "skip_reason": f"txn {txn.app_id!r} version {txn.version} is already committed "
+                metrics=_duplicate_metrics(
+                    spark,
+                    table,
+                    txn,
+                    recorded,
+                    before.version,
+                    f"txn {txn.app_id!r} version {txn.version} is already committed "
                     f"(recorded version {recorded})",
-                },
+                ),
             )
 
     tag = new_commit_tag()
@@ -122,8 +131,14 @@ def tracked_attempt(
             skipped_duplicate=True,
             metrics={
                 **result.metrics,
-                "recorded_txn_version": after.recorded_txn_version(txn.app_id),
-                "skip_reason": "Delta skipped the write: the same txn identity committed concurrently",
+                **_duplicate_metrics(
+                    spark,
+                    table,
+                    txn,
+                    after.recorded_txn_version(txn.app_id),
+                    after.version,
+                    "Delta skipped the write: the same txn identity committed concurrently",
+                ),
             },
         )
     reason = result.noop_reason or "the operation changed nothing, so Delta committed no new version"
@@ -132,6 +147,21 @@ def tracked_attempt(
         skipped_duplicate=False,
         metrics={**result.metrics, "noop": True, "noop_reason": reason},
     )
+
+
+def _duplicate_metrics(
+    spark: SparkSession, table: str, txn: TxnIdentity, recorded: int, latest: int, reason: str
+) -> dict[str, Any]:
+    """The metrics of a skipped duplicate: the recorded txn version and, when found, the commit's version.
+
+    ``committed_version`` resolves an ambiguous commit (the earlier run died after committing, before it
+    reported): it names the table version that recorded this exact identity, or is None when that commit
+    is not among the newest :data:`~airflow_provider_deltacc.engine.commits.TXN_SCAN_VERSIONS` commits
+    (or a newer version of the identity superseded it).
+    """
+    committed = find_txn_commit(spark, table, txn.app_id, txn.version, latest)
+    where = f"; committed in table version {committed}" if committed is not None else ""
+    return {"recorded_txn_version": recorded, "committed_version": committed, "skip_reason": reason + where}
 
 
 def apply_hook(source: DataFrame, hook: SourceHook | None, attempt: int) -> DataFrame:
