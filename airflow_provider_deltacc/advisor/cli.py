@@ -50,6 +50,11 @@ def _parser() -> argparse.ArgumentParser:
         help="a JSON file of commit reports of past runs (a list, or one report per line); repeatable",
     )
     parser.add_argument(
+        "--xcom",
+        action="store_true",
+        help="read the deltacc_report XComs of past runs of the analysed DAGs from the Airflow metadata DB",
+    )
+    parser.add_argument(
         "--history",
         action="store_true",
         help="with --reports: read each table's Delta history (delta-rs) to name unmatched winners",
@@ -74,7 +79,7 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str]:
     """
     from airflow_provider_deltacc.advisor.analysis import analyse, delta_log_columns
     from airflow_provider_deltacc.advisor.loader import load_dags
-    from airflow_provider_deltacc.advisor.observed import attach_observed, load_reports
+    from airflow_provider_deltacc.advisor.observed import attach_observed, load_reports, xcom_reports
     from airflow_provider_deltacc.advisor.render import render_json, render_table, summary_line
 
     args = _parser().parse_args(argv)
@@ -90,6 +95,8 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str]:
             default_duration=timedelta(minutes=args.duration),
             read_columns=delta_log_columns() if args.read_tables else None,
         )
+        if args.xcom:
+            reports += xcom_reports(analysis.dag_ids)
     except AdvisorInputError as exc:
         return EXIT_BAD_INPUT, f"deltacc-advisor: {exc}"
     extra: dict[str, object] = {}

@@ -69,20 +69,28 @@ def xcom_reports(dag_ids: Iterable[str]) -> list[dict[str, Any]]:
     """The ``deltacc_report`` XComs of past runs of ``dag_ids`` in the Airflow database, with their task.
 
     :param dag_ids: the DAGs.
+    :raises AdvisorInputError: when the metadata database cannot be read.
     """
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
 
     found: list[dict[str, Any]] = []
-    with create_session() as session:
-        rows = session.query(XComModel).filter(
-            XComModel.key == REPORT_XCOM_KEY, XComModel.dag_id.in_(list(dag_ids))
-        )
-        for row in rows:
-            value = XComModel.deserialize_value(row)
-            if isinstance(value, Mapping):
-                ids = {"dag_id": row.dag_id, "task_id": row.task_id, "run_id": row.run_id}
-                found.append({**value, **ids, "map_index": row.map_index})
+    try:
+        with create_session() as session:
+            rows = session.query(XComModel).filter(
+                XComModel.key == REPORT_XCOM_KEY, XComModel.dag_id.in_(list(dag_ids))
+            )
+            for row in rows:
+                value = XComModel.deserialize_value(row)
+                if isinstance(value, Mapping):
+                    ids = {"dag_id": row.dag_id, "task_id": row.task_id, "run_id": row.run_id}
+                    found.append({**value, **ids, "map_index": row.map_index})
+    except Exception as exc:
+        raise AdvisorInputError(
+            f"--xcom: cannot read the Airflow metadata database ({type(exc).__name__}: {exc}); run it "
+            "where Airflow is configured (AIRFLOW_HOME, AIRFLOW__DATABASE__SQL_ALCHEMY_CONN), or export the "
+            "reports to a file for --reports"
+        ) from None
     return found
 
 
