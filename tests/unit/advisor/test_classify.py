@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from airflow_provider_deltacc.advisor.findings import Level
@@ -14,7 +16,7 @@ from airflow_provider_deltacc.operators import (
     DeltaUpdateOperator,
     DeltaVacuumOperator,
 )
-from tests.unit.advisor.helpers import T, dag, pair, rows, run
+from tests.unit.advisor.helpers import REFERENCE, T, dag, pair, rows, run
 
 pytestmark = [pytest.mark.unit, pytest.mark.filterwarnings("ignore::UserWarning")]
 
@@ -193,3 +195,28 @@ def test_a_task_against_itself_names_runs_or_mapped_instances() -> None:
     assert runs.fixes == ("set max_active_runs=1 on d so two runs never write /data/orders at once",)
     mapped = pair(analysis, "m", "m")
     assert mapped.reason.startswith("Two concurrent instances of m (MERGE without partition pin)")
+
+
+def test_partition_columns_can_be_read_from_the_delta_log(tmp_path: Path) -> None:
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from airflow_provider_deltacc.advisor.analysis import analyse, delta_log_columns
+
+    data = pa.table({"id": [1], "date": [DAY1], "v": ["x"]})
+    partitioned, flat = str(tmp_path / "partitioned"), str(tmp_path / "flat")
+    write_deltalake(partitioned, data, partition_by=["date"])
+    write_deltalake(flat, data)
+    with dag() as d:
+        DeltaMergeOperator(task_id="merge", table=partitioned, source=rows(DAY1, 1), keys=["id", "date"])
+        DeltaAppendOperator(task_id="append", table=partitioned, source=rows(DAY2, 2))
+        DeltaUpdateOperator(task_id="u1", table=flat, set_values={"v": "1"}, condition="id = 1")
+        DeltaDeleteOperator(task_id="d2", table=flat, condition="id = 2")
+    offline = run(d)
+    assert pair(offline, "merge", "append").level is Level.CAN, "partition columns unknown offline"
+    assert pair(offline, "u1", "d2").level is Level.CAN, "SQL conditions are not analysed"
+    read = analyse([d], reference=REFERENCE, read_columns=delta_log_columns())
+    assert pair(read, "merge", "append").level is Level.CANNOT, "keyed pin on date: 11-01 vs 11-02"
+    flat_pair = pair(read, "u1", "d2")
+    assert flat_pair.level is Level.WILL, "one unpartitioned table: both rewrite the same files"
+    assert "the table is not partitioned" in flat_pair.reason
