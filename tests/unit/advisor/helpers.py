@@ -17,6 +17,18 @@ def rows(day: str, *ids: int) -> dict[str, Any]:
     return {"kind": "rows", "rows": [[i, day, "x"] for i in ids], "schema": SCHEMA}
 
 
+def add_column(task_id: str = "alter", table: str = T) -> Any:
+    """A schema change: ``ALTER TABLE ... ADD COLUMNS`` through ``DeltaSqlOperator``."""
+    from airflow_provider_deltacc.operators import DeltaSqlOperator
+
+    return DeltaSqlOperator(
+        task_id=task_id,
+        table=table,
+        statement="ALTER TABLE {table} ADD COLUMNS (c INT)",
+        statement_class="schema_changing",
+    )
+
+
 def dag(dag_id: str = "d", **kwargs: Any) -> Any:
     from airflow.sdk import DAG
 

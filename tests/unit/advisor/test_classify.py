@@ -16,7 +16,7 @@ from airflow_provider_deltacc.operators import (
     DeltaUpdateOperator,
     DeltaVacuumOperator,
 )
-from tests.unit.advisor.helpers import REFERENCE, T, dag, pair, rows, run
+from tests.unit.advisor.helpers import REFERENCE, T, add_column, dag, pair, rows, run
 
 pytestmark = [pytest.mark.unit, pytest.mark.filterwarnings("ignore::UserWarning")]
 
@@ -88,12 +88,7 @@ def test_templated_partitions_assume_the_worst() -> None:
 
 def test_schema_change_fails_every_writer_and_pinning_cannot_help() -> None:
     with dag() as d:
-        DeltaSqlOperator(
-            task_id="alter",
-            table=T,
-            statement="ALTER TABLE {table} ADD COLUMNS (c INT)",
-            statement_class="schema_changing",
-        )
+        add_column()
         DeltaAppendOperator(task_id="append", table=T, source=rows(DAY1, 1))
     finding = pair(run(d), "alter", "append")
     assert finding.level is Level.WILL

@@ -12,7 +12,7 @@ from airflow_provider_deltacc.advisor.cli import EXIT_BAD_INPUT, run
 from airflow_provider_deltacc.advisor.loader import AdvisorInputError
 from airflow_provider_deltacc.advisor.observed import attach_observed, load_reports, report_task
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator, DeltaUpdateOperator
-from tests.unit.advisor.helpers import T, dag, pair, rows
+from tests.unit.advisor.helpers import T, add_column, dag, pair, rows
 from tests.unit.advisor.helpers import run as analyse_dags
 
 pytestmark = [pytest.mark.unit, pytest.mark.filterwarnings("ignore::UserWarning")]
@@ -114,15 +114,8 @@ def test_reports_files_and_the_cli(tmp_path: Path) -> None:
 
 
 def test_a_metadata_conflict_without_a_winning_version_goes_to_the_schema_change() -> None:
-    from airflow_provider_deltacc.operators import DeltaSqlOperator
-
     with dag() as d:
-        DeltaSqlOperator(
-            task_id="alter",
-            table=T,
-            statement="ALTER TABLE {table} ADD COLUMNS (c INT)",
-            statement_class="schema_changing",
-        )
+        add_column()
         DeltaAppendOperator(task_id="append", table=T, source=rows("2026-11-01", 2))
         DeltaMergeOperator(task_id="merge", table=T, source=rows("2026-11-02", 1), keys=["id", "date"])
     reports = [_report("append", "conflict_exhausted", None, [("metadata_changed", None, "ADD COLUMNS")])]
