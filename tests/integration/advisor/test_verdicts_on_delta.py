@@ -28,30 +28,18 @@ from airflow_provider_deltacc.occ.matrix import EXCEPTION_NAMES
 from airflow_provider_deltacc.spark_job.main import run_job
 from tests.support.gate import Gate
 from tests.support.held import gate_udf, hold
+from tests.unit.advisor.test_example_dag import DAG_FILE, EXPECTED
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 pytestmark = [pytest.mark.integration, pytest.mark.filterwarnings("ignore::UserWarning")]
 
-DAG_FILE = Path(__file__).resolve().parents[3] / "dags" / "example_advisor_pairs.py"
 SCHEMA = "id INT, date STRING, v STRING"
 DAY1 = "2026-11-01"
 GATE_FUNCTION = "advisor_test_gate"
 #: The longest wait for the held job to reach the gate, and after its release (a loaded 2-core box).
 GATE_TIMEOUT_S = 180.0
-#: The verdict the example DAG documents for each table's pair.
-EXPECTED = {
-    "unpinned": Level.WILL,
-    "pinned": Level.CANNOT,
-    "same_partition": Level.WILL,
-    "disjoint": Level.CANNOT,
-    "optimize": Level.CAN,
-    "schema": Level.WILL,
-    "appends": Level.CANNOT,
-    "mapped": Level.WILL,
-    "vacuum": Level.HAZARD,
-}
 
 
 @dataclass(frozen=True)
@@ -65,11 +53,9 @@ class Example:
 def example() -> Example:
     [dag] = load_dags([DAG_FILE])
     analysis = analyse([dag])
-    return Example(dag, analysis, {f.table.rsplit("/advisor_", 1)[1]: f for f in analysis.findings})
-
-
-def test_every_pair_of_the_example_has_its_documented_verdict(example: Example) -> None:
-    assert {name: f.level for name, f in example.findings.items()} == EXPECTED
+    findings = {f.table.rsplit("/advisor_", 1)[1]: f for f in analysis.findings}
+    assert {name: f.level for name, f in findings.items()} == EXPECTED
+    return Example(dag, analysis, findings)
 
 
 def _seed(spark: SparkSession, path: str, *, files_per_partition: int) -> None:
