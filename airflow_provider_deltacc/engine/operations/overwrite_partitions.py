@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.literals import escaped_string_literals
+from airflow_provider_deltacc.engine.operations.append import check_type_families
 from airflow_provider_deltacc.engine.operations.base import (
     PreparedOperation,
     SourceHook,
@@ -52,6 +53,7 @@ def build_overwrite_partitions(
     missing = [c for c in state.partition_columns if c.lower() not in {s.lower() for s in source.columns}]
     if missing:
         raise InputError("source", source.columns, f"lacks the table's partition columns {missing}")
+    check_type_families(source, state)
 
     def work(attempt: int) -> WorkOutcome:
         def write(current: TableState | None) -> WriteResult:
