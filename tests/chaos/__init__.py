@@ -1,0 +1,1 @@
+"""Chaos runs: bank transfers on Delta under concurrent writers, maintenance, a schema change and faults."""
