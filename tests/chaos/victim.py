@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     from airflow_provider_deltacc.spark_job.main import main as cli_main
 
     if args.die_at_report:
-        sys.stdout = _DieAtReport(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = _DieAtReport(sys.stdout)
     return cli_main(["--spec", args.spec])
 
 

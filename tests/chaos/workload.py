@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import multiprocessing
@@ -536,7 +537,9 @@ class _Supervisor:
     def victims(self) -> None:
         """Real Spark driver processes, all started at once (their JVMs start while the writers work)."""
         threads = [
-            threading.Thread(target=self._guard(f"victim-{t.id}", lambda t=t: self.victim(t)), daemon=True)
+            threading.Thread(
+                target=self._guard(f"victim-{t.id}", functools.partial(self.victim, t)), daemon=True
+            )
             for t in self.plan
             if t.fault and "/process_" in t.fault
         ]
