@@ -23,7 +23,7 @@ TAG_PREFIX = "deltacc:"
 # Commits by others that may land between reading the latest version and reading the history.
 _HISTORY_SLACK = 20
 #: How many commits :func:`find_txn_commit` reads back to find the commit of a skipped duplicate.
-TXN_SCAN_VERSIONS = 200
+TXN_SCAN_VERSIONS = 1000
 
 log = logging.getLogger(__name__)
 
