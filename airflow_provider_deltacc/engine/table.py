@@ -175,7 +175,7 @@ def read_table_state(spark: SparkSession, table: str, app_ids: tuple[str, ...] =
     metadata = json.loads(snapshot.metadata().json())["metaData"]
     txn_versions: dict[str, int] = {}
     # Snapshot.transactions() runs a Spark job over the whole table state: only pay for it when asked.
-    recorded = snapshot.transactions() if app_ids else None
+    recorded: Any = snapshot.transactions() if app_ids else None
     for app_id in app_ids:
         found = recorded.get(app_id)
         if found.isDefined():
