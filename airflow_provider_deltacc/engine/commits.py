@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.table import delta_table, is_path
+from airflow_provider_deltacc.engine.table import call_known_signature, delta_table, jvm_delta_log
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -82,10 +82,11 @@ Found = list[tuple[int, str, dict[str, Any]]]
 
 def _from_log(spark: SparkSession, table: str, tag: str, after_version: int) -> Found:
     jvm: Any = spark._jvm
-    jspark: Any = spark._jsparkSession
-    jtables = jvm.io.delta.tables.DeltaTable
-    jtable = jtables.forPath(jspark, table) if is_path(table) else jtables.forName(jspark, table)
-    changes = _get_changes(jtable.deltaLog(), jvm, after_version + 1)
+    # DeltaLog.getChanges is (long, Option[CatalogTable], boolean) in Delta 4.x, (long, boolean) before.
+    start = after_version + 1
+    changes = call_known_signature(
+        jvm_delta_log(spark, table).getChanges, ((start, jvm.scala.Option.empty(), False), (start, False))
+    )
     found: Found = []
     while changes.hasNext():
         entry = changes.next()
@@ -105,21 +106,6 @@ def _from_log(spark: SparkSession, table: str, tag: str, after_version: int) -> 
                         metrics[str(pair._1())] = str(pair._2())
                 found.append((int(entry._1()), str(action.operation()), metrics))
     return found
-
-
-def _get_changes(delta_log: Any, jvm: Any, start: int) -> Any:
-    """``DeltaLog.getChanges(start)``: Scala default arguments are invisible to py4j and the arity differs
-    across Delta releases (``(long, Option[CatalogTable], boolean)`` in 4.x), so try the known shapes."""
-    from py4j.protocol import Py4JError, Py4JJavaError
-
-    for args in ((start, jvm.scala.Option.empty(), False), (start, False)):
-        try:
-            return delta_log.getChanges(*args)
-        except Py4JJavaError:
-            raise
-        except Py4JError:
-            continue
-    raise Py4JError("DeltaLog.getChanges has none of the known signatures")
 
 
 def _from_history(spark: SparkSession, table: str, tag: str, after_version: int) -> Found:
@@ -175,9 +161,7 @@ def find_txn_commit(
     try:
         jvm: Any = spark._jvm
         jspark: Any = spark._jsparkSession
-        jtables = jvm.io.delta.tables.DeltaTable
-        jtable = jtables.forPath(jspark, table) if is_path(table) else jtables.forName(jspark, table)
-        log_path = jtable.deltaLog().logPath()
+        log_path = jvm_delta_log(spark, table).logPath()
         fs = log_path.getFileSystem(jspark.sessionState().newHadoopConf())
         for version in range(latest, max(-1, latest - max_versions), -1):
             try:

@@ -168,10 +168,7 @@ def read_table_state(spark: SparkSession, table: str, app_ids: tuple[str, ...] =
     from pyspark.sql.types import StructType
 
     jvm: Any = spark._jvm
-    jspark: Any = spark._jsparkSession
-    jtables = jvm.io.delta.tables.DeltaTable
-    jtable = jtables.forPath(jspark, table) if is_path(table) else jtables.forName(jspark, table)
-    snapshot = _fresh_snapshot(jtable.deltaLog(), jvm)
+    snapshot = _fresh_snapshot(jvm_delta_log(spark, table), jvm)
     metadata = json.loads(snapshot.metadata().json())["metaData"]
     txn_versions: dict[str, int] = {}
     # Snapshot.transactions() runs a Spark job over the whole table state: only pay for it when asked.
@@ -189,20 +186,46 @@ def read_table_state(spark: SparkSession, table: str, app_ids: tuple[str, ...] =
     )
 
 
-def _fresh_snapshot(delta_log: Any, jvm: Any) -> Any:
+def jvm_delta_log(spark: SparkSession, table: str) -> Any:
+    """The JVM ``DeltaLog`` of a path or catalog table.
+
+    :param spark: the session.
+    :param table: the table.
+    """
+    jvm: Any = spark._jvm
+    jspark: Any = spark._jsparkSession
+    jtables = jvm.io.delta.tables.DeltaTable
+    jtable = jtables.forPath(jspark, table) if is_path(table) else jtables.forName(jspark, table)
+    return jtable.deltaLog()
+
+
+def call_known_signature(method: Any, shapes: tuple[tuple[Any, ...], ...]) -> Any:
+    """Call a JVM method with the first argument list it accepts.
+
+    Scala default arguments are invisible to py4j and Delta's internal signatures change arity across
+    releases, so callers list the known shapes, newest first. A Java exception from the call itself is
+    raised, not taken for a wrong signature.
+
+    :param method: the py4j method.
+    :param shapes: the argument lists to try.
+    :raises Py4JError: when no shape matches.
+    """
     from py4j.protocol import Py4JError, Py4JJavaError
 
-    none = jvm.scala.Option.empty()
-    # DeltaLog.update has Scala default arguments, which py4j cannot use; its arity differs across
-    # Delta releases (3 parameters in 4.x), so try the known shapes, newest first.
-    for args in ((False, none, none), (False, none), (False,)):
+    for args in shapes:
         try:
-            return delta_log.update(*args)
+            return method(*args)
         except Py4JJavaError:
             raise
         except Py4JError:
             continue
-    return delta_log.update()
+    raise Py4JError(f"{method} has none of the known signatures {shapes}")
+
+
+def _fresh_snapshot(delta_log: Any, jvm: Any) -> Any:
+    none = jvm.scala.Option.empty()
+    # DeltaLog.update has 3 parameters in Delta 4.x.
+    return call_known_signature(delta_log.update, ((False, none, none), (False, none), (False,), ()))
 
 
 def _path_exists(spark: SparkSession, path: str) -> bool:
