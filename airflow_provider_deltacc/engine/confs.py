@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.redaction import REDACTED, hide_jvm_protocol_log, is_sensitive_key
@@ -16,6 +16,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def explicit_confs(spark: SparkSession, keys: Iterable[str]) -> dict[str, str | None]:
+    """Return the value set on the session for each key, None when unset (defaults do not count).
+
+    One JVM call per key: ``spark.conf.getAll`` copies the whole map entry by entry over py4j and ends its
+    iteration with a JVM exception, which costs more than the job it guards when operations are small.
+
+    :param spark: the session.
+    :param keys: the conf keys.
+    """
+    jconf: Any = spark._jsparkSession.sessionState().conf()
+    return {key: str(jconf.getConfString(key)) if jconf.contains(key) else None for key in keys}
+
+
 @contextmanager
 def session_confs(spark: SparkSession, confs: Mapping[str, str]) -> Iterator[None]:
     """Set ``confs`` on the session inside the block; afterwards restore what was explicitly set before
@@ -24,8 +37,7 @@ def session_confs(spark: SparkSession, confs: Mapping[str, str]) -> Iterator[Non
     :param spark: the session.
     :param confs: conf key to value.
     """
-    explicit = spark.conf.getAll
-    previous = {key: explicit.get(key) for key in confs}
+    previous = explicit_confs(spark, confs)
     try:
         for key, value in confs.items():
             spark.conf.set(key, value)
@@ -51,9 +63,9 @@ def isolated_session(spark: SparkSession, spark_conf: Mapping[str, str]) -> Spar
     """
     hide_jvm_protocol_log(spark_conf)
     child = spark.newSession()
-    explicit = spark.conf.getAll
+    explicit = explicit_confs(spark, spark_conf)
     for key, value in spark_conf.items():
-        if explicit.get(key) == value:
+        if explicit[key] == value:
             continue
         try:
             child.conf.set(key, value)
