@@ -60,7 +60,15 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
                 writer.saveAsTable(spec.table)
             return WriteResult(metrics={"created_table": state is None})
 
-        return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=False, may_create=True)
+        return tracked_attempt(
+            spark,
+            spec.table,
+            write,
+            txn=spec.txn,
+            txn_in_session=False,
+            may_create=True,
+            write_checks_txn=True,
+        )
 
     op_class = OperationClass.SCHEMA_CHANGING if opts.merge_schema else OperationClass.BLIND_APPEND
     return PreparedOperation("APPEND", op_class, work)

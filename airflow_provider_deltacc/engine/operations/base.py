@@ -70,6 +70,7 @@ def tracked_attempt(
     txn_in_session: bool,
     may_create: bool = False,
     extra_confs: Mapping[str, str] | None = None,
+    write_checks_txn: bool = False,
 ) -> WorkOutcome:
     """Run one attempt: read a fresh snapshot, skip a committed duplicate, write, find what was committed.
 
@@ -81,13 +82,17 @@ def tracked_attempt(
         write step passes it as writer options itself.
     :param may_create: the write step may create the table, so a missing table is not an error.
     :param extra_confs: further session confs for the write step only.
+    :param write_checks_txn: the write step's Delta command skips itself when ``txn`` is already recorded
+        (MERGE, UPDATE, DELETE and DataFrame writes do; arbitrary SQL may not). Then the snapshot read here
+        leaves out the recorded txn versions: reading them is a Spark job over the table state, which Delta
+        repeats on its own snapshot, and a duplicate is reported from the state after the write instead.
     """
     app_ids = (txn.app_id,) if txn else ()
     exists = table_exists(spark, table)
     if not exists and not may_create:
         raise InputError("table", table, "the table disappeared or is not a Delta table")
-    before = read_table_state(spark, table, app_ids) if exists else None
-    if before is not None and txn is not None:
+    before = read_table_state(spark, table, () if write_checks_txn else app_ids) if exists else None
+    if before is not None and txn is not None and not write_checks_txn:
         recorded = before.recorded_txn_version(txn.app_id)
         if already_committed(recorded, txn):
             return WorkOutcome(
@@ -99,8 +104,7 @@ def tracked_attempt(
                     txn,
                     recorded,
                     before.version,
-                    f"txn {txn.app_id!r} version {txn.version} is already committed "
-                    f"(recorded version {recorded})",
+                    _committed_reason(txn, recorded),
                 ),
             )
 
@@ -137,7 +141,8 @@ def tracked_attempt(
                     txn,
                     after.recorded_txn_version(txn.app_id),
                     after.version,
-                    "Delta skipped the write: the same txn identity committed concurrently",
+                    "Delta skipped the write: "
+                    + _committed_reason(txn, after.recorded_txn_version(txn.app_id)),
                 ),
             },
         )
@@ -147,6 +152,10 @@ def tracked_attempt(
         skipped_duplicate=False,
         metrics={**result.metrics, "noop": True, "noop_reason": reason},
     )
+
+
+def _committed_reason(txn: TxnIdentity, recorded: int) -> str:
+    return f"txn {txn.app_id!r} version {txn.version} is already committed (recorded version {recorded})"
 
 
 def _duplicate_metrics(

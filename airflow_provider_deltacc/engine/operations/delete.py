@@ -48,7 +48,9 @@ def build_delete(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
             delta_table(spark, spec.table).delete(condition)
             return WriteResult(metrics={"condition": condition})
 
-        return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=True)
+        return tracked_attempt(
+            spark, spec.table, write, txn=spec.txn, txn_in_session=True, write_checks_txn=True
+        )
 
     return PreparedOperation("DELETE", OperationClass.READ_MODIFY_WRITE, work)
 

@@ -89,7 +89,9 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
             _add_clauses(builder, opts).execute()
             return WriteResult(metrics=metrics)
 
-        return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=True)
+        return tracked_attempt(
+            spark, spec.table, write, txn=spec.txn, txn_in_session=True, write_checks_txn=True
+        )
 
     # With schema auto-merge the MERGE may add columns: a schema change, never retried over another one.
     evolves = schema_auto_merge(spark)

@@ -87,6 +87,8 @@ def build_overwrite_partitions(
                 writer.saveAsTable(spec.table)
             return WriteResult(metrics={"replace_where": predicate, "partitions": len(values)})
 
-        return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=False)
+        return tracked_attempt(
+            spark, spec.table, write, txn=spec.txn, txn_in_session=False, write_checks_txn=True
+        )
 
     return PreparedOperation("OVERWRITE_PARTITIONS", OperationClass.READ_MODIFY_WRITE, work)

@@ -64,7 +64,9 @@ def build_update(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
                 handle.update(condition=condition, set=assignments)
             return WriteResult(metrics={"condition": condition})
 
-        return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=True)
+        return tracked_attempt(
+            spark, spec.table, write, txn=spec.txn, txn_in_session=True, write_checks_txn=True
+        )
 
     return PreparedOperation("UPDATE", OperationClass.READ_MODIFY_WRITE, work)
 
