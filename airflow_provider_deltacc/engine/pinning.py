@@ -23,9 +23,16 @@ from airflow_provider_deltacc.engine.table import TableState
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructType
 
 PinSpec = Sequence[str] | str | None
 PartitionValues = tuple[dict[str, Any], ...]
+#: An inline source: its schema and its rows, converted to the schema's Python types.
+InlineRows = tuple["StructType", list[tuple[Any, ...]]]
+
+#: Source column types whose Python values are exactly what collecting them from Spark gives back. Floats
+#: (NaN, -0.0) and timestamps (zones) are compared and returned differently, so those still collect.
+_INLINE_PIN_TYPES = ("string", "boolean", "byte", "short", "integer", "long", "decimal", "date")
 
 
 def resolve_pin_columns(
@@ -141,6 +148,7 @@ def source_partition_values(
     *,
     max_values: int,
     field_name: str = "options.max_pin_values",
+    inline: InlineRows | None = None,
 ) -> PartitionValues:
     """Collect the source's distinct values of ``columns`` (at most ``max_values`` of them).
 
@@ -148,11 +156,15 @@ def source_partition_values(
     :param columns: the target's partition columns to pin, in the table's spelling.
     :param max_values: the most distinct combinations allowed.
     :param field_name: the spec field named by the error when there are too many.
+    :param inline: the schema and rows ``source`` was built from, when it is an inline ``rows`` source
+        with nothing applied on top; their values are read here instead of running a Spark job.
     :raises InputError: if the source has more distinct partitions than ``max_values``.
     """
-    source_names = {name.lower(): name for name in source.columns}
-    selected = [source[source_names[c.lower()]].alias(c) for c in columns]
-    rows = source.select(*selected).distinct().limit(max_values + 1).collect()
+    rows = _inline_values(inline, columns, max_values) if inline is not None else None
+    if rows is None:
+        source_names = {name.lower(): name for name in source.columns}
+        selected = [source[source_names[c.lower()]].alias(c) for c in columns]
+        rows = [row.asDict() for row in source.select(*selected).distinct().limit(max_values + 1).collect()]
     if len(rows) > max_values:
         raise InputError(
             field_name,
@@ -161,6 +173,19 @@ def source_partition_values(
             "max_pin_values, split the source, or turn pinning off",
         )
     return tuple({c: row[c] for c in columns} for row in rows)
+
+
+def _inline_values(
+    inline: InlineRows, columns: Sequence[str], max_values: int
+) -> list[dict[str, Any]] | None:
+    schema, rows = inline
+    positions = {f.name.lower(): (i, f.dataType.typeName()) for i, f in enumerate(schema.fields)}
+    picked = [positions.get(c.lower()) for c in columns]
+    if any(p is None or p[1] not in _INLINE_PIN_TYPES for p in picked):
+        return None
+    indexes = [p[0] for p in picked if p is not None]
+    distinct = dict.fromkeys(tuple(row[i] for i in indexes) for row in rows)
+    return [dict(zip(columns, values, strict=True)) for values in list(distinct)[: max_values + 1]]
 
 
 def source_filter(values: PartitionValues, source: DataFrame) -> Column:

@@ -67,6 +67,26 @@ def _describe(source: SourceSpec) -> str:
 
 
 def _rows_frame(spark: SparkSession, source: SourceSpec) -> DataFrame:
+    schema, rows = source_rows(source)
+    try:
+        _verify_rows(rows, schema)
+        if _arrow_friendly(schema):
+            # Through Arrow the JVM decodes the rows itself; a list of Python rows is pickled and every job
+            # over it starts Python workers, which costs more than a small MERGE's own work.
+            return spark.createDataFrame(_arrow_table(rows, schema), schema)
+        return spark.createDataFrame(rows, schema)
+    except (TypeError, ValueError) as exc:  # pyarrow's errors are ValueError/TypeError subclasses too
+        raise InputError(
+            "source.rows", source.rows, f"do not match the schema {source.schema}: {exc}"
+        ) from None
+
+
+def source_rows(source: SourceSpec) -> tuple[StructType, list[tuple[Any, ...]]]:
+    """Return the schema and the rows of an inline ``rows`` source, converted to the schema's Python types.
+
+    :param source: a source spec of kind ``rows``.
+    :raises InputError: on a bad schema or a row that does not fit it.
+    """
     from pyspark.sql.types import StructType
 
     assert source.schema is not None
@@ -76,13 +96,57 @@ def _rows_frame(spark: SparkSession, source: SourceSpec) -> DataFrame:
         raise InputError("source.schema", source.schema, f"is not a valid DDL schema: {exc}") from None
     if not isinstance(schema, StructType):
         raise InputError("source.schema", source.schema, "must list columns, e.g. 'id INT, date DATE'")
-    rows = [_convert_row(row, index, schema) for index, row in enumerate(source.rows or ())]
-    try:
-        return spark.createDataFrame(rows, schema)
-    except (TypeError, ValueError) as exc:
-        raise InputError(
-            "source.rows", source.rows, f"do not match the schema {source.schema}: {exc}"
-        ) from None
+    return schema, [_convert_row(row, index, schema) for index, row in enumerate(source.rows or ())]
+
+
+def _verify_rows(rows: list[tuple[Any, ...]], schema: StructType) -> None:
+    # The checks createDataFrame(rows, schema) makes: exact types (no float into BIGINT), ranges, nulls.
+    from pyspark.sql.types import _make_type_verifier
+
+    verify = _make_type_verifier(schema)
+    for row in rows:
+        verify(row)
+
+
+def _arrow_friendly(schema: StructType) -> bool:
+    from pyspark.sql import types as T
+
+    atomic = (
+        T.StringType,
+        T.BooleanType,
+        T.ByteType,
+        T.ShortType,
+        T.IntegerType,
+        T.LongType,
+        T.FloatType,
+        T.DoubleType,
+        T.DecimalType,
+        T.DateType,
+        T.TimestampType,
+        T.TimestampNTZType,
+        T.BinaryType,
+    )
+    # Char/varchar subclass StringType but Arrow has no such type: they keep the plain path.
+    return all(
+        isinstance(f.dataType, atomic) and not isinstance(f.dataType, T.CharType | T.VarcharType)
+        for f in schema.fields
+    )
+
+
+def _arrow_table(rows: list[tuple[Any, ...]], schema: StructType) -> Any:
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import TimestampType
+
+    arrow_schema = to_arrow_schema(schema, timezone="UTC")
+    columns = []
+    for index, field in enumerate(schema.fields):
+        values = [row[index] for row in rows]
+        if isinstance(field.dataType, TimestampType):
+            # A naive datetime is local time, as createDataFrame(rows) reads it; Arrow's column is UTC.
+            values = [v.astimezone() if v is not None and v.tzinfo is None else v for v in values]
+        columns.append(pa.array(values, type=arrow_schema.field(index).type))
+    return pa.Table.from_arrays(columns, schema=arrow_schema)
 
 
 def _convert_row(row: Any, index: int, schema: StructType) -> tuple[Any, ...]:

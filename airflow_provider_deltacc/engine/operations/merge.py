@@ -24,7 +24,7 @@ from airflow_provider_deltacc.engine.pinning import (
     source_filter,
     source_partition_values,
 )
-from airflow_provider_deltacc.engine.sources import load_source, probe_source
+from airflow_provider_deltacc.engine.sources import load_source, probe_source, source_rows
 from airflow_provider_deltacc.engine.spec import JobSpec, MergeClause, MergeOptions
 from airflow_provider_deltacc.engine.table import (
     TableState,
@@ -59,6 +59,8 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
     pin_columns = _pin_columns(opts, state)
     source = probe_source(spark, source_spec)
     _validate(spark, spec, opts, state, source, pin_columns)
+    # Inline rows (not de-duplicated) give their partition values without a Spark job.
+    inline = source_rows(source_spec) if source_spec.kind == "rows" and opts.dedup_order_by is None else None
 
     def work(attempt: int) -> WorkOutcome:
         def write(current: TableState | None) -> WriteResult:
@@ -68,7 +70,9 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
             metrics: dict[str, Any] = {}
             columns = _pin_columns(opts, current)
             if columns:
-                values = source_partition_values(frame, columns, max_values=opts.max_pin_values)
+                values = source_partition_values(
+                    frame, columns, max_values=opts.max_pin_values, inline=inline
+                )
                 if not values:
                     return WriteResult(noop_reason="the source is empty; nothing to merge")
                 pin = partition_predicate(

@@ -19,7 +19,7 @@ from airflow_provider_deltacc.engine.pinning import (
     partition_predicate,
     source_partition_values,
 )
-from airflow_provider_deltacc.engine.sources import load_source, probe_source
+from airflow_provider_deltacc.engine.sources import load_source, probe_source, source_rows
 from airflow_provider_deltacc.engine.spec import JobSpec, OverwritePartitionsOptions
 from airflow_provider_deltacc.engine.table import TableState, is_path, read_table_state, require_delta_table
 from airflow_provider_deltacc.occ.decisions import OperationClass
@@ -55,6 +55,8 @@ def build_overwrite_partitions(
         raise InputError("source", source.columns, f"lacks the table's partition columns {missing}")
     check_type_families(source, state)
 
+    inline = source_rows(source_spec) if source_spec.kind == "rows" else None
+
     def work(attempt: int) -> WorkOutcome:
         def write(current: TableState | None) -> WriteResult:
             assert current is not None
@@ -67,6 +69,7 @@ def build_overwrite_partitions(
                     current.partition_columns,
                     max_values=opts.max_partitions,
                     field_name="options.max_partitions",
+                    inline=inline,
                 )
                 if not values:
                     return WriteResult(
