@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.engine.jvm import HADOOP_PATH, IO_UTILS, java_class, scala_none
 from airflow_provider_deltacc.engine.table import call_known_signature, delta_table, jvm_delta_log
 
 if TYPE_CHECKING:
@@ -81,11 +82,10 @@ Found = list[tuple[int, str, dict[str, Any]]]
 
 
 def _from_log(spark: SparkSession, table: str, tag: str, after_version: int) -> Found:
-    jvm: Any = spark._jvm
     # DeltaLog.getChanges is (long, Option[CatalogTable], boolean) in Delta 4.x, (long, boolean) before.
     start = after_version + 1
     changes = call_known_signature(
-        jvm_delta_log(spark, table).getChanges, ((start, jvm.scala.Option.empty(), False), (start, False))
+        jvm_delta_log(spark, table).getChanges, ((start, scala_none(spark), False), (start, False))
     )
     found: Found = []
     while changes.hasNext():
@@ -159,17 +159,17 @@ def find_txn_commit(
     from py4j.protocol import Py4JJavaError
 
     try:
-        jvm: Any = spark._jvm
         jspark: Any = spark._jsparkSession
+        hadoop_path, io_utils = java_class(spark, HADOOP_PATH), java_class(spark, IO_UTILS)
         log_path = jvm_delta_log(spark, table).logPath()
         fs = log_path.getFileSystem(jspark.sessionState().newHadoopConf())
         for version in range(latest, max(-1, latest - max_versions), -1):
             try:
-                stream = fs.open(jvm.org.apache.hadoop.fs.Path(log_path, f"{version:020d}.json"))
+                stream = fs.open(hadoop_path(log_path, f"{version:020d}.json"))
             except Py4JJavaError:  # removed by log clean-up (or not backfilled yet): stop here
                 break
             try:
-                text = str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+                text = str(io_utils.toString(stream, "UTF-8"))
             finally:
                 stream.close()
             if records_txn(text, app_id, txn_version):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.engine.jvm import DELTA_TABLE, HADOOP_PATH, java_class, scala_none
 from airflow_provider_deltacc.engine.literals import quote_identifier
 
 if TYPE_CHECKING:
@@ -71,9 +72,11 @@ def delta_table(spark: SparkSession, table: str) -> DeltaTable:
     """
     from delta.tables import DeltaTable
 
-    if is_path(table):
-        return DeltaTable.forPath(spark, table)
-    return DeltaTable.forName(spark, table)
+    jspark: Any = spark._jsparkSession
+    jtables = java_class(spark, DELTA_TABLE)
+    return DeltaTable(
+        spark, jtables.forPath(jspark, table) if is_path(table) else jtables.forName(jspark, table)
+    )
 
 
 @dataclass(frozen=True)
@@ -127,10 +130,8 @@ def table_exists(spark: SparkSession, table: str) -> bool:
     :param spark: the session.
     :param table: the table.
     """
-    from delta.tables import DeltaTable
-
     if is_path(table):
-        return bool(DeltaTable.isDeltaTable(spark, table))
+        return _is_delta_path(spark, table)
     if not spark.catalog.tableExists(table):
         return False
     return _provider(spark, table) == "delta"
@@ -143,10 +144,8 @@ def require_delta_table(spark: SparkSession, table: str, field_name: str = "tabl
     :param table: the table.
     :param field_name: the spec field, for the error.
     """
-    from delta.tables import DeltaTable
-
     if is_path(table):
-        if DeltaTable.isDeltaTable(spark, table):
+        if _is_delta_path(spark, table):
             return
         if _path_exists(spark, table):
             raise InputError(field_name, table, "the path exists but is not a Delta table (no _delta_log)")
@@ -167,8 +166,7 @@ def read_table_state(spark: SparkSession, table: str, app_ids: tuple[str, ...] =
     """
     from pyspark.sql.types import StructType
 
-    jvm: Any = spark._jvm
-    snapshot = _fresh_snapshot(jvm_delta_log(spark, table), jvm)
+    snapshot = _fresh_snapshot(jvm_delta_log(spark, table), scala_none(spark))
     metadata = json.loads(snapshot.metadata().json())["metaData"]
     txn_versions: dict[str, int] = {}
     # Snapshot.transactions() runs a Spark job over the whole table state: only pay for it when asked.
@@ -192,9 +190,8 @@ def jvm_delta_log(spark: SparkSession, table: str) -> Any:
     :param spark: the session.
     :param table: the table.
     """
-    jvm: Any = spark._jvm
     jspark: Any = spark._jsparkSession
-    jtables = jvm.io.delta.tables.DeltaTable
+    jtables = java_class(spark, DELTA_TABLE)
     jtable = jtables.forPath(jspark, table) if is_path(table) else jtables.forName(jspark, table)
     return jtable.deltaLog()
 
@@ -222,16 +219,18 @@ def call_known_signature(method: Any, shapes: tuple[tuple[Any, ...], ...]) -> An
     raise Py4JError(f"{method} has none of the known signatures {shapes}")
 
 
-def _fresh_snapshot(delta_log: Any, jvm: Any) -> Any:
-    none = jvm.scala.Option.empty()
+def _fresh_snapshot(delta_log: Any, none: Any) -> Any:
     # DeltaLog.update has 3 parameters in Delta 4.x.
     return call_known_signature(delta_log.update, ((False, none, none), (False, none), (False,), ()))
 
 
+def _is_delta_path(spark: SparkSession, path: str) -> bool:
+    return bool(java_class(spark, DELTA_TABLE).isDeltaTable(spark._jsparkSession, path))
+
+
 def _path_exists(spark: SparkSession, path: str) -> bool:
-    jvm: Any = spark._jvm
     jspark: Any = spark._jsparkSession
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    hadoop_path = java_class(spark, HADOOP_PATH)(path)
     fs = hadoop_path.getFileSystem(jspark.sessionState().newHadoopConf())
     return bool(fs.exists(hadoop_path))
 
