@@ -67,3 +67,17 @@ def test_a_transfer_logged_twice_or_not_at_all_is_caught(tmp_path: Path) -> None
     found = _balance_and_log_violations(violations)
     assert any("logged more than once: ['t0001']" in v for v in found), violations
     assert any("missing from the log: ['t0004']" in v for v in found), violations
+
+
+def test_a_version_off_total_is_caught_and_later_ones_too(tmp_path: Path) -> None:
+    transfers = plan(CFG)
+    accounts, log_table = _write(tmp_path, transfers, {}, {})
+    # v1 creates money out of nothing; v2 removes it again, so only the history shows it.
+    extra = pa.Table.from_pylist([{"branch": "b00", "account": "b00-ghost", "balance": 5}])
+    write_deltalake(accounts, extra, mode="append")
+    from deltalake import DeltaTable
+
+    DeltaTable(accounts).delete("account = 'b00-ghost'")
+    violations, _ = check_invariants(accounts, log_table, CFG, transfers)
+    off_total = [v for v in violations if "off-total" in v]
+    assert off_total and "v1: total" in off_total[0] and "v2" not in off_total[0], violations
