@@ -83,6 +83,15 @@ SIGNATURES: tuple[KindSignature, ...] = (
         delta_rs=(DELTA_RS_PREFIX + r"Metadata changed since last commit\.",),
         phrases=(r"The metadata of the Delta table (?:[^\n]+? )?has been changed by a concurrent update",),
     ),
+    # MERGE checks, as its transaction starts, that the table's schema is still the one it was analysed
+    # against; a concurrent ALTER TABLE in between fails it here instead of at commit. It is the same
+    # conflict and the same remedy: re-plan from a fresh snapshot.
+    KindSignature(
+        ConflictKind.METADATA_CHANGED,
+        None,
+        "DELTA_SCHEMA_CHANGE_SINCE_ANALYSIS",
+        phrases=(r"The schema of your Delta table has changed in an incompatible way since your DataFrame",),
+    ),
     KindSignature(
         ConflictKind.PROTOCOL_CHANGED,
         "ProtocolChangedException",
