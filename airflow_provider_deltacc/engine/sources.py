@@ -70,7 +70,7 @@ def _rows_frame(spark: SparkSession, source: SourceSpec) -> DataFrame:
     schema, rows = source_rows(source)
     try:
         _verify_rows(rows, schema)
-        if _arrow_friendly(schema):
+        if _arrow_friendly(schema) and _has_pyarrow():
             # Through Arrow the JVM decodes the rows itself; a list of Python rows is pickled and every job
             # over it starts Python workers, which costs more than a small MERGE's own work.
             return spark.createDataFrame(_arrow_table(rows, schema), schema)
@@ -106,6 +106,13 @@ def _verify_rows(rows: list[tuple[Any, ...]], schema: StructType) -> None:
     verify = _make_type_verifier(schema)
     for row in rows:
         verify(row)
+
+
+def _has_pyarrow() -> bool:
+    # The driver needs nothing installed beyond PySpark: a bare cluster Python takes the plain path.
+    from importlib.util import find_spec
+
+    return find_spec("pyarrow") is not None
 
 
 def _arrow_friendly(schema: StructType) -> bool:
