@@ -72,11 +72,7 @@ def delta_table(spark: SparkSession, table: str) -> DeltaTable:
     """
     from delta.tables import DeltaTable
 
-    jspark: Any = spark._jsparkSession
-    jtables = java_class(spark, DELTA_TABLE)
-    return DeltaTable(
-        spark, jtables.forPath(jspark, table) if is_path(table) else jtables.forName(jspark, table)
-    )
+    return DeltaTable(spark, _jvm_delta_table(spark, table))
 
 
 @dataclass(frozen=True)
@@ -190,10 +186,13 @@ def jvm_delta_log(spark: SparkSession, table: str) -> Any:
     :param spark: the session.
     :param table: the table.
     """
+    return _jvm_delta_table(spark, table).deltaLog()
+
+
+def _jvm_delta_table(spark: SparkSession, table: str) -> Any:
     jspark: Any = spark._jsparkSession
     jtables = java_class(spark, DELTA_TABLE)
-    jtable = jtables.forPath(jspark, table) if is_path(table) else jtables.forName(jspark, table)
-    return jtable.deltaLog()
+    return jtables.forPath(jspark, table) if is_path(table) else jtables.forName(jspark, table)
 
 
 def call_known_signature(method: Any, shapes: tuple[tuple[Any, ...], ...]) -> Any:

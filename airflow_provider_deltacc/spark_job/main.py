@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.errors import InputError, short_repr
 from airflow_provider_deltacc.engine.redaction import hide_jvm_protocol_log
+from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.occ.errors import (
     CommitLoopError,
     ConflictFatalError,
@@ -36,7 +37,6 @@ _MESSAGE_LIMIT = 2000
 # Spark errors that are deterministic consequences of the input (a schema mismatch, an unresolvable column)
 # rather than of the cluster; retrying the same spec cannot help.
 _INPUT_ERROR_TYPES = ("AnalysisException", "ParseException", "InputError", "SpecError")
-_NOT_INPUT_MARKERS = ("SCHEMA_CHANGE_SINCE_ANALYSIS",)
 
 
 def run_job(
@@ -200,8 +200,8 @@ def _is_input_error(exc: BaseException) -> bool:
     names = {cls.__name__ for cls in type(exc).__mro__}
     if not names.intersection(_INPUT_ERROR_TYPES):
         return False
-    text = str(exc)
-    return not any(marker in text for marker in _NOT_INPUT_MARKERS)
+    # A conflict raised as an AnalysisException (a schema changed since analysis) is not the input's fault.
+    return classify(exc) is None
 
 
 def _error(exc: BaseException) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from airflow_provider_deltacc.engine.operations.base import (
 from airflow_provider_deltacc.engine.sources import load_source
 from airflow_provider_deltacc.engine.spec import JobSpec, SqlOptions
 from airflow_provider_deltacc.engine.table import TableState, require_delta_table, table_sql
+from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def build_sql(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None
             try:
                 result = spark.sql(statement, args=opts.args or None)
             except AnalysisException as exc:  # an unknown column or table, a type error: nothing ran
-                if "SCHEMA_CHANGE_SINCE_ANALYSIS" in str(exc):
+                if classify(exc) is not None:  # a concurrent schema change: the commit loop re-plans
                     raise
                 raise InputError("options.statement", opts.statement, _first_line(exc)) from None
             rows = result.limit(1).collect()
