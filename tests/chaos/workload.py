@@ -983,14 +983,12 @@ def check_invariants(
     if sum(log_ops.values()) != len(transfers) + 1:
         violations.append(f"{sum(log_ops.values())} log commits for {len(transfers)} transfers (+1 create)")
 
-    bad_versions = _every_version_total(accounts, "balance", total)
+    bad_versions = _every_version(accounts, _adds_up_to("balance", total))
     if bad_versions:
         violations.append(f"accounts versions unreadable or off-total: {bad_versions[:10]}")
     # The log only grows (one file per version): every version's snapshot loads and its files exist; the
     # rows themselves are read at every 20th version (reading all of them would read n^2/2 files).
-    bad_log_versions = _every_version(
-        log_table, "transfer_id", lambda values: len(values) == len(set(values)), read_every=20
-    )
+    bad_log_versions = _every_version(log_table, _unique_every("transfer_id", 20))
     if bad_log_versions:
         violations.append(f"log versions unreadable or with repeated ids: {bad_log_versions[:10]}")
     figures = {
@@ -1002,9 +1000,38 @@ def check_invariants(
     return violations, figures
 
 
-def _every_version_total(path: str, column: str, total: int) -> list[str]:
-    """Load every version 0..latest with delta-rs; return the ones that fail to load or whose ``column`` does
-    not add up to ``total``.
+#: A version check: (the table loaded at that version, the version, the latest version, its data files) to
+#: None when the version passes, else what is wrong with it.
+VersionCheck = Callable[[Any, int, int, list[str]], str | None]
+
+
+def _every_version(path: str, check: VersionCheck) -> list[str]:
+    """Load every version 0..latest with delta-rs; return the ones that fail to load, miss a data file, or
+    fail ``check``."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(path)
+    latest = table.version()
+    bad: list[str] = []
+    for version in range(latest + 1):
+        try:
+            table.load_as_version(version)
+            files = [uri.removeprefix("file://") for uri in table.file_uris()]
+            missing = [f for f in files if not Path(f).exists()]
+            if missing:
+                bad.append(f"v{version}: missing files {missing[:3]}")
+                continue
+            problem = check(table, version, latest, files)
+        except Exception as exc:
+            bad.append(f"v{version}: {type(exc).__name__}: {exc}")
+            continue
+        if problem is not None:
+            bad.append(f"v{version}: {problem}")
+    return bad
+
+
+def _adds_up_to(column: str, total: int) -> VersionCheck:
+    """``column`` sums to ``total`` in every version.
 
     Data files never change, so each one is read once and its sum reused by every version that lists it;
     a version whose files carry deletion vectors is read whole instead.
@@ -1012,72 +1039,32 @@ def _every_version_total(path: str, column: str, total: int) -> list[str]:
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
-    from deltalake import DeltaTable
 
-    table = DeltaTable(path)
-    latest = table.version()
     sums: dict[str, int] = {}
-    bad: list[str] = []
-    for version in range(latest + 1):
-        try:
-            table.load_as_version(version)
-            actions = pa.table(table.get_add_actions(flatten=True)).to_pydict()
-            files = [_local_file(path, p) for p in actions["path"]]
-            missing = [f for f in files if not Path(f).exists()]
-            if missing:
-                bad.append(f"v{version}: missing files {missing[:3]}")
-                continue
-            if any(
-                k.startswith("deletionVector") and any(v is not None for v in vs) for k, vs in actions.items()
-            ):
-                found = sum(table.to_pyarrow_table(columns=[column]).column(column).to_pylist())
-            else:
-                for f in files:
-                    if f not in sums:
-                        sums[f] = pc.sum(pq.read_table(f, columns=[column]).column(column)).as_py() or 0
-                found = sum(sums[f] for f in files)
-        except Exception as exc:
-            bad.append(f"v{version}: {type(exc).__name__}: {exc}")
-            continue
-        if found != total:
-            bad.append(f"v{version}: total {found}")
-    return bad
+
+    def check(table: Any, version: int, latest: int, files: list[str]) -> str | None:
+        actions = pa.table(table.get_add_actions(flatten=True)).to_pydict()
+        if any(
+            k.startswith("deletionVector") and any(v is not None for v in vs) for k, vs in actions.items()
+        ):
+            found = sum(table.to_pyarrow_table(columns=[column]).column(column).to_pylist())
+        else:
+            for f in files:
+                if f not in sums:
+                    sums[f] = pc.sum(pq.read_table(f, columns=[column]).column(column)).as_py() or 0
+            found = sum(sums[f] for f in files)
+        return None if found == total else f"total {found}"
+
+    return check
 
 
-def _local_file(table_path: str, add_path: str) -> str:
-    from urllib.parse import unquote
+def _unique_every(column: str, read_every: int) -> VersionCheck:
+    """``column`` holds no value twice, read at every ``read_every``-th version and at the latest."""
 
-    if "://" in add_path:
-        return unquote(add_path.split("://", 1)[1])
-    return str(Path(table_path) / unquote(add_path))
+    def check(table: Any, version: int, latest: int, files: list[str]) -> str | None:
+        if version % read_every and version != latest:
+            return None
+        values = table.to_pyarrow_table(columns=[column]).column(column).to_pylist()
+        return None if len(values) == len(set(values)) else f"repeated {column} values"
 
-
-def _every_version(
-    path: str, column: str, ok: Callable[[list[Any]], bool], *, read_every: int = 1
-) -> list[str]:
-    """Load every version 0..latest with delta-rs; return the ones that fail to load or to pass ``ok``.
-
-    Every version's snapshot is loaded and each of its data files must exist; ``column`` is read and passed
-    to ``ok`` at every ``read_every``-th version and at the latest.
-    """
-    from deltalake import DeltaTable
-
-    table = DeltaTable(path)
-    latest = table.version()
-    bad: list[str] = []
-    for version in range(latest + 1):
-        try:
-            table.load_as_version(version)
-            missing = [uri for uri in table.file_uris() if not Path(uri.removeprefix("file://")).exists()]
-            if missing:
-                bad.append(f"v{version}: missing files {missing[:3]}")
-                continue
-            if version % read_every and version != latest:
-                continue
-            values = table.to_pyarrow_table(columns=[column]).column(column).to_pylist()
-        except Exception as exc:
-            bad.append(f"v{version}: {type(exc).__name__}: {exc}")
-            continue
-        if not ok(values):
-            bad.append(f"v{version}")
-    return bad
+    return check
