@@ -1,7 +1,7 @@
 """Find the commits an operation made, by tagging them with a unique ``userMetadata`` token.
 
 The latest version after an operation may belong to a concurrent writer, and Delta skips a duplicate
-idempotent write silently, so "did we commit, and which version" is answered from the table history: each
+idempotent write silently, so "did we commit, and which version" is answered from the table's log: each
 attempt sets ``spark.databricks.delta.commitInfo.userMetadata`` to a fresh token in its own session.
 """
 
@@ -13,15 +13,17 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.jvm import HADOOP_PATH, IO_UTILS, java_class, scala_none
-from airflow_provider_deltacc.engine.table import call_known_signature, delta_table, jvm_delta_log
+from airflow_provider_deltacc.engine.table import table_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from airflow_provider_deltacc.engine.backend import CommitEntry
+
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 TAG_PREFIX = "deltacc:"
-# Commits by others that may land between reading the latest version and reading the history.
+# How many of the newest commits the history is read for first: the attempt's own and those of others that
+# landed meanwhile.
 _HISTORY_SLACK = 20
 #: How many commits :func:`find_txn_commit` reads back to find the commit of a skipped duplicate.
 TXN_SCAN_VERSIONS = 1000
@@ -51,22 +53,14 @@ class TaggedCommits:
 def find_tagged_commits(spark: SparkSession, table: str, tag: str, after_version: int) -> TaggedCommits:
     """Return the commits after ``after_version`` whose ``userMetadata`` is ``tag``.
 
-    Reads the commit files through the JVM ``DeltaLog.getChanges`` (no Spark job); falls back to
-    ``DESCRIBE HISTORY`` if that internal API is not callable.
-
     :param spark: the session.
     :param table: the table.
     :param tag: the attempt's token.
     :param after_version: the version the attempt started from (-1 for a table it created).
     """
-    from py4j.protocol import Py4JError, Py4JJavaError
+    from airflow_provider_deltacc.engine.backend import backend_for
 
-    try:
-        found = _from_log(spark, table, tag, after_version)
-    except Py4JJavaError:
-        raise
-    except Py4JError:
-        found = _from_history(spark, table, tag, after_version)
+    found = backend_for(spark).tagged_commits(table, tag, after_version)
     metrics: dict[str, Any] = {}
     for _, _, commit_metrics in found:
         for key, value in commit_metrics.items():
@@ -78,42 +72,25 @@ def find_tagged_commits(spark: SparkSession, table: str, tag: str, after_version
     )
 
 
-Found = list[tuple[int, str, dict[str, Any]]]
+def history_commits(spark: SparkSession, table: str, tag: str, after_version: int) -> list[CommitEntry]:
+    """The commits after ``after_version`` tagged ``tag``, ascending, from ``DESCRIBE HISTORY``.
 
+    The newest :data:`_HISTORY_SLACK` commits are read first; only when they do not reach back to
+    ``after_version`` is the history read again, exactly as far as needed.
 
-def _from_log(spark: SparkSession, table: str, tag: str, after_version: int) -> Found:
-    # DeltaLog.getChanges is (long, Option[CatalogTable], boolean) in Delta 4.x, (long, boolean) before.
-    start = after_version + 1
-    changes = call_known_signature(
-        jvm_delta_log(spark, table).getChanges, ((start, scala_none(spark), False), (start, False))
-    )
-    found: Found = []
-    while changes.hasNext():
-        entry = changes.next()
-        actions = entry._2().iterator()
-        while actions.hasNext():
-            action = actions.next()
-            if action.getClass().getSimpleName() != "CommitInfo":
-                continue
-            user_metadata = action.userMetadata()
-            if user_metadata.isDefined() and user_metadata.get() == tag:
-                metrics: dict[str, Any] = {}
-                option = action.operationMetrics()
-                if option.isDefined():
-                    pairs = option.get().iterator()
-                    while pairs.hasNext():
-                        pair = pairs.next()
-                        metrics[str(pair._1())] = str(pair._2())
-                found.append((int(entry._1()), str(action.operation()), metrics))
-    return found
-
-
-def _from_history(spark: SparkSession, table: str, tag: str, after_version: int) -> Found:
-    handle = delta_table(spark, table)
-    latest = int(handle.history(1).collect()[0]["version"])
-    if latest <= after_version:
-        return []
-    rows = handle.history(latest - after_version + _HISTORY_SLACK).collect()
+    :param spark: the session.
+    :param table: the table.
+    :param tag: the attempt's token.
+    :param after_version: the version the attempt started from (-1 for a table it created).
+    """
+    ref = table_sql(table)
+    limit = _HISTORY_SLACK
+    while True:
+        rows = spark.sql(f"DESCRIBE HISTORY {ref} LIMIT {int(limit)}").collect()
+        versions = [int(r["version"]) for r in rows]
+        if len(rows) < limit or not versions or min(versions) <= after_version + 1:
+            break
+        limit = max(versions) - after_version + _HISTORY_SLACK
     mine = sorted(
         (r for r in rows if r["userMetadata"] == tag and int(r["version"]) > after_version),
         key=lambda r: int(r["version"]),
@@ -146,8 +123,8 @@ def find_txn_commit(
 
     This answers an ambiguous commit (a driver that died after committing, before reporting): the re-run is
     skipped as a duplicate and can say which commit was its own. The commit files are read newest first
-    from ``latest`` through the table's Hadoop file system (no Spark job), at most ``max_versions`` of them;
-    a commit file removed by log clean-up, or any read failure, gives None rather than failing the job.
+    from ``latest``, at most ``max_versions`` of them; a commit file removed by log clean-up, or any read
+    failure, gives None rather than failing the job.
 
     :param spark: the session.
     :param table: the table.
@@ -156,24 +133,10 @@ def find_txn_commit(
     :param latest: the newest table version to consider.
     :param max_versions: the most commit files to read.
     """
-    from py4j.protocol import Py4JJavaError
+    from airflow_provider_deltacc.engine.backend import backend_for
 
     try:
-        jspark: Any = spark._jsparkSession
-        hadoop_path, io_utils = java_class(spark, HADOOP_PATH), java_class(spark, IO_UTILS)
-        log_path = jvm_delta_log(spark, table).logPath()
-        fs = log_path.getFileSystem(jspark.sessionState().newHadoopConf())
-        for version in range(latest, max(-1, latest - max_versions), -1):
-            try:
-                stream = fs.open(hadoop_path(log_path, f"{version:020d}.json"))
-            except Py4JJavaError:  # removed by log clean-up (or not backfilled yet): stop here
-                break
-            try:
-                text = str(io_utils.toString(stream, "UTF-8"))
-            finally:
-                stream.close()
-            if records_txn(text, app_id, txn_version):
-                return version
+        return backend_for(spark).txn_commit(table, app_id, txn_version, latest, max_versions)
     except Exception:  # informational only: never fail a skipped duplicate over it
         log.debug(
             "could not find the commit of txn %s version %s in %s", app_id, txn_version, table, exc_info=True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.redaction import REDACTED, hide_jvm_protocol_log, is_sensitive_key
@@ -19,14 +19,12 @@ log = logging.getLogger(__name__)
 def explicit_confs(spark: SparkSession, keys: Iterable[str]) -> dict[str, str | None]:
     """Return the value set on the session for each key, None when unset (defaults do not count).
 
-    One JVM call per key: ``spark.conf.getAll`` copies the whole map entry by entry over py4j and ends its
-    iteration with a JVM exception, which costs more than the job it guards when operations are small.
-
     :param spark: the session.
     :param keys: the conf keys.
     """
-    jconf: Any = spark._jsparkSession.sessionState().conf()
-    return {key: str(jconf.getConfString(key)) if jconf.contains(key) else None for key in keys}
+    from airflow_provider_deltacc.engine.backend import backend_for
+
+    return backend_for(spark).explicit_confs(tuple(keys))
 
 
 @contextmanager
@@ -57,25 +55,51 @@ def isolated_session(spark: SparkSession, spark_conf: Mapping[str, str]) -> Spar
     once in one process (threads, the in-process mode) would otherwise read each other's. Temporary views
     of the parent are not visible in the child; use catalog tables or global temporary views.
 
-    :param spark: the parent session.
+    :param spark: the parent session (a classic one: a Spark Connect session has no children).
     :param spark_conf: runtime confs for the operation; a key equal to the parent's value is left alone.
     :raises InputError: if Spark rejects a runtime conf's value.
     """
     hide_jvm_protocol_log(spark_conf)
     child = spark.newSession()
-    explicit = explicit_confs(spark, spark_conf)
-    for key, value in spark_conf.items():
-        if explicit[key] == value:
-            continue
-        try:
-            child.conf.set(key, value)
-        except Exception as exc:  # pyspark raises several types for static/core confs and bad values
-            if not child.conf.isModifiable(key):
-                # Static and core confs are fixed when the JVM starts (spark-submit --conf, or the session
-                # builder in spark_job.main); a running in-process session cannot take them.
-                log.warning("spark_conf %s cannot change in a running session; ignored: %s", key, exc)
-                continue
-            if is_sensitive_key(key):  # Spark's message may quote the value
-                raise InputError(f"spark_conf.{key}", REDACTED, "is not accepted by Spark") from None
-            raise InputError(f"spark_conf.{key}", value, f"is not accepted by Spark: {exc}") from exc
+    for key, value in runtime_confs(spark, spark_conf).items():
+        set_runtime_conf(child, key, value)
     return child
+
+
+def runtime_confs(spark: SparkSession, spark_conf: Mapping[str, str]) -> dict[str, str]:
+    """The settings of ``spark_conf`` that differ from what ``spark`` has set.
+
+    :param spark: the session.
+    :param spark_conf: the wanted settings.
+    """
+    explicit = explicit_confs(spark, spark_conf)
+    return {key: value for key, value in spark_conf.items() if explicit[key] != value}
+
+
+def set_runtime_conf(spark: SparkSession, key: str, value: str) -> bool:
+    """Set one setting on a running session; False (with a warning) when it is fixed at start-up.
+
+    :param spark: the session.
+    :param key: the setting.
+    :param value: its value.
+    :raises InputError: if Spark rejects the value of a runtime setting.
+    """
+    try:
+        spark.conf.set(key, value)
+    except Exception as exc:  # pyspark raises several types for static/core confs and bad values
+        if not spark.conf.isModifiable(key):
+            # Static and core confs are fixed when the JVM starts (spark-submit --conf, the session builder in
+            # spark_job.main, the Spark Connect server's own settings); a running session cannot take them.
+            log.warning(
+                "spark_conf %s cannot change in a running session; ignored: %s", key, _first_line(exc)
+            )
+            return False
+        if is_sensitive_key(key):  # Spark's message may quote the value
+            raise InputError(f"spark_conf.{key}", REDACTED, "is not accepted by Spark") from None
+        raise InputError(f"spark_conf.{key}", value, f"is not accepted by Spark: {exc}") from exc
+    return True
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__

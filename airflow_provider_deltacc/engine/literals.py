@@ -78,6 +78,19 @@ def quote_identifier(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def embedded_expression(text: str) -> str:
+    """Put a user's SQL expression into a larger statement as one parenthesised operand.
+
+    The expression must already have been analysed on its own as one expression (see
+    ``operations.base.check_expressions``), so its quotes, brackets and block comments are balanced. The
+    line breaks end a trailing ``--`` comment inside the parentheses, so nothing after the operand can be
+    commented out and the expression cannot reach past its parentheses.
+
+    :param text: the expression, e.g. ``t.amount > 0``.
+    """
+    return f"(\n{text}\n)"
+
+
 def string_literal(text: str, *, escaped: bool = False) -> str:
     """Quote a Python string as a Spark SQL string literal.
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -61,17 +61,11 @@ def table_retention_hours(properties: dict[str, str]) -> float:
 def retention_window_ignored(spark: SparkSession) -> bool:
     """Return True when this Delta ignores a non-zero RETAIN (Delta >= 4.1 with the default conf).
 
-    The conf is registered lazily by Delta, so its key and default are read from ``DeltaSQLConf`` itself;
-    on a Delta without it (<= 4.0) the answer is False.
+    ``SET <key>`` answers with the value in force, the registered default included; a Delta without the
+    setting (<= 4.0) answers ``<undefined>``. Delta registers its settings when it first loads a table, which
+    the VACUUM has done (it read the table's state) before it asks.
 
     :param spark: the session.
     """
-    jvm: Any = spark._jvm
-    try:
-        entry = (
-            jvm.org.apache.spark.sql.delta.sources.DeltaSQLConf.DELTA_VACUUM_RETENTION_WINDOW_IGNORE_ENABLED()
-        )
-        key, default = str(entry.key()), str(entry.defaultValueString())
-    except Exception:  # py4j says "does not exist in the JVM" for an older Delta
-        return False
-    return str(spark.conf.get(key, default)).lower() == "true"
+    row = spark.sql(f"SET {RETENTION_WINDOW_IGNORE_CONF}").first()
+    return row is not None and str(row["value"]).strip().lower() == "true"

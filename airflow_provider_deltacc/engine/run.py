@@ -1,13 +1,20 @@
-"""Run one job spec: an isolated session, the operation's attempt, and the OCC commit loop around it."""
+"""Run one job spec: a session of the operation's own, the operation's attempt, and the OCC commit loop."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.confs import isolated_session
+from airflow_provider_deltacc.engine.backend import is_connect
+from airflow_provider_deltacc.engine.confs import (
+    explicit_confs,
+    isolated_session,
+    runtime_confs,
+    set_runtime_conf,
+)
 from airflow_provider_deltacc.engine.operations import SourceHook, build_operation
 from airflow_provider_deltacc.engine.spec import JobSpec
 from airflow_provider_deltacc.occ.commit_loop import run_commit_loop
@@ -27,10 +34,10 @@ def run_operation(
 ) -> CommitReport:
     """Validate ``spec`` against the table, then run it until it commits, is skipped, or fails.
 
-    The operation runs in a child session of ``spark`` so that its txn identity, commit tag and
-    ``spec.spark_conf`` never reach other operations of the same process.
+    The operation runs in a session of its own (see :func:`operation_session`), so that its txn identity,
+    commit tag and ``spec.spark_conf`` never reach other operations.
 
-    :param spark: a Delta-enabled session.
+    :param spark: a Delta-enabled session, classic or Spark Connect.
     :param spec: the parsed job spec.
     :param logger: where the commit loop logs; its own logger when None.
     :param source_hook: see :data:`~airflow_provider_deltacc.engine.operations.SourceHook`.
@@ -38,17 +45,49 @@ def run_operation(
     :raises InputError: the spec does not fit the table (nothing was written).
     :raises CommitLoopError: the commit loop stopped; ``.report`` holds every attempt.
     """
-    session = isolated_session(spark, spec.spark_conf)
-    prepared = build_operation(session, spec, source_hook)
-    return run_commit_loop(
-        prepared.work,
-        operation=prepared.name,
-        table=spec.table,
-        op_class=prepared.op_class,
-        policy=spec.retry_policy,
-        owns_txn_identity=spec.txn is not None,
-        txn_app_id=spec.txn.app_id if spec.txn else None,
-        txn_version=spec.txn.version if spec.txn else None,
-        logger=logger,
-        sleep=sleep,
-    )
+    with operation_session(spark, spec.spark_conf) as session:
+        prepared = build_operation(session, spec, source_hook)
+        return run_commit_loop(
+            prepared.work,
+            operation=prepared.name,
+            table=spec.table,
+            op_class=prepared.op_class,
+            policy=spec.retry_policy,
+            owns_txn_identity=spec.txn is not None,
+            txn_app_id=spec.txn.app_id if spec.txn else None,
+            txn_version=spec.txn.version if spec.txn else None,
+            logger=logger,
+            sleep=sleep,
+        )
+
+
+@contextmanager
+def operation_session(spark: SparkSession, spark_conf: Mapping[str, str]) -> Iterator[SparkSession]:
+    """The session one operation runs in, with ``spark_conf`` applied.
+
+    A classic session gets a child (:func:`~airflow_provider_deltacc.engine.confs.isolated_session`). A Spark
+    Connect session has no children: the hook opens one per run, and ``spark_conf`` is set on it for the
+    block and restored afterwards, so a caller that runs several operations in one Connect session still
+    keeps them apart as long as they run one at a time.
+
+    :param spark: the session the job was given.
+    :param spark_conf: runtime settings for the operation.
+    """
+    if not is_connect(spark):
+        yield isolated_session(spark, spark_conf)
+        return
+    wanted = runtime_confs(spark, spark_conf)
+    previous = explicit_confs(spark, wanted)
+    applied: list[str] = []
+    try:
+        for key, value in wanted.items():
+            if set_runtime_conf(spark, key, value):
+                applied.append(key)
+        yield spark
+    finally:
+        for key in applied:
+            old = previous[key]
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)

@@ -3,24 +3,21 @@
 A table string containing ``/`` is a path (``/data/orders``, ``s3a://bucket/orders``); anything else must be a
 catalog name of one to three plain parts (``orders``, ``sales.orders``, ``cat.sales.orders``).
 
-The snapshot is read through the JVM ``DeltaLog`` (via py4j): the same Delta code, storage settings and
-catalog that will commit, and one consistent snapshot for version, metadata and recorded txn versions.
+The snapshot is read by the session's backend (:mod:`airflow_provider_deltacc.engine.backend`): the JVM
+``DeltaLog`` on a classic session, the server's ``DESCRIBE DETAIL`` on a Spark Connect session.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.jvm import DELTA_TABLE, HADOOP_PATH, java_class, scala_none
 from airflow_provider_deltacc.engine.literals import quote_identifier
 
 if TYPE_CHECKING:
-    from delta.tables import DeltaTable
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructType
 
 CATALOG_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,2}")
@@ -64,15 +61,13 @@ def table_sql(table: str) -> str:
     return ".".join(quote_identifier(part) for part in table.split("."))
 
 
-def delta_table(spark: SparkSession, table: str) -> DeltaTable:
-    """Return a fresh ``DeltaTable`` handle for a path or a catalog name.
+def table_frame(spark: SparkSession, table: str) -> DataFrame:
+    """Return the table's latest data as a DataFrame (for analysing expressions against its columns).
 
     :param spark: the session.
     :param table: the table.
     """
-    from delta.tables import DeltaTable
-
-    return DeltaTable(spark, _jvm_delta_table(spark, table))
+    return spark.read.format("delta").load(table) if is_path(table) else spark.read.table(table)
 
 
 @dataclass(frozen=True)
@@ -126,11 +121,9 @@ def table_exists(spark: SparkSession, table: str) -> bool:
     :param spark: the session.
     :param table: the table.
     """
-    if is_path(table):
-        return _is_delta_path(spark, table)
-    if not spark.catalog.tableExists(table):
-        return False
-    return _provider(spark, table) == "delta"
+    from airflow_provider_deltacc.engine.backend import backend_for
+
+    return backend_for(spark).table_exists(table)
 
 
 def require_delta_table(spark: SparkSession, table: str, field_name: str = "table") -> None:
@@ -140,17 +133,20 @@ def require_delta_table(spark: SparkSession, table: str, field_name: str = "tabl
     :param table: the table.
     :param field_name: the spec field, for the error.
     """
+    from airflow_provider_deltacc.engine.backend import backend_for
+
+    backend = backend_for(spark)
     if is_path(table):
-        if _is_delta_path(spark, table):
+        if backend.table_exists(table):
             return
-        if _path_exists(spark, table):
+        if backend.path_exists(table):
             raise InputError(field_name, table, "the path exists but is not a Delta table (no _delta_log)")
         raise InputError(field_name, table, "no table at this path; create it first (e.g. with append)")
     if not spark.catalog.tableExists(table):
         raise InputError(field_name, table, "no such catalog table; check the name or create it first")
-    provider = _provider(spark, table)
-    if provider != "delta":
-        raise InputError(field_name, table, f"is a {provider or 'non-Delta'} table, not a Delta table")
+    found = provider(spark, table)
+    if found != "delta":
+        raise InputError(field_name, table, f"is a {found or 'non-Delta'} table, not a Delta table")
 
 
 def read_table_state(spark: SparkSession, table: str, app_ids: tuple[str, ...] = ()) -> TableState:
@@ -160,81 +156,17 @@ def read_table_state(spark: SparkSession, table: str, app_ids: tuple[str, ...] =
     :param table: the table (it must exist; see :func:`require_delta_table`).
     :param app_ids: app ids whose recorded txn versions to read from the same snapshot.
     """
-    from pyspark.sql.types import StructType
+    from airflow_provider_deltacc.engine.backend import backend_for
 
-    snapshot = _fresh_snapshot(jvm_delta_log(spark, table), scala_none(spark))
-    metadata = json.loads(snapshot.metadata().json())["metaData"]
-    txn_versions: dict[str, int] = {}
-    # Snapshot.transactions() runs a Spark job over the whole table state: only pay for it when asked.
-    recorded: Any = snapshot.transactions() if app_ids else None
-    for app_id in app_ids:
-        found = recorded.get(app_id)
-        if found.isDefined():
-            txn_versions[app_id] = int(found.get())
-    return TableState(
-        version=int(snapshot.version()),
-        partition_columns=tuple(metadata.get("partitionColumns") or ()),
-        schema=StructType.fromJson(json.loads(metadata["schemaString"])),
-        properties=dict(metadata.get("configuration") or {}),
-        txn_versions=txn_versions,
-    )
+    return backend_for(spark).read_table_state(table, app_ids)
 
 
-def jvm_delta_log(spark: SparkSession, table: str) -> Any:
-    """The JVM ``DeltaLog`` of a path or catalog table.
+def provider(spark: SparkSession, table: str) -> str | None:
+    """The data source of a catalog table (``delta``, ``parquet``, ...), from ``DESCRIBE TABLE EXTENDED``.
 
     :param spark: the session.
-    :param table: the table.
+    :param table: a catalog name.
     """
-    return _jvm_delta_table(spark, table).deltaLog()
-
-
-def _jvm_delta_table(spark: SparkSession, table: str) -> Any:
-    jspark: Any = spark._jsparkSession
-    jtables = java_class(spark, DELTA_TABLE)
-    return jtables.forPath(jspark, table) if is_path(table) else jtables.forName(jspark, table)
-
-
-def call_known_signature(method: Any, shapes: tuple[tuple[Any, ...], ...]) -> Any:
-    """Call a JVM method with the first argument list it accepts.
-
-    Scala default arguments are invisible to py4j and Delta's internal signatures change arity across
-    releases, so callers list the known shapes, newest first. A Java exception from the call itself is
-    raised, not taken for a wrong signature.
-
-    :param method: the py4j method.
-    :param shapes: the argument lists to try.
-    :raises Py4JError: when no shape matches.
-    """
-    from py4j.protocol import Py4JError, Py4JJavaError
-
-    for args in shapes:
-        try:
-            return method(*args)
-        except Py4JJavaError:
-            raise
-        except Py4JError:
-            continue
-    raise Py4JError(f"{method} has none of the known signatures {shapes}")
-
-
-def _fresh_snapshot(delta_log: Any, none: Any) -> Any:
-    # DeltaLog.update has 3 parameters in Delta 4.x.
-    return call_known_signature(delta_log.update, ((False, none, none), (False, none), (False,), ()))
-
-
-def _is_delta_path(spark: SparkSession, path: str) -> bool:
-    return bool(java_class(spark, DELTA_TABLE).isDeltaTable(spark._jsparkSession, path))
-
-
-def _path_exists(spark: SparkSession, path: str) -> bool:
-    jspark: Any = spark._jsparkSession
-    hadoop_path = java_class(spark, HADOOP_PATH)(path)
-    fs = hadoop_path.getFileSystem(jspark.sessionState().newHadoopConf())
-    return bool(fs.exists(hadoop_path))
-
-
-def _provider(spark: SparkSession, table: str) -> str | None:
     rows = spark.sql(f"DESCRIBE TABLE EXTENDED {table_sql(table)}").collect()
     for row in rows:
         if str(row[0]).strip().lower() == "provider":

@@ -112,10 +112,13 @@ def check_storage_safety(session: SparkSession, spec: JobSpec) -> dict[str, Any]
 
     if spec.operation == "vacuum" or table_scheme(spec.table) not in S3_SCHEMES:
         return None  # VACUUM deletes files but commits nothing (unless VACUUM logging is on)
+    from airflow_provider_deltacc.engine.backend import is_connect
+
     conf: dict[str, str] = {}
-    spark_conf = session.sparkContext.getConf()
+    # A Spark Connect session has no SparkContext; its runtime conf holds the server's settings too.
+    context_conf = None if is_connect(session) else session.sparkContext.getConf()
     for key in (LEGACY_LOG_STORE_CONF, *(f"spark.delta.logStore.{s}.impl" for s in sorted(S3_SCHEMES))):
-        value = session.conf.get(key, None) or spark_conf.get(key, None)
+        value = session.conf.get(key, None) or (context_conf.get(key, None) if context_conf else None)
         if value:
             conf[key] = value
     conf.update(spec.spark_conf)

@@ -191,8 +191,8 @@ def check_expressions(frame: DataFrame, expressions: Mapping[str, str | None], *
     :param predicate: True to check them as filters, False as projections.
     :raises InputError: naming the field whose expression does not parse or resolve.
     """
-    from pyspark.sql import functions as F
-
+    # DataFrame methods taking SQL text, not pyspark.sql.functions: those pick classic or Spark Connect
+    # columns from process-wide state, which a process holding both kinds of session cannot rely on.
     for field_name, text in expressions.items():
         if text is None:
             continue
@@ -200,9 +200,9 @@ def check_expressions(frame: DataFrame, expressions: Mapping[str, str | None], *
             raise InputError(field_name, text, "must be a non-empty SQL expression")
         try:
             if predicate:
-                frame.where(F.expr(text)).schema  # noqa: B018 - analysis happens on access
+                frame.where(text).schema  # noqa: B018 - analysis happens on access
             else:
-                frame.select(F.expr(text)).schema  # noqa: B018
+                frame.selectExpr(text).schema  # noqa: B018
         except Exception as exc:  # ParseException, AnalysisException and friends
             raise InputError(
                 field_name, text, f"is not a valid SQL expression here: {_first_line(exc)}"

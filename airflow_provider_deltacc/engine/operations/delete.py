@@ -15,9 +15,10 @@ from airflow_provider_deltacc.engine.operations.filters import row_filter
 from airflow_provider_deltacc.engine.spec import DeleteOptions, JobSpec
 from airflow_provider_deltacc.engine.table import (
     TableState,
-    delta_table,
     read_table_state,
     require_delta_table,
+    table_frame,
+    table_sql,
 )
 from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
@@ -37,15 +38,14 @@ def build_delete(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     require_delta_table(spark, spec.table)
     state = read_table_state(spark, spec.table)
     _filter(spark, opts, state)
-    check_expressions(
-        delta_table(spark, spec.table).toDF(), {"options.condition": opts.condition}, predicate=True
-    )
+    check_expressions(table_frame(spark, spec.table), {"options.condition": opts.condition}, predicate=True)
 
     def work(attempt: int) -> WorkOutcome:
         def write(current: TableState | None) -> WriteResult:
             assert current is not None
             condition = _filter(spark, opts, current)
-            delta_table(spark, spec.table).delete(condition)
+            # The alias is not optional: without it the parser reads ``WHERE (`` as an alias and its columns.
+            spark.sql(f"DELETE FROM {table_sql(spec.table)} AS t WHERE {condition}")
             return WriteResult(metrics={"condition": condition})
 
         return tracked_attempt(

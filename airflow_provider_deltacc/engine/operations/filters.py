@@ -6,7 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.literals import LiteralError, equals_predicate, quote_identifier
+from airflow_provider_deltacc.engine.literals import (
+    LiteralError,
+    embedded_expression,
+    equals_predicate,
+    quote_identifier,
+)
 from airflow_provider_deltacc.engine.operations.base import check_columns
 from airflow_provider_deltacc.engine.pinning import (
     PartitionValues,
@@ -35,7 +40,7 @@ def row_filter(
     """
     parts: list[str] = []
     if condition is not None:
-        parts.append(f"({condition})")
+        parts.append(embedded_expression(condition))
     for name, actual in check_columns(equals, state, "options.equals").items():
         data_type = state.column_type(actual)
         assert data_type is not None

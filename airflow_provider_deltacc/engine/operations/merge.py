@@ -5,10 +5,15 @@ The target is aliased ``t`` and the source ``s`` in every condition and expressi
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.literals import escaped_string_literals, quote_identifier
+from airflow_provider_deltacc.engine.literals import (
+    embedded_expression,
+    escaped_string_literals,
+    quote_identifier,
+)
 from airflow_provider_deltacc.engine.operations.base import (
     PreparedOperation,
     SourceHook,
@@ -25,18 +30,18 @@ from airflow_provider_deltacc.engine.pinning import (
     source_partition_values,
 )
 from airflow_provider_deltacc.engine.sources import load_source, probe_source, source_rows
-from airflow_provider_deltacc.engine.spec import JobSpec, MergeClause, MergeOptions
+from airflow_provider_deltacc.engine.spec import JobSpec, MergeOptions
 from airflow_provider_deltacc.engine.table import (
     TableState,
-    delta_table,
     read_table_state,
     require_delta_table,
+    table_frame,
+    table_sql,
 )
 from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
-    from delta.tables import DeltaMergeBuilder
     from pyspark.sql import DataFrame, SparkSession
 
 TARGET_ALIAS = "t"
@@ -87,10 +92,12 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
             elif frame.isEmpty():
                 return WriteResult(noop_reason="the source is empty; nothing to merge")
             frame = apply_hook(frame, hook, attempt)
-            builder = (
-                delta_table(spark, spec.table).alias(TARGET_ALIAS).merge(frame.alias(SOURCE_ALIAS), condition)
-            )
-            _add_clauses(builder, opts).execute()
+            view = f"deltacc_merge_source_{uuid.uuid4().hex}"
+            frame.createOrReplaceTempView(view)
+            try:
+                spark.sql(merge_statement(table_sql(spec.table), quote_identifier(view), condition, opts))
+            finally:
+                spark.catalog.dropTempView(view)
             return WriteResult(metrics=metrics)
 
         return tracked_attempt(
@@ -125,37 +132,50 @@ def _on_condition(opts: MergeOptions) -> str:
 def _dedup(frame: DataFrame, opts: MergeOptions) -> DataFrame:
     if opts.dedup_order_by is None:
         return frame
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    keys = opts.dedup_keys or opts.keys
+    keys = ", ".join(quote_identifier(k) for k in opts.dedup_keys or opts.keys)
+    order = quote_identifier(opts.dedup_order_by)
     rank = "__deltacc_rank"
-    window = Window.partitionBy(*[F.col(quote_identifier(k)) for k in keys]).orderBy(
-        F.col(quote_identifier(opts.dedup_order_by)).desc_nulls_last()
+    # SQL text rather than Window/functions objects, which pick classic or Spark Connect columns from
+    # process-wide state.
+    ranked = frame.selectExpr(
+        "*", f"row_number() OVER (PARTITION BY {keys} ORDER BY {order} DESC NULLS LAST) AS {rank}"
     )
-    return frame.withColumn(rank, F.row_number().over(window)).where(F.col(rank) == 1).drop(rank)
+    return ranked.where(f"{rank} = 1").drop(rank)
 
 
-def _add_clauses(builder: DeltaMergeBuilder, opts: MergeOptions) -> DeltaMergeBuilder:
+def merge_statement(target: str, source: str, condition: str, opts: MergeOptions) -> str:
+    """The MERGE statement: ``target`` aliased ``t``, ``source`` aliased ``s``, the clauses of ``opts``.
+
+    :param target: the target's SQL reference (see :func:`~airflow_provider_deltacc.engine.table.table_sql`).
+    :param source: the source view's quoted name.
+    :param condition: the ON condition (already analysed, and pinned where pinning applies).
+    :param opts: the MERGE options; every user expression in them has been analysed as one expression.
+    """
+    t, s = quote_identifier(TARGET_ALIAS), quote_identifier(SOURCE_ALIAS)
+    lines = [f"MERGE INTO {target} AS {t}", f"USING {source} AS {s}", f"ON {embedded_expression(condition)}"]
     for clause in opts.when_matched:
         if clause.action == "delete":
-            builder = builder.whenMatchedDelete(condition=clause.condition)
+            action = "DELETE"
         elif clause.assignments is None:
-            builder = builder.whenMatchedUpdateAll(condition=clause.condition)
+            action = "UPDATE SET *"
         else:
-            builder = builder.whenMatchedUpdate(condition=clause.condition, set=_assign(clause))
+            action = "UPDATE SET " + ", ".join(
+                f"{quote_identifier(c)} = {embedded_expression(e)}" for c, e in clause.assignments.items()
+            )
+        lines.append(f"WHEN MATCHED{_and(clause.condition)} THEN {action}")
     for clause in opts.when_not_matched:
         if clause.assignments is None:
-            builder = builder.whenNotMatchedInsertAll(condition=clause.condition)
+            action = "INSERT *"
         else:
-            condition: Any = clause.condition
-            builder = builder.whenNotMatchedInsert(condition=condition, values=_assign(clause))
-    return builder
+            columns = ", ".join(quote_identifier(c) for c in clause.assignments)
+            values = ", ".join(embedded_expression(e) for e in clause.assignments.values())
+            action = f"INSERT ({columns}) VALUES ({values})"
+        lines.append(f"WHEN NOT MATCHED{_and(clause.condition)} THEN {action}")
+    return "\n".join(lines)
 
 
-def _assign(clause: MergeClause) -> dict[str, Any]:
-    assert clause.assignments is not None
-    return {quote_identifier(c): e for c, e in clause.assignments.items()}
+def _and(condition: str | None) -> str:
+    return "" if condition is None else f" AND {embedded_expression(condition)}"
 
 
 def _validate(
@@ -197,7 +217,7 @@ def _validate(
                 f"pinning reads partition values from the source, which has no column {column!r}; "
                 "add it to the source or set partition_pin to null",
             )
-    target = delta_table(spark, spec.table).toDF().alias(TARGET_ALIAS)
+    target = table_frame(spark, spec.table).alias(TARGET_ALIAS)
     joined = target.crossJoin(source.alias(SOURCE_ALIAS))
     expressions: dict[str, str | None] = {"options.condition": opts.condition}
     projections: dict[str, str | None] = {}

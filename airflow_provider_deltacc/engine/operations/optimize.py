@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.literals import escaped_string_literals
+from airflow_provider_deltacc.engine.literals import escaped_string_literals, quote_identifier
 from airflow_provider_deltacc.engine.operations.base import PreparedOperation, WriteResult, tracked_attempt
 from airflow_provider_deltacc.engine.pinning import check_partition_values, partition_predicate
 from airflow_provider_deltacc.engine.spec import JobSpec, OptimizeOptions
 from airflow_provider_deltacc.engine.table import (
     TableState,
-    delta_table,
     read_table_state,
     require_delta_table,
+    table_sql,
 )
 from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
@@ -50,17 +50,15 @@ def build_optimize(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     def work(attempt: int) -> WorkOutcome:
         def write(current: TableState | None) -> WriteResult:
             assert current is not None
-            builder = delta_table(spark, spec.table).optimize()
+            statement = f"OPTIMIZE {table_sql(spec.table)}"
             where = None
             if opts.partition_values is not None:
                 values = check_partition_values(opts.partition_values, current)
                 where = partition_predicate(values, current, escaped=escaped_string_literals(spark))
-                builder = builder.where(where)
+                statement += f" WHERE {where}"
             if opts.zorder_by:
-                result = builder.executeZOrderBy(*opts.zorder_by)
-            else:
-                result = builder.executeCompaction()
-            row = result.collect()[0]["metrics"]
+                statement += f" ZORDER BY ({', '.join(quote_identifier(c) for c in opts.zorder_by)})"
+            row = spark.sql(statement).collect()[0]["metrics"]
             metrics = {
                 "where": where,
                 "num_files_added": int(row["numFilesAdded"]),

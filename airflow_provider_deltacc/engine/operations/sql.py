@@ -69,10 +69,11 @@ def build_sql(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None
 
 def _check_parses(spark: SparkSession, statement: str) -> None:
     """Parse (not run) the statement, so a syntax error fails before the table is touched."""
-    jspark: Any = spark._jsparkSession
+    from airflow_provider_deltacc.engine.backend import backend_for
+
     try:
-        jspark.sessionState().sqlParser().parsePlan(statement)
-    except Exception as exc:  # ParseException, through py4j
+        backend_for(spark).check_parses(statement)
+    except Exception as exc:  # ParseException, through py4j or Spark Connect
         raise InputError("options.statement", statement, f"does not parse: {_first_line(exc)}") from None
 
 

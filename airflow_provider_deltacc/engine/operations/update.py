@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.literals import (
     LiteralError,
+    embedded_expression,
     escaped_string_literals,
     quote_identifier,
     sql_literal,
@@ -22,9 +23,10 @@ from airflow_provider_deltacc.engine.operations.filters import row_filter
 from airflow_provider_deltacc.engine.spec import JobSpec, UpdateOptions
 from airflow_provider_deltacc.engine.table import (
     TableState,
-    delta_table,
     read_table_state,
     require_delta_table,
+    table_frame,
+    table_sql,
 )
 from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
@@ -44,11 +46,10 @@ def build_update(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     require_delta_table(spark, spec.table)
     state = read_table_state(spark, spec.table)
     _plan(spark, opts, state)
+    target = table_frame(spark, spec.table)
+    check_expressions(target, {"options.condition": opts.condition}, predicate=True)
     check_expressions(
-        delta_table(spark, spec.table).toDF(), {"options.condition": opts.condition}, predicate=True
-    )
-    check_expressions(
-        delta_table(spark, spec.table).toDF(),
+        target,
         {f"options.set.{column}": expression for column, expression in opts.set.items()},
         predicate=False,
     )
@@ -57,11 +58,11 @@ def build_update(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
         def write(current: TableState | None) -> WriteResult:
             assert current is not None
             condition, assignments = _plan(spark, opts, current)
-            handle = delta_table(spark, spec.table)
-            if condition is None:
-                handle.update(set=assignments)
-            else:
-                handle.update(condition=condition, set=assignments)
+            settings = ", ".join(
+                f"{column} = {embedded_expression(value)}" for column, value in assignments.items()
+            )
+            where = "" if condition is None else f" WHERE {condition}"
+            spark.sql(f"UPDATE {table_sql(spec.table)} SET {settings}{where}")
             return WriteResult(metrics={"condition": condition})
 
         return tracked_attempt(
@@ -71,7 +72,7 @@ def build_update(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     return PreparedOperation("UPDATE", OperationClass.READ_MODIFY_WRITE, work)
 
 
-def _plan(spark: SparkSession, opts: UpdateOptions, state: TableState) -> tuple[str | None, dict[str, Any]]:
+def _plan(spark: SparkSession, opts: UpdateOptions, state: TableState) -> tuple[str | None, dict[str, str]]:
     escaped = escaped_string_literals(spark)
     condition = row_filter(
         state,
@@ -80,7 +81,7 @@ def _plan(spark: SparkSession, opts: UpdateOptions, state: TableState) -> tuple[
         partition_values=opts.partition_values,
         escaped=escaped,
     )
-    assignments: dict[str, Any] = {}
+    assignments: dict[str, str] = {}
     for name, actual in check_columns(opts.set, state, "options.set").items():
         assignments[quote_identifier(actual)] = opts.set[name]
     for name, actual in check_columns(opts.set_values, state, "options.set_values").items():

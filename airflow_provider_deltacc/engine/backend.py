@@ -1,0 +1,83 @@
+"""What the engine needs from a session beyond SQL and DataFrames, for classic and Spark Connect sessions.
+
+Every Delta operation is written once, as SQL and DataFrame calls that both kinds of session offer. The few
+things that have no SQL form, or whose SQL form is slow, sit behind :class:`SparkBackend`:
+
+* :class:`~airflow_provider_deltacc.engine.backend_jvm.JvmBackend` (a classic session, driver in this
+  process) reads the JVM ``DeltaLog`` through py4j: one consistent snapshot, commit files without a Spark
+  job.
+* :class:`~airflow_provider_deltacc.engine.backend_connect.ConnectBackend` (a Spark Connect session) has no
+  JVM to reach: it asks the server with ``DESCRIBE DETAIL``/``DESCRIBE HISTORY`` and reads the txn actions of
+  ``_delta_log`` with the server's own file readers, so it needs no storage credentials here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from airflow_provider_deltacc.engine.table import TableState
+
+#: One commit found in a table's log: (version, Delta operation name, operation metrics).
+CommitEntry = tuple[int, str, dict[str, Any]]
+
+
+class SparkBackend(Protocol):
+    """The session-specific reads of the engine (see the module docstring)."""
+
+    spark: SparkSession
+
+    def table_exists(self, table: str) -> bool:
+        """True when ``table`` (a path or a catalog name) exists and is a Delta table."""
+        ...
+
+    def path_exists(self, path: str) -> bool:
+        """True when anything exists at ``path``."""
+        ...
+
+    def read_table_state(self, table: str, app_ids: tuple[str, ...]) -> TableState:
+        """The latest snapshot of an existing Delta table, with the recorded txn versions of ``app_ids``."""
+        ...
+
+    def tagged_commits(self, table: str, tag: str, after_version: int) -> list[CommitEntry]:
+        """The commits after ``after_version`` whose ``userMetadata`` is ``tag``, ascending."""
+        ...
+
+    def txn_commit(
+        self, table: str, app_id: str, txn_version: int, latest: int, max_versions: int
+    ) -> int | None:
+        """The version whose commit recorded ``(app_id, txn_version)``, reading back at most ``max_versions``
+        commits from ``latest``; None when not found. May raise; callers treat it as informational."""
+        ...
+
+    def explicit_confs(self, keys: tuple[str, ...]) -> dict[str, str | None]:
+        """The value set on the session for each key, None when unset."""
+        ...
+
+    def check_parses(self, statement: str) -> None:
+        """Parse (not run) a SQL statement; raise the parser's exception when it does not parse."""
+        ...
+
+
+def is_connect(spark: Any) -> bool:
+    """True for a Spark Connect session (``pyspark.sql.connect``), False for a classic one.
+
+    :param spark: a SparkSession of either kind.
+    """
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def backend_for(spark: SparkSession) -> SparkBackend:
+    """The backend for this session's kind.
+
+    :param spark: a SparkSession of either kind.
+    """
+    if is_connect(spark):
+        from airflow_provider_deltacc.engine.backend_connect import ConnectBackend
+
+        return ConnectBackend(spark)
+    from airflow_provider_deltacc.engine.backend_jvm import JvmBackend
+
+    return JvmBackend(spark)
