@@ -51,6 +51,21 @@ class DeltaCCInputError(DeltaCCError):
         self.value = value
 
 
+class DeltaCCInfrastructureError(DeltaCCError):
+    """Something the job needs could not be reached: a Spark Connect server or a Spark master that refuses
+    connections, a lost connection to it, a driver the cluster killed. Airflow retries it with the task's own
+    retry delay; configuration mistakes (a missing connection, a wrong connection type) are
+    :class:`DeltaCCInputError` instead.
+
+    :param unreachable: what could not be reached, for the retry reason, e.g. ``Spark Connect server
+        h:15002``.
+    """
+
+    def __init__(self, message: str, *, unreachable: str, report: dict[str, Any] | None = None) -> None:
+        super().__init__(message, report=report)
+        self.unreachable = unreachable
+
+
 class DeltaUnsafeStorageError(DeltaCCError):
     """The table's storage cannot exclude concurrent writers (S3 without a multi-writer log store), and this
     writer could not make sure it is alone on the table: another writer or maintenance kept it past the wait,

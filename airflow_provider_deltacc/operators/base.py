@@ -38,9 +38,11 @@ class DeltaBaseOperator(BaseOperator):
 
     :param table: the target Delta table: a path (``/data/orders``, ``s3a://…``) or a catalog name.
         (templated)
-    :param conn_id: the ``spark`` connection used by ``spark_submit``.
-    :param execution_mode: ``spark_submit`` (default) or ``in_process`` (a local SparkSession in the
-        worker; for tests and laptops).
+    :param conn_id: the ``spark`` connection (``spark_submit``, default ``spark_default``) or the
+        ``spark_connect`` connection (``spark_connect``, default ``spark_connect_default``).
+    :param execution_mode: ``spark_submit`` (default: a Spark driver per task), ``spark_connect`` (a thin
+        client of a long-lived Spark Connect server; the commit loop runs in the worker) or ``in_process``
+        (a local SparkSession in the worker; for tests and laptops).
     :param commit_retry: the in-job retry policy: ``max_attempts``, ``min_wait_s``, ``max_wait_s``,
         ``total_timeout_s``, ``jitter``. Defaults follow Iceberg (4 retries, 100 ms … 60 s, 30 min).
     :param spark_conf: extra Spark settings for the job. (templated)
@@ -84,7 +86,7 @@ class DeltaBaseOperator(BaseOperator):
         self,
         *,
         table: str,
-        conn_id: str = "spark_default",
+        conn_id: str | None = None,
         execution_mode: str = "spark_submit",
         commit_retry: dict[str, Any] | None = None,
         spark_conf: dict[str, str] | None = None,
@@ -143,7 +145,7 @@ class DeltaBaseOperator(BaseOperator):
         passwords) with Airflow's secrets masker, so the rendered fields in the UI and the task log show
         ``***`` instead."""
         super().render_template_fields(context, jinja_env)
-        from airflow_provider_deltacc.hooks.deltacc import mask_sensitive_conf
+        from airflow_provider_deltacc.hooks.secrets import mask_sensitive_conf
 
         mask_sensitive_conf(self.spark_conf)
 

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook, _ReportingSparkSubmitHook
+from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+from airflow_provider_deltacc.hooks.submit import ReportingSparkSubmitHook
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaDeleteOperator, DeltaUpdateOperator
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
@@ -259,17 +260,15 @@ def test_keytab_and_token_extras_stay_out_of_the_logged_submit_command(
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     caplog.set_level(logging.DEBUG)
     delta_hook = DeltaCCHook(conn_id=CONN_ID, spark_conf=SPARK_CONF)
-    _ = delta_hook._connection_master
-    hook = delta_hook._submit_hook_for(
+    runner = delta_hook.submit_runner
+    _ = runner.connection_master
+    hook = runner.submit_hook_for(
         conn_id=CONN_ID, conf=SPARK_CONF, application_args=["--spec", "/tmp/spec.json"], name="deltacc-test"
     )
-    hook.secrets = [*delta_hook._connection_secrets]
+    hook.secrets = [*runner.connection_secrets]
     command = hook._build_spark_submit_command("/app/__main__.py")
     assert "--keytab" in command and SPARK_CONF["spark.hadoop.fs.s3a.secret.key"] in " ".join(command)
-    assert (
-        SECRETS["password"] in delta_hook._connection_secrets
-        and SECRETS["token"] in delta_hook._connection_secrets
-    )
+    assert SECRETS["password"] in runner.connection_secrets and SECRETS["token"] in runner.connection_secrets
     out, err = capfd.readouterr()
     logged = caplog.text + out + err
     _assert_no_secret("the logged spark-submit command", logged)
@@ -277,4 +276,4 @@ def test_keytab_and_token_extras_stay_out_of_the_logged_submit_command(
     # spark-submit's own output is redacted line by line, too
     lines = list(hook._without_report(iter([f"connecting with token {SECRETS['token']}\n", "done\n"])))
     assert lines == ["connecting with token ***\n", "done\n"]
-    assert isinstance(hook, _ReportingSparkSubmitHook)
+    assert isinstance(hook, ReportingSparkSubmitHook)

@@ -12,7 +12,9 @@ from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictFatal, DeltaConflictRetryable
 from airflow_provider_deltacc.hooks.bundle import build_bundle
-from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook, _ReportingSparkSubmitHook, raise_for_outcome
+from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+from airflow_provider_deltacc.hooks.outcome import raise_for_outcome
+from airflow_provider_deltacc.hooks.submit import ReportingSparkSubmitHook
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
 
@@ -70,7 +72,7 @@ def spark_conn(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_report_line_is_captured_from_the_spark_submit_stream(spark_conn: str) -> None:
-    hook = _ReportingSparkSubmitHook(conn_id=spark_conn)
+    hook = ReportingSparkSubmitHook(conn_id=spark_conn)
     logged: list[str] = []
     hook.log.info = lambda fmt, *args: logged.append(fmt % args if args else fmt)  # type: ignore[method-assign]
     stream = [
@@ -89,18 +91,18 @@ def test_submit_environment_uses_the_connection_and_pip_spark_home(
     spark_conn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("SPARK_HOME", raising=False)
-    hook = DeltaCCHook(conn_id=spark_conn, driver_python="/opt/py/bin/python")
-    assert hook._connection_master == "spark://spark-master:7077"
-    env = hook._driver_env(hook._connection_master)
+    runner = DeltaCCHook(conn_id=spark_conn, driver_python="/opt/py/bin/python").submit_runner
+    assert runner.connection_master == "spark://spark-master:7077"
+    env = runner.driver_env(runner.connection_master)
     assert env["PYSPARK_PYTHON"] == env["PYSPARK_DRIVER_PYTHON"] == "/opt/py/bin/python"
     assert (Path(env["SPARK_HOME"]) / "bin" / "spark-submit").exists()
     monkeypatch.setenv("SPARK_HOME", "/opt/spark")
-    assert "SPARK_HOME" not in hook._driver_env(hook._connection_master)
+    assert "SPARK_HOME" not in runner.driver_env(runner.connection_master)
 
 
 def test_unknown_connection_and_mode_are_input_errors() -> None:
     with pytest.raises(DeltaCCInputError) as raised:
-        _ = DeltaCCHook(conn_id="no_such_conn_for_deltacc")._connection_master
+        _ = DeltaCCHook(conn_id="no_such_conn_for_deltacc").submit_runner.connection_master
     assert raised.value.field == "conn_id"
     with pytest.raises(DeltaCCInputError):
         DeltaCCHook(execution_mode="yarn")  # type: ignore[arg-type]

@@ -1,0 +1,251 @@
+"""Run a job spec through spark-submit: the bundled core as py-files, the cached Delta jars, one driver JVM.
+
+It reuses the apache-spark provider's ``spark`` connection (master, deploy mode, queue, binary, Kerberos) and
+its ``SparkSubmitHook``, in client mode; the job prints one report line, which is taken out of the log.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from collections.abc import Iterator
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+from airflow.sdk import BaseHook
+from airflow.sdk.exceptions import AirflowException
+
+from airflow_provider_deltacc.engine.redaction import redact_text, sensitive_values
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
+from airflow_provider_deltacc.spark_job.report_line import REPORT_PREFIX, parse_report_line
+
+#: How long the hook waits for a TCP connection to a ``spark://`` master before it gives up.
+MASTER_CONNECT_TIMEOUT_S = 5.0
+
+
+class SparkSubmitRunner:
+    """Submit one job spec with spark-submit and return its exit code and report.
+
+    :param conn_id: a ``spark`` connection.
+    :param spark_conf: extra Spark settings for the job.
+    :param driver_python: the Python the Spark driver runs (``PYSPARK_DRIVER_PYTHON``); defaults to
+        this interpreter for local masters and to Spark's default otherwise.
+    :param job_name: the Spark application name.
+    :param submit_options: extra keyword arguments for ``SparkSubmitHook``.
+    """
+
+    def __init__(
+        self,
+        *,
+        conn_id: str,
+        spark_conf: dict[str, str],
+        driver_python: str | None,
+        job_name: str,
+        submit_options: dict[str, Any],
+    ) -> None:
+        self.conn_id = conn_id
+        self.spark_conf = spark_conf
+        self.driver_python = driver_python
+        self.job_name = job_name
+        self.submit_options = submit_options
+        self.connection_secrets: list[str] = []
+        self._submit_hook: ReportingSparkSubmitHook | None = None
+
+    @cached_property
+    def connection_master(self) -> str:
+        """The master URL as ``SparkSubmitHook`` builds it from the connection."""
+        try:
+            conn = BaseHook.get_connection(self.conn_id)
+            self.connection_secrets = connection_secrets(conn)
+            mask_values(self.connection_secrets)
+        except Exception as exc:  # AirflowNotFoundException, or a secrets backend error
+            raise DeltaCCInputError(
+                f"conn_id={self.conn_id!r}: no such Airflow connection. Create a 'spark' connection, e.g. "
+                f"AIRFLOW_CONN_{self.conn_id.upper()}='spark://host:7077' or 'spark://local', or use "
+                "execution_mode='in_process'.",
+                field="conn_id",
+                value=self.conn_id,
+            ) from exc
+        # A URI connection keeps its scheme in conn_type.
+        host = conn.host or ""
+        if conn.conn_type == "spark" and host and ("://" in host or not conn.port):
+            master = host
+        else:
+            master = f"{conn.conn_type}://{host}"
+        return f"{master}:{conn.port}" if conn.port else master
+
+    def check_master_reachable(self, timeout_s: float = MASTER_CONNECT_TIMEOUT_S) -> None:
+        """Fail fast when a ``spark://`` master refuses connections or does not answer within ``timeout_s``
+        (spark-submit itself would retry for minutes). Other masters (``local``, ``yarn``, ``k8s://``) are
+        not probed.
+
+        :param timeout_s: the longest wait for one TCP connection.
+        :raises DeltaCCInputError: naming ``conn_id`` and the master when no master of the URL answers.
+        """
+        master = self.connection_master
+        if not master.startswith("spark://"):
+            return
+        errors = []
+        for address in master.removeprefix("spark://").split(","):
+            host, _, port = address.strip().rpartition(":")
+            try:
+                with socket.create_connection((host or address, int(port or 7077)), timeout=timeout_s):
+                    return
+            except (OSError, ValueError) as exc:
+                errors.append(f"{address.strip()}: {type(exc).__name__}: {exc}")
+        raise DeltaCCInputError(
+            f"conn_id={self.conn_id!r}: the Spark master {master} cannot be reached ({'; '.join(errors)}). "
+            "Start the master, or fix the connection's host and port.",
+            field="conn_id",
+            value=self.conn_id,
+        )
+
+    def run(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+        """Submit ``spec`` and wait for the driver; return its exit code and report line (None if none).
+
+        :param spec: the job spec, ``spark_conf`` already merged.
+        """
+        from airflow_provider_deltacc.engine.delta_jars import (
+            JAR_CACHE_ENV,
+            DeltaJarsMissingError,
+            cache_root,
+            cached_jars,
+        )
+        from airflow_provider_deltacc.engine.session import DELTA_SPARK_CONF
+        from airflow_provider_deltacc.hooks.bundle import build_bundle
+
+        master = self.connection_master
+        try:
+            jars = [str(p) for p in cached_jars()]
+        except DeltaJarsMissingError as exc:
+            raise DeltaCCInputError(
+                f"{JAR_CACHE_ENV}: {exc}", field=JAR_CACHE_ENV, value=str(cache_root())
+            ) from None
+        self.check_master_reachable()
+        py_files = [str(p) for p in build_bundle()] + [jars[0]]  # jar 0 carries the `delta` Python API
+        with tempfile.TemporaryDirectory(prefix="deltacc-spec-") as work:
+            spec_file = Path(work) / "spec.json"
+            spec_file.write_text(json.dumps(spec))
+            hook = self.submit_hook_for(
+                conn_id=self.conn_id,
+                conf={**DELTA_SPARK_CONF, **self.spark_conf},
+                py_files=",".join(py_files),
+                jars=",".join(jars),
+                name=self.job_name,
+                application_args=["--spec", str(spec_file)],
+                env_vars=self.driver_env(master),
+                **self.submit_options,
+            )
+            hook.secrets = [
+                *self.connection_secrets,
+                *sensitive_values(spec.get("spark_conf")),
+                *sensitive_values(self.submit_options),
+            ]
+            self._submit_hook = hook
+            try:
+                hook.submit(application=str(spark_job_application()))
+                code = 0
+            except AirflowException:
+                if hook.returncode is None:
+                    raise
+                code = hook.returncode
+            finally:
+                self._submit_hook = None
+        return code, hook.report
+
+    def on_kill(self) -> None:
+        """Kill the running spark-submit (and, through the provider, its driver)."""
+        if self._submit_hook is not None:
+            self._submit_hook.on_kill()
+
+    def submit_hook_for(self, **kwargs: Any) -> ReportingSparkSubmitHook:
+        """The SparkSubmitHook; a connection it refuses (e.g. a bad ``spark-binary`` extra) is bad input."""
+        try:
+            return ReportingSparkSubmitHook(**kwargs)
+        except (ValueError, TypeError) as exc:
+            raise DeltaCCInputError(
+                f"conn_id={self.conn_id!r}: the apache-spark provider refuses this connection or its "
+                f"options: {exc}",
+                field="conn_id",
+                value=self.conn_id,
+            ) from None
+
+    def driver_env(self, master: str) -> dict[str, str]:
+        """The driver's environment: its Python, and where pip's spark-submit and Spark home are.
+
+        :param master: the master URL.
+        """
+        env: dict[str, str] = {}
+        python = self.driver_python or (sys.executable if "local" in master else None)
+        if python:
+            env["PYSPARK_PYTHON"] = python
+            env["PYSPARK_DRIVER_PYTHON"] = python
+        if shutil.which("spark-submit") is None:
+            # pyspark installs spark-submit next to this interpreter; the worker's PATH may not have it.
+            env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+        if "SPARK_HOME" not in os.environ and (home := pip_spark_home()):
+            # pip's spark-submit finds SPARK_HOME by importing pyspark with PYSPARK_DRIVER_PYTHON, which
+            # fails (and yields "/bin/spark-class: No such file") when the driver Python has no pyspark.
+            env["SPARK_HOME"] = home
+        return env
+
+
+def pip_spark_home() -> str | None:
+    """The Spark home of a pip-installed pyspark (the package folder, with ``bin/spark-submit``), found
+    without importing pyspark; None when pyspark is not installed that way."""
+    spec = importlib.util.find_spec("pyspark")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(location) / "bin" / "spark-submit").exists():
+            return str(location)
+    return None
+
+
+def spark_job_application() -> Path:
+    """The file spark-submit runs: ``spark_job/__main__.py`` of the installed package."""
+    return Path(str(resources.files("airflow_provider_deltacc.spark_job") / "__main__.py"))
+
+
+class ReportingSparkSubmitHook(SparkSubmitHook):
+    """A SparkSubmitHook that keeps the job's report line out of the log, remembers the exit code and
+    redacts secrets from the command line it logs and from every line of spark-submit's output.
+
+    The apache-spark provider masks only ``secret``/``password`` keys of the command line; this one masks
+    every sensitive key (tokens, access and account keys, credentials) and the known secret values
+    (``secrets``: the connection's password and sensitive extras, the sensitive settings).
+
+    It overrides two private methods of ``SparkSubmitHook`` (``_mask_cmd`` and
+    ``_process_spark_submit_log``) and reads its private ``_submit_sp``: the provider has no public way to
+    filter or redact the output stream it logs.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.report: dict[str, Any] | None = None
+        self.secrets: list[str] = []
+
+    def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
+        return redact_text(super()._mask_cmd(connection_cmd), self.secrets)
+
+    @property
+    def returncode(self) -> int | None:
+        process = self._submit_sp
+        return None if process is None else process.returncode
+
+    def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:
+        super()._process_spark_submit_log(self._without_report(itr))
+
+    def _without_report(self, itr: Iterator[Any]) -> Iterator[Any]:
+        for line in itr:
+            if str(line).startswith(REPORT_PREFIX):
+                self.report = parse_report_line(str(line))
+                continue
+            yield redact_text(line, self.secrets) if isinstance(line, str) else line
