@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-pytest_plugins = ["tests.support.postgres", "tests.support.spark_standalone"]
+pytest_plugins = ["tests.support.postgres", "tests.support.spark_standalone", "tests.support.spark_connect"]
 
 ROOT = Path(__file__).resolve().parents[1]
 # One AIRFLOW_HOME per pytest process, so concurrent runs never delete each other's metadata DB.
@@ -67,7 +67,7 @@ def airflow_db() -> Path:
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+def local_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     """One Delta-enabled local Spark session (one JVM) shared by the whole run."""
     from airflow_provider_deltacc.engine.session import local_delta_session
 
@@ -75,6 +75,12 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     session = local_delta_session(app_name="deltacc-tests", warehouse_dir=str(warehouse))
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(local_spark: SparkSession) -> SparkSession:
+    """The session tests run on: the shared local one (tests/integration/engine also runs Spark Connect)."""
+    return local_spark
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column
+    from pyspark.sql import Column, DataFrame
 
 
 class Gate:
@@ -43,10 +43,23 @@ class Gate:
     def release(self) -> None:
         self.released_file.touch()
 
-    def column(self, value: Column | str) -> Column:
-        """A boolean column that is always true but blocks at the gate the first time it is evaluated."""
-        from pyspark.sql import functions as F
+    def hold(self, frame: DataFrame, column: str) -> DataFrame:
+        """``frame`` filtered by :meth:`column` of ``column``, built for the frame's kind of session (classic
+        or Spark Connect): the first row evaluated blocks at the gate."""
+        connect = type(frame).__module__.startswith("pyspark.sql.connect")
+        return frame.where(self.column(column, connect=connect))
+
+    def column(self, value: Column | str, *, connect: bool = False) -> Column:
+        """A boolean column that is always true but blocks at the gate the first time it is evaluated.
+
+        :param value: the column the gate reads (its value is ignored).
+        :param connect: build it for a Spark Connect session (its UDF runs in the server's Python workers).
+        """
+        from pyspark.sql import functions as classic_functions
+        from pyspark.sql.connect import functions as connect_functions
         from pyspark.sql.types import BooleanType
+
+        F: Any = connect_functions if connect else classic_functions
 
         entered, released, timeout_s = str(self.entered_file), str(self.released_file), self.timeout_s
 

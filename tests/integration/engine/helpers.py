@@ -16,17 +16,19 @@ def rows_source(rows: list[list[Any]], schema: str = SCHEMA) -> dict[str, Any]:
 
 def create_table(spark: SparkSession, path: str, rows: list[tuple[Any, ...]], schema: str = SCHEMA) -> None:
     """Create a table partitioned by ``date`` from rows whose dates are ISO strings."""
-    from pyspark.sql import functions as F
-
     frame = spark.createDataFrame(rows, schema.replace("date DATE", "date STRING"))
-    frame = frame.withColumn("date", F.col("date").cast("date"))
+    frame = frame.withColumn("date", frame["date"].cast("date"))
     frame.coalesce(1).write.format("delta").partitionBy("date").save(path)
 
 
 def version(spark: SparkSession, path: str) -> int:
-    from delta.tables import DeltaTable
+    return int(spark.sql(f"DESCRIBE HISTORY delta.`{path}` LIMIT 1").collect()[0]["version"])
 
-    return int(DeltaTable.forPath(spark, path).history(1).collect()[0]["version"])
+
+def history(spark: SparkSession, path: str) -> list[tuple[int, str]]:
+    """(version, operation) of every commit, newest first (works on classic and Spark Connect sessions)."""
+    rows = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()
+    return [(int(r["version"]), str(r["operation"])) for r in rows]
 
 
 def contents(spark: SparkSession, path: str) -> list[tuple[Any, ...]]:

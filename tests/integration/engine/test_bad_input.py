@@ -140,10 +140,10 @@ CASES: list[tuple[str, Any, str]] = [
 
 
 @pytest.fixture(scope="module")
-def tables(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def tables(local_spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("bad-input")
     table = str(root / "table")
-    create_table(spark, table, [(1, "2026-11-20", "a")])
+    create_table(local_spark, table, [(1, "2026-11-20", "a")])
     plain = root / "plain"
     plain.mkdir()
     (plain / "data.txt").write_text("not delta")

@@ -7,6 +7,7 @@ interleaving that matters happens every run.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,18 +40,20 @@ def _spec(table: str, index: int, pin: Any) -> JobSpec:
     )
 
 
-def _run_six(spark: SparkSession, table: str, tmp_path: Path, pin: Any) -> list[CommitReport]:
+def _run_six(
+    spark: SparkSession, new_session: Callable[[], SparkSession], table: str, tmp_path: Path, pin: Any
+) -> list[CommitReport]:
     gate = Gate(tmp_path)
     reports: dict[int, CommitReport] = {}
     errors: dict[int, BaseException] = {}
 
     def hold_first_attempt(frame: DataFrame, attempt: int) -> DataFrame:
-        return frame.coalesce(1).where(gate.column("id")) if attempt == 1 else frame
+        return gate.hold(frame.coalesce(1), "id") if attempt == 1 else frame
 
     def run(index: int) -> None:
         try:
             hook = hold_first_attempt if index == 0 else None
-            reports[index] = run_operation(spark, _spec(table, index, pin), source_hook=hook)
+            reports[index] = run_operation(new_session(), _spec(table, index, pin), source_hook=hook)
         except BaseException as exc:  # reported by the assertion below
             errors[index] = exc
 
@@ -79,19 +82,21 @@ def _seed(spark: SparkSession, path: str) -> None:
     create_table(spark, path, [(i, DATES[i], f"old{i}") for i in range(6)])
 
 
-def test_pinned_disjoint_merges_never_conflict(spark: SparkSession, table_path: str, tmp_path: Path) -> None:
+def test_pinned_disjoint_merges_never_conflict(
+    spark: SparkSession, new_session: Callable[[], SparkSession], table_path: str, tmp_path: Path
+) -> None:
     _seed(spark, table_path)
-    reports = _run_six(spark, table_path, tmp_path, "auto")
+    reports = _run_six(spark, new_session, table_path, tmp_path, "auto")
     assert all(r.status == "committed" for r in reports)
     assert [len(r.conflicts) for r in reports] == [0] * 6, [r.summary_line() for r in reports]
     assert "`t`.`date` IN (DATE '2026-11-20')" in reports[0].metrics["partition_pin"]
 
 
 def test_unpinned_merges_conflict_and_retry_to_success(
-    spark: SparkSession, table_path: str, tmp_path: Path
+    spark: SparkSession, new_session: Callable[[], SparkSession], table_path: str, tmp_path: Path
 ) -> None:
     _seed(spark, table_path)
-    reports = _run_six(spark, table_path, tmp_path, None)
+    reports = _run_six(spark, new_session, table_path, tmp_path, None)
     assert all(r.status == "committed" for r in reports)
     held = reports[0]
     assert held.conflicts, held.summary_line()

@@ -10,7 +10,7 @@ from airflow_provider_deltacc.engine.confs import isolated_session
 from airflow_provider_deltacc.engine.txn import TXN_CONFS, TxnIdentity, txn_session_confs
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
-from tests.integration.engine.helpers import contents, create_table, rows_source, version
+from tests.integration.engine.helpers import contents, create_table, history, rows_source, version
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,12 +60,11 @@ def test_same_merge_twice_applies_once(spark: SparkSession, table_path: str) -> 
     first, second = _twice(spark, spec)
     assert first["status"] == "committed" and second["skipped_duplicate"] is True
     assert contents(spark, table_path) == [("1", "2026-11-20", "ab"), ("2", "2026-11-20", "c")]
-    from delta.tables import DeltaTable
-
-    operations = [r["operation"] for r in DeltaTable.forPath(spark, table_path).history().collect()]
+    operations = [operation for _, operation in history(spark, table_path)]
     assert operations.count("MERGE") == 1
 
 
+@pytest.mark.classic_session  # a child session is a classic-session thing; Connect sessions have none
 def test_txn_session_confs_are_removed_even_on_error(spark: SparkSession) -> None:
     session = isolated_session(spark, {})
     with pytest.raises(RuntimeError), txn_session_confs(session, TxnIdentity("app", 1)):

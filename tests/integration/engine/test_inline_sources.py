@@ -80,6 +80,7 @@ def test_rows_that_do_not_fit_the_schema_are_refused(
     assert "do not match the schema" in str(caught.value)
 
 
+@pytest.mark.classic_session  # counts the Spark jobs of a job group, which only a classic session can
 def test_inline_partition_values_need_no_spark_job(spark: SparkSession) -> None:
     spec = _rows(
         "day DATE, region STRING, amount DECIMAL(8,2), id BIGINT",
@@ -100,6 +101,7 @@ def test_inline_partition_values_need_no_spark_job(spark: SparkSession) -> None:
         source_partition_values(frame, ["day"], max_values=1, inline=source_rows(spec))
 
 
+@pytest.mark.classic_session  # counts the Spark jobs of a job group, which only a classic session can
 def test_float_and_timestamp_pins_still_collect(spark: SparkSession) -> None:
     spec = _rows(
         "x DOUBLE, ts TIMESTAMP",

@@ -1,0 +1,78 @@
+"""A Delta-enabled Spark Connect server on 127.0.0.1, started once per test run with the provider's own
+``deltacc-connect-server`` command (pyspark's jars, the cached Delta jars, Delta's SQL extension)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.support.spark_standalone import _free_port, _wait_for_log
+
+if TYPE_CHECKING:
+    from pyspark.sql.connect.session import SparkSession
+
+
+@dataclass(frozen=True)
+class ConnectServer:
+    """A running server: its ``sc://`` URL, and an Airflow connection URI for it."""
+
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"sc://{self.host}:{self.port}"
+
+    @property
+    def conn_uri(self) -> str:
+        return f"spark-connect://{self.host}:{self.port}"
+
+    def session(self) -> SparkSession:
+        """A new session of its own on the server (its own session id)."""
+        from airflow_provider_deltacc.hooks.connect import new_connect_session
+
+        return new_connect_session(self.url)
+
+
+@pytest.fixture(scope="session")
+def spark_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
+    """Start the server (2 local cores, a warehouse of its own); stop it when the run ends."""
+    work = tmp_path_factory.mktemp("spark-connect")
+    port = _free_port()
+    log = work / "server.log"
+    env = {
+        **os.environ,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+        "SPARK_LOG_DIR": str(work / "logs"),
+    }
+    command = [
+        sys.executable, "-m", "airflow_provider_deltacc.connect_server",
+        "--port", str(port), "--master", "local[2]",
+        "--conf", f"spark.sql.warehouse.dir={work / 'warehouse'}",
+        "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={work}",
+    ]  # fmt: skip
+    server = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env, cwd=work)
+    try:
+        _wait_for_log(log, "Spark Connect server started", server, 180)
+        yield ConnectServer("127.0.0.1", port)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+@pytest.fixture
+def connect_session(spark_connect_server: ConnectServer) -> Iterator[SparkSession]:
+    """A session of its own for one test, released afterwards."""
+    session = spark_connect_server.session()
+    yield session
+    session.stop()
