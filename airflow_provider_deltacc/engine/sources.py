@@ -67,7 +67,7 @@ def _describe(source: SourceSpec) -> str:
 
 
 def _rows_frame(spark: SparkSession, source: SourceSpec) -> DataFrame:
-    schema, rows = source_rows(source)
+    schema, rows = source_rows(spark, source)
     try:
         _verify_rows(rows, schema)
         if _arrow_friendly(schema) and _has_pyarrow():
@@ -81,9 +81,10 @@ def _rows_frame(spark: SparkSession, source: SourceSpec) -> DataFrame:
         ) from None
 
 
-def source_rows(source: SourceSpec) -> tuple[StructType, list[tuple[Any, ...]]]:
+def source_rows(spark: SparkSession, source: SourceSpec) -> tuple[StructType, list[tuple[Any, ...]]]:
     """Return the schema and the rows of an inline ``rows`` source, converted to the schema's Python types.
 
+    :param spark: the session whose parser reads the schema.
     :param source: a source spec of kind ``rows``.
     :raises InputError: on a bad schema or a row that does not fit it.
     """
@@ -91,12 +92,34 @@ def source_rows(source: SourceSpec) -> tuple[StructType, list[tuple[Any, ...]]]:
 
     assert source.schema is not None
     try:
-        schema = StructType.fromDDL(source.schema)
+        schema = parse_ddl(spark, source.schema)
     except Exception as exc:  # pyspark raises parse errors of several types
         raise InputError("source.schema", source.schema, f"is not a valid DDL schema: {exc}") from None
     if not isinstance(schema, StructType):
         raise InputError("source.schema", source.schema, "must list columns, e.g. 'id INT, date DATE'")
     return schema, [_convert_row(row, index, schema) for index, row in enumerate(source.rows or ())]
+
+
+def parse_ddl(spark: SparkSession, ddl: str) -> DataType:
+    """Parse a DDL type string (``id INT, day DATE`` or ``int``) with the parser of ``spark``'s kind.
+
+    ``DataType.fromDDL`` chooses the classic or the Spark Connect parser from process-wide state that pyspark
+    sets when any Connect session is created, so a process holding both kinds (tests, ``dag.test()`` of
+    mixed DAGs) cannot use it for a Connect session. A Connect session parses on its server
+    (``SparkSession._parse_ddl``, private in pyspark 4.x; ``tests/unit/engine/test_pyspark_private_api.py``
+    fails when it changes).
+
+    :param spark: the session.
+    :param ddl: the type string.
+    """
+    from pyspark.sql.types import DataType
+
+    from airflow_provider_deltacc.engine.backend import is_connect
+
+    if is_connect(spark):
+        parsed: DataType = spark._parse_ddl(ddl)
+        return parsed
+    return DataType.fromDDL(ddl)
 
 
 def _verify_rows(rows: list[tuple[Any, ...]], schema: StructType) -> None:

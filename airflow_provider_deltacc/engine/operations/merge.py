@@ -15,6 +15,7 @@ from airflow_provider_deltacc.engine.literals import (
     quote_identifier,
 )
 from airflow_provider_deltacc.engine.operations.base import (
+    KnownState,
     PreparedOperation,
     SourceHook,
     WriteResult,
@@ -33,8 +34,7 @@ from airflow_provider_deltacc.engine.sources import load_source, probe_source, s
 from airflow_provider_deltacc.engine.spec import JobSpec, MergeOptions
 from airflow_provider_deltacc.engine.table import (
     TableState,
-    read_table_state,
-    require_delta_table,
+    require_table_state,
     table_frame,
     table_sql,
 )
@@ -59,13 +59,16 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
     opts = spec.options
     assert isinstance(opts, MergeOptions) and spec.source is not None
     source_spec = spec.source
-    require_delta_table(spark, spec.table)
-    state = read_table_state(spark, spec.table)
+    state = require_table_state(spark, spec.table)
     pin_columns = _pin_columns(opts, state)
     source = probe_source(spark, source_spec)
     _validate(spark, spec, opts, state, source, pin_columns)
     # Inline rows (not de-duplicated) give their partition values without a Spark job.
-    inline = source_rows(source_spec) if source_spec.kind == "rows" and opts.dedup_order_by is None else None
+    inline = (
+        source_rows(spark, source_spec)
+        if source_spec.kind == "rows" and opts.dedup_order_by is None
+        else None
+    )
 
     def work(attempt: int) -> WorkOutcome:
         def write(current: TableState | None) -> WriteResult:
@@ -101,7 +104,13 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
             return WriteResult(metrics=metrics)
 
         return tracked_attempt(
-            spark, spec.table, write, txn=spec.txn, txn_in_session=True, write_checks_txn=True
+            spark,
+            spec.table,
+            write,
+            txn=spec.txn,
+            txn_in_session=True,
+            write_checks_txn=True,
+            known=KnownState.for_attempt(attempt, state),
         )
 
     # With schema auto-merge the MERGE may add columns: a schema change, never retried over another one.

@@ -8,6 +8,7 @@ from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.literals import escaped_string_literals
 from airflow_provider_deltacc.engine.operations.append import check_type_families
 from airflow_provider_deltacc.engine.operations.base import (
+    KnownState,
     PreparedOperation,
     SourceHook,
     WriteResult,
@@ -21,7 +22,7 @@ from airflow_provider_deltacc.engine.pinning import (
 )
 from airflow_provider_deltacc.engine.sources import load_source, probe_source, source_rows
 from airflow_provider_deltacc.engine.spec import JobSpec, OverwritePartitionsOptions
-from airflow_provider_deltacc.engine.table import TableState, is_path, read_table_state, require_delta_table
+from airflow_provider_deltacc.engine.table import TableState, is_path, require_table_state
 from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
@@ -41,8 +42,7 @@ def build_overwrite_partitions(
     opts = spec.options
     assert isinstance(opts, OverwritePartitionsOptions) and spec.source is not None
     source_spec = spec.source
-    require_delta_table(spark, spec.table)
-    state = read_table_state(spark, spec.table)
+    state = require_table_state(spark, spec.table)
     if not state.partition_columns:
         raise InputError(
             "table", spec.table, "is not partitioned; overwrite_partitions needs a partitioned table"
@@ -55,7 +55,7 @@ def build_overwrite_partitions(
         raise InputError("source", source.columns, f"lacks the table's partition columns {missing}")
     check_type_families(source, state)
 
-    inline = source_rows(source_spec) if source_spec.kind == "rows" else None
+    inline = source_rows(spark, source_spec) if source_spec.kind == "rows" else None
 
     def work(attempt: int) -> WorkOutcome:
         def write(current: TableState | None) -> WriteResult:
@@ -91,7 +91,13 @@ def build_overwrite_partitions(
             return WriteResult(metrics={"replace_where": predicate, "partitions": len(values)})
 
         return tracked_attempt(
-            spark, spec.table, write, txn=spec.txn, txn_in_session=False, write_checks_txn=True
+            spark,
+            spec.table,
+            write,
+            txn=spec.txn,
+            txn_in_session=False,
+            write_checks_txn=True,
+            known=KnownState.for_attempt(attempt, state),
         )
 
     return PreparedOperation("OVERWRITE_PARTITIONS", OperationClass.READ_MODIFY_WRITE, work)

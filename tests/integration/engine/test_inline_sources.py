@@ -56,7 +56,7 @@ def test_inline_rows_read_back_as_created_by_spark(
     spark: SparkSession, schema: str, rows: list[list[Any]]
 ) -> None:
     spec = _rows(schema, rows)
-    struct, converted = source_rows(spec)
+    struct, converted = source_rows(spark, spec)
     frame = load_source(spark, spec)
     assert frame.schema == struct
     assert frame.collect() == spark.createDataFrame(converted, struct).collect()
@@ -90,7 +90,8 @@ def test_inline_partition_values_need_no_spark_job(spark: SparkSession) -> None:
     collected = source_partition_values(frame, ["DAY", "Region"], max_values=10)
     spark.sparkContext.setJobGroup("inline-pin", "inline-pin")
     try:
-        inline = source_partition_values(frame, ["DAY", "Region"], max_values=10, inline=source_rows(spec))
+        rows = source_rows(spark, spec)
+        inline = source_partition_values(frame, ["DAY", "Region"], max_values=10, inline=rows)
         assert spark.sparkContext.statusTracker().getJobIdsForGroup("inline-pin") == []
     finally:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
@@ -98,7 +99,7 @@ def test_inline_partition_values_need_no_spark_job(spark: SparkSession) -> None:
     assert {tuple(v.values()) for v in inline} == {(r["DAY"], r["Region"]) for r in collected}
 
     with pytest.raises(InputError, match="more than 1 distinct partitions"):
-        source_partition_values(frame, ["day"], max_values=1, inline=source_rows(spec))
+        source_partition_values(frame, ["day"], max_values=1, inline=source_rows(spark, spec))
 
 
 @pytest.mark.classic_session  # counts the Spark jobs of a job group, which only a classic session can
@@ -110,7 +111,7 @@ def test_float_and_timestamp_pins_still_collect(spark: SparkSession) -> None:
     frame = load_source(spark, spec)
     spark.sparkContext.setJobGroup("float-pin", "float-pin")
     try:
-        values = source_partition_values(frame, ["x", "ts"], max_values=10, inline=source_rows(spec))
+        values = source_partition_values(frame, ["x", "ts"], max_values=10, inline=source_rows(spark, spec))
         assert spark.sparkContext.statusTracker().getJobIdsForGroup("float-pin") != []
     finally:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
