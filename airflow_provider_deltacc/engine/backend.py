@@ -41,6 +41,10 @@ class SparkBackend(Protocol):
         """The latest snapshot of an existing Delta table, with the recorded txn versions of ``app_ids``."""
         ...
 
+    def state_if_exists(self, table: str, app_ids: tuple[str, ...]) -> TableState | None:
+        """:meth:`read_table_state` when the table exists and is a Delta table, else None (one read)."""
+        ...
+
     def tagged_commits(self, table: str, tag: str, after_version: int) -> list[CommitEntry]:
         """The commits after ``after_version`` whose ``userMetadata`` is ``tag``, ascending."""
         ...

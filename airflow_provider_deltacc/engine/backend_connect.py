@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.backend import CommitEntry
 from airflow_provider_deltacc.engine.commits import history_commits
+from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.retention import parse_interval_hours
 from airflow_provider_deltacc.engine.table import TableState, is_path, provider, table_frame, table_sql
 
@@ -44,13 +45,7 @@ class ConnectBackend:
     def table_exists(self, table: str) -> bool:
         if not is_path(table):
             return bool(self.spark.catalog.tableExists(table)) and provider(self.spark, table) == "delta"
-        try:
-            detail = self._detail(table)
-        except Exception as exc:
-            if _condition(exc) in _NOT_FOUND:
-                return False
-            raise
-        return str(detail["format"]).lower() == "delta"
+        return self._delta_detail(table) is not None
 
     def path_exists(self, path: str) -> bool:
         try:
@@ -62,8 +57,18 @@ class ConnectBackend:
         return True
 
     def read_table_state(self, table: str, app_ids: tuple[str, ...]) -> TableState:
-        version = self._latest_version(table)  # first: a later snapshot for the rest is harmless
-        detail = self._detail(table)
+        state = self.state_if_exists(table, app_ids)
+        if state is None:
+            raise InputError("table", table, "the table disappeared or is not a Delta table")
+        return state
+
+    def state_if_exists(self, table: str, app_ids: tuple[str, ...]) -> TableState | None:
+        if not is_path(table) and not self.table_exists(table):
+            return None  # DESCRIBE DETAIL describes non-Delta catalog tables too
+        detail = self._delta_detail(table)
+        if detail is None:
+            return None
+        version = self._latest_version(table)
         properties = {str(k): str(v) for k, v in (detail["properties"] or {}).items()}
         txn_versions = (
             self._txn_versions(str(detail["location"]), version, app_ids, properties) if app_ids else {}
@@ -110,6 +115,16 @@ class ConnectBackend:
 
     def _detail(self, table: str) -> Any:
         return self.spark.sql(f"DESCRIBE DETAIL {table_sql(table)}").first()
+
+    def _delta_detail(self, table: str) -> Any:
+        """``DESCRIBE DETAIL`` of a Delta table; None when there is no table or it is not Delta."""
+        try:
+            detail = self._detail(table)
+        except Exception as exc:
+            if _condition(exc) in _NOT_FOUND:
+                return None
+            raise
+        return detail if str(detail["format"]).lower() == "delta" else None
 
     def _latest_version(self, table: str) -> int:
         row = self.spark.sql(f"DESCRIBE HISTORY {table_sql(table)} LIMIT 1").first()

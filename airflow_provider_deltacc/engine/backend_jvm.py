@@ -60,6 +60,9 @@ class JvmBackend:
             txn_versions=txn_versions,
         )
 
+    def state_if_exists(self, table: str, app_ids: tuple[str, ...]) -> TableState | None:
+        return self.read_table_state(table, app_ids) if self.table_exists(table) else None
+
     def tagged_commits(self, table: str, tag: str, after_version: int) -> list[CommitEntry]:
         from py4j.protocol import Py4JError, Py4JJavaError
 

@@ -149,6 +149,35 @@ def require_delta_table(spark: SparkSession, table: str, field_name: str = "tabl
         raise InputError(field_name, table, f"is a {found or 'non-Delta'} table, not a Delta table")
 
 
+def read_table_state_if_exists(
+    spark: SparkSession, table: str, app_ids: tuple[str, ...] = ()
+) -> TableState | None:
+    """Read the latest snapshot of a Delta table; None when there is no Delta table there.
+
+    :param spark: the session.
+    :param table: the table.
+    :param app_ids: app ids whose recorded txn versions to read from the same snapshot.
+    """
+    from airflow_provider_deltacc.engine.backend import backend_for
+
+    return backend_for(spark).state_if_exists(table, app_ids)
+
+
+def require_table_state(spark: SparkSession, table: str, field_name: str = "table") -> TableState:
+    """Read the latest snapshot of the table an operation writes; say why when it cannot be written.
+
+    :param spark: the session.
+    :param table: the table.
+    :param field_name: the spec field, for the error.
+    :raises InputError: when there is no Delta table (see :func:`require_delta_table`).
+    """
+    state = read_table_state_if_exists(spark, table)
+    if state is None:
+        require_delta_table(spark, table, field_name)
+        raise InputError(field_name, table, "the table disappeared or is not a Delta table")
+    return state
+
+
 def read_table_state(spark: SparkSession, table: str, app_ids: tuple[str, ...] = ()) -> TableState:
     """Read the latest snapshot of a Delta table.
 

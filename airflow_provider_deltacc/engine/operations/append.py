@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.operations.base import (
+    KnownState,
     PreparedOperation,
     SourceHook,
     WriteResult,
@@ -14,7 +15,7 @@ from airflow_provider_deltacc.engine.operations.base import (
 )
 from airflow_provider_deltacc.engine.sources import load_source, probe_source
 from airflow_provider_deltacc.engine.spec import AppendOptions, JobSpec
-from airflow_provider_deltacc.engine.table import TableState, is_path, read_table_state, table_exists
+from airflow_provider_deltacc.engine.table import TableState, is_path, read_table_state_if_exists
 from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
@@ -32,15 +33,14 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
     opts = spec.options
     assert isinstance(opts, AppendOptions) and spec.source is not None
     source_spec = spec.source
-    exists = table_exists(spark, spec.table)
-    if not exists and not opts.create_if_missing:
+    initial = read_table_state_if_exists(spark, spec.table)
+    if initial is None and not opts.create_if_missing:
         raise InputError(
             "table", spec.table, "does not exist (or is not Delta) and create_if_missing is false"
         )
     source = probe_source(spark, source_spec)
-    if exists:
-        state = read_table_state(spark, spec.table)
-        _check_append_schema(source, state, opts)
+    if initial is not None:
+        _check_append_schema(source, initial, opts)
     else:
         _check_new_partitioning(source, opts)
 
@@ -68,6 +68,7 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
             txn_in_session=False,
             may_create=True,
             write_checks_txn=True,
+            known=KnownState.for_attempt(attempt, initial),
         )
 
     op_class = OperationClass.SCHEMA_CHANGING if opts.merge_schema else OperationClass.BLIND_APPEND

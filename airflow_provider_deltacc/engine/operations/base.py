@@ -16,7 +16,7 @@ from airflow_provider_deltacc.engine.commits import (
 )
 from airflow_provider_deltacc.engine.confs import session_confs
 from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.table import TableState, read_table_state, table_exists
+from airflow_provider_deltacc.engine.table import TableState, read_table_state_if_exists, table_exists
 from airflow_provider_deltacc.engine.txn import TxnIdentity, already_committed, txn_session_confs
 from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
@@ -61,6 +61,27 @@ class WriteResult:
 WriteStep = Callable[[TableState | None], WriteResult]
 
 
+@dataclass(frozen=True)
+class KnownState:
+    """A snapshot the operation read moments ago (while validating), which its first attempt plans from
+    instead of reading the table again. Planning only needs the table's layout and schema; Delta checks the
+    commit against its own snapshot, so a commit that landed in between is caught as it would be anyway.
+
+    :param state: the snapshot; None when the table did not exist.
+    """
+
+    state: TableState | None
+
+    @classmethod
+    def for_attempt(cls, attempt: int, state: TableState | None) -> KnownState | None:
+        """The known state for attempt 1; None (read afresh) for every retry.
+
+        :param attempt: the attempt number.
+        :param state: the snapshot read while validating.
+        """
+        return cls(state) if attempt == 1 else None
+
+
 def tracked_attempt(
     spark: SparkSession,
     table: str,
@@ -71,6 +92,7 @@ def tracked_attempt(
     may_create: bool = False,
     extra_confs: Mapping[str, str] | None = None,
     write_checks_txn: bool = False,
+    known: KnownState | None = None,
 ) -> WorkOutcome:
     """Run one attempt: read a fresh snapshot, skip a committed duplicate, write, find what was committed.
 
@@ -86,13 +108,18 @@ def tracked_attempt(
         (MERGE, UPDATE, DELETE and DataFrame writes do; arbitrary SQL may not). Then the snapshot read here
         leaves out the recorded txn versions: reading them is a Spark job over the table state, which Delta
         repeats on its own snapshot, and a duplicate is reported from the state after the write instead.
+    :param known: a snapshot to plan from instead of reading one (see :class:`KnownState`); ignored when the
+        attempt must check recorded txn versions itself.
     """
     app_ids = (txn.app_id,) if txn else ()
-    exists = table_exists(spark, table)
-    if not exists and not may_create:
+    checks_txn_here = txn is not None and not write_checks_txn
+    if known is not None and not checks_txn_here:
+        before = known.state
+    else:
+        before = read_table_state_if_exists(spark, table, app_ids if checks_txn_here else ())
+    if before is None and not may_create:
         raise InputError("table", table, "the table disappeared or is not a Delta table")
-    before = read_table_state(spark, table, () if write_checks_txn else app_ids) if exists else None
-    if before is not None and txn is not None and not write_checks_txn:
+    if before is not None and txn is not None and checks_txn_here:
         recorded = before.recorded_txn_version(txn.app_id)
         if already_committed(recorded, txn):
             return WorkOutcome(
@@ -117,12 +144,14 @@ def tracked_attempt(
         result = write(before)
 
     after_version = before.version if before is not None else -1
-    commits = find_tagged_commits(spark, table, tag, after_version) if table_exists(spark, table) else None
+    # A table that existed before the write still exists; one the write may have created is looked for.
+    exists_now = before is not None or table_exists(spark, table)
+    commits = find_tagged_commits(spark, table, tag, after_version) if exists_now else None
     if commits is not None and commits.versions:
         metrics = {**commits.metrics, **result.metrics, "commit_versions": list(commits.versions)}
         return WorkOutcome(table_version=commits.versions[-1], skipped_duplicate=False, metrics=metrics)
 
-    after = read_table_state(spark, table, app_ids) if table_exists(spark, table) else None
+    after = read_table_state_if_exists(spark, table, app_ids)
     current = after.version if after is not None else None
     if (
         txn is not None

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.engine.literals import escaped_string_literals
 from airflow_provider_deltacc.engine.operations.base import (
+    KnownState,
     PreparedOperation,
     WriteResult,
     check_expressions,
@@ -15,8 +16,7 @@ from airflow_provider_deltacc.engine.operations.filters import row_filter
 from airflow_provider_deltacc.engine.spec import DeleteOptions, JobSpec
 from airflow_provider_deltacc.engine.table import (
     TableState,
-    read_table_state,
-    require_delta_table,
+    require_table_state,
     table_frame,
     table_sql,
 )
@@ -35,8 +35,7 @@ def build_delete(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     """
     opts = spec.options
     assert isinstance(opts, DeleteOptions)
-    require_delta_table(spark, spec.table)
-    state = read_table_state(spark, spec.table)
+    state = require_table_state(spark, spec.table)
     _filter(spark, opts, state)
     check_expressions(table_frame(spark, spec.table), {"options.condition": opts.condition}, predicate=True)
 
@@ -49,7 +48,13 @@ def build_delete(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
             return WriteResult(metrics={"condition": condition})
 
         return tracked_attempt(
-            spark, spec.table, write, txn=spec.txn, txn_in_session=True, write_checks_txn=True
+            spark,
+            spec.table,
+            write,
+            txn=spec.txn,
+            txn_in_session=True,
+            write_checks_txn=True,
+            known=KnownState.for_attempt(attempt, state),
         )
 
     return PreparedOperation("DELETE", OperationClass.READ_MODIFY_WRITE, work)

@@ -6,13 +6,17 @@ from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.literals import escaped_string_literals, quote_identifier
-from airflow_provider_deltacc.engine.operations.base import PreparedOperation, WriteResult, tracked_attempt
+from airflow_provider_deltacc.engine.operations.base import (
+    KnownState,
+    PreparedOperation,
+    WriteResult,
+    tracked_attempt,
+)
 from airflow_provider_deltacc.engine.pinning import check_partition_values, partition_predicate
 from airflow_provider_deltacc.engine.spec import JobSpec, OptimizeOptions
 from airflow_provider_deltacc.engine.table import (
     TableState,
-    read_table_state,
-    require_delta_table,
+    require_table_state,
     table_sql,
 )
 from airflow_provider_deltacc.occ.decisions import OperationClass
@@ -30,8 +34,7 @@ def build_optimize(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     """
     opts = spec.options
     assert isinstance(opts, OptimizeOptions)
-    require_delta_table(spark, spec.table)
-    state = read_table_state(spark, spec.table)
+    state = require_table_state(spark, spec.table)
     if opts.partition_values is not None:
         check_partition_values(opts.partition_values, state)
     for index, column in enumerate(opts.zorder_by):
@@ -69,6 +72,13 @@ def build_optimize(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
                 return WriteResult(metrics=metrics, noop_reason="nothing to compact")
             return WriteResult(metrics=metrics)
 
-        return tracked_attempt(spark, spec.table, write, txn=None, txn_in_session=False)
+        return tracked_attempt(
+            spark,
+            spec.table,
+            write,
+            txn=None,
+            txn_in_session=False,
+            known=KnownState.for_attempt(attempt, state),
+        )
 
     return PreparedOperation("OPTIMIZE", OperationClass.MAINTENANCE, work)

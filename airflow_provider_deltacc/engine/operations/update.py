@@ -13,6 +13,7 @@ from airflow_provider_deltacc.engine.literals import (
     sql_literal,
 )
 from airflow_provider_deltacc.engine.operations.base import (
+    KnownState,
     PreparedOperation,
     WriteResult,
     check_columns,
@@ -23,8 +24,7 @@ from airflow_provider_deltacc.engine.operations.filters import row_filter
 from airflow_provider_deltacc.engine.spec import JobSpec, UpdateOptions
 from airflow_provider_deltacc.engine.table import (
     TableState,
-    read_table_state,
-    require_delta_table,
+    require_table_state,
     table_frame,
     table_sql,
 )
@@ -43,8 +43,7 @@ def build_update(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     """
     opts = spec.options
     assert isinstance(opts, UpdateOptions)
-    require_delta_table(spark, spec.table)
-    state = read_table_state(spark, spec.table)
+    state = require_table_state(spark, spec.table)
     _plan(spark, opts, state)
     target = table_frame(spark, spec.table)
     check_expressions(target, {"options.condition": opts.condition}, predicate=True)
@@ -66,7 +65,13 @@ def build_update(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
             return WriteResult(metrics={"condition": condition})
 
         return tracked_attempt(
-            spark, spec.table, write, txn=spec.txn, txn_in_session=True, write_checks_txn=True
+            spark,
+            spec.table,
+            write,
+            txn=spec.txn,
+            txn_in_session=True,
+            write_checks_txn=True,
+            known=KnownState.for_attempt(attempt, state),
         )
 
     return PreparedOperation("UPDATE", OperationClass.READ_MODIFY_WRITE, work)

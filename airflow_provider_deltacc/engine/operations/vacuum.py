@@ -11,7 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.operations.base import PreparedOperation, WriteResult, tracked_attempt
+from airflow_provider_deltacc.engine.operations.base import (
+    KnownState,
+    PreparedOperation,
+    WriteResult,
+    tracked_attempt,
+)
 from airflow_provider_deltacc.engine.retention import (
     RETENTION_CHECK_CONF,
     RETENTION_PROPERTY,
@@ -20,7 +25,7 @@ from airflow_provider_deltacc.engine.retention import (
     table_retention_hours,
 )
 from airflow_provider_deltacc.engine.spec import JobSpec, VacuumOptions
-from airflow_provider_deltacc.engine.table import TableState, read_table_state, require_delta_table, table_sql
+from airflow_provider_deltacc.engine.table import TableState, read_table_state, require_table_state, table_sql
 from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
@@ -36,8 +41,8 @@ def build_vacuum(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     """
     opts = spec.options
     assert isinstance(opts, VacuumOptions)
-    require_delta_table(spark, spec.table)
-    _plan(spark, spec.table, opts, read_table_state(spark, spec.table))
+    initial = require_table_state(spark, spec.table)
+    _plan(spark, spec.table, opts, initial)
 
     def work(attempt: int) -> WorkOutcome:
         plan: dict[str, Any] = {}
@@ -51,9 +56,18 @@ def build_vacuum(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
                 return WriteResult(metrics=metrics, noop_reason="dry run")
             return WriteResult(metrics=metrics)
 
-        statement, confs, metrics = _plan(spark, spec.table, opts, read_table_state(spark, spec.table))
+        state = initial if attempt == 1 else read_table_state(spark, spec.table)
+        statement, confs, metrics = _plan(spark, spec.table, opts, state)
         plan.update(statement=statement, metrics=metrics)
-        return tracked_attempt(spark, spec.table, write, txn=None, txn_in_session=False, extra_confs=confs)
+        return tracked_attempt(
+            spark,
+            spec.table,
+            write,
+            txn=None,
+            txn_in_session=False,
+            extra_confs=confs,
+            known=KnownState(state),
+        )
 
     return PreparedOperation("VACUUM", OperationClass.MAINTENANCE, work)
 
