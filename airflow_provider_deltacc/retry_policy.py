@@ -17,6 +17,7 @@ from airflow.sdk import RetryDecision, RetryPolicy
 
 from airflow_provider_deltacc.exceptions import (
     DeltaCCError,
+    DeltaCCInfrastructureError,
     DeltaCCInputError,
     DeltaConflictFatal,
     DeltaConflictRetryable,
@@ -94,6 +95,8 @@ class DeltaConflictRetryPolicy(RetryPolicy):
         """Decide from the exception; see the class docstring."""
         if isinstance(exception, DeltaCCInputError):
             return RetryDecision.fail(reason=f"bad input, retrying cannot help: {exception}")
+        if isinstance(exception, DeltaCCInfrastructureError):
+            return self._retry_infrastructure(exception, try_number, max_tries)
         if isinstance(exception, DeltaCCError):
             return self._decide_on_job_failure(exception, try_number, max_tries)
         from airflow_provider_deltacc.occ.classifier import classify
@@ -138,6 +141,20 @@ class DeltaConflictRetryPolicy(RetryPolicy):
             f"{max_tries} in {delay.total_seconds():.0f} s from a fresh snapshot. {advice}"
         ).strip()
         return RetryDecision.retry(delay=delay, reason=reason)
+
+    @staticmethod
+    def _retry_infrastructure(
+        exc: DeltaCCInfrastructureError, try_number: int, max_tries: int
+    ) -> RetryDecision:
+        """Something the job needs was unreachable: Airflow retries with the task's own retry delay."""
+        if try_number > max_tries:
+            return RetryDecision.default()
+        return RetryDecision.retry(
+            reason=(
+                f"{exc.unreachable} unreachable: Airflow retry {try_number} of {max_tries} after the task's "
+                f"retry delay. {exc}"
+            )
+        )
 
     @staticmethod
     def _fatal_reason(conflict: Conflict | None, table: str | None, why: str) -> str:

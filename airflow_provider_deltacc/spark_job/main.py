@@ -25,6 +25,7 @@ from airflow_provider_deltacc.occ.errors import (
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
 from airflow_provider_deltacc.spark_job.spec import JobSpec, parse_spec
+from airflow_provider_deltacc.spark_job.unavailable import unavailable_reason
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -71,11 +72,16 @@ def run_job(
         cause = exc.__cause__ or exc
         if _is_input_error(cause):
             return ExitCode.BAD_INPUT, _loop_report(exc, "bad_input", cause)
+        if (gone := unavailable_reason(cause)) is not None:
+            return ExitCode.UNAVAILABLE, _unavailable(_loop_report(exc, exc.report.status, cause), gone)
         return ExitCode.FAILURE, _loop_report(exc, exc.report.status, cause)
     except InputError as exc:  # found before the first attempt (the table, the source, the storage): one line
         log.error("bad input, nothing was written: %s", exc)
         return ExitCode.BAD_INPUT, _bare_report(raw, parsed, "bad_input", exc)
     except Exception as exc:
+        if (gone := unavailable_reason(exc)) is not None:
+            log.error("%s went away before the first attempt: %s", gone, _first_line(exc))
+            return ExitCode.UNAVAILABLE, _unavailable(_bare_report(raw, parsed, "error", exc), gone)
         log.exception("the Delta job failed before its first attempt")
         status = "bad_input" if _is_input_error(exc) else "error"
         code = ExitCode.BAD_INPUT if status == "bad_input" else ExitCode.FAILURE
@@ -216,6 +222,11 @@ def _error(exc: BaseException) -> dict[str, Any]:
             exc.value if isinstance(exc.value, str | int | float | bool | None) else short_repr(exc.value)
         )
     return error
+
+
+def _unavailable(report: dict[str, Any], gone: str) -> dict[str, Any]:
+    report["error"]["unreachable"] = gone
+    return report
 
 
 def _loop_report(exc: CommitLoopError, status: str, cause: BaseException) -> dict[str, Any]:

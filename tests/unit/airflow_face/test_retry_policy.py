@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 from airflow.sdk import RetryAction
 
-from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictFatal, DeltaConflictRetryable
+from airflow_provider_deltacc.exceptions import (
+    DeltaCCInfrastructureError,
+    DeltaCCInputError,
+    DeltaConflictFatal,
+    DeltaConflictRetryable,
+)
 from airflow_provider_deltacc.occ import OperationClass, decide
 from airflow_provider_deltacc.occ.kinds import ConflictKind
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
@@ -78,6 +83,19 @@ def test_bad_input_fails_with_a_reason() -> None:
     )
     assert decision.action is RetryAction.FAIL
     assert decision.reason == "bad input, retrying cannot help: options.keys[0]='x': no such column"
+
+
+def test_unreachable_infrastructure_retries_with_the_task_delay_and_says_what() -> None:
+    exc = DeltaCCInfrastructureError(
+        "conn_id='sc': the Spark Connect server h:15002 cannot be reached (ConnectionRefusedError)",
+        unreachable="Spark Connect server h:15002 (conn_id='sc')",
+    )
+    decision = _policy().evaluate(exc, try_number=1, max_tries=3)
+    assert decision.action is RetryAction.RETRY and decision.retry_delay is None  # the task's own delay
+    reason = decision.reason or ""
+    assert reason.startswith("Spark Connect server h:15002 (conn_id='sc') unreachable: Airflow retry 1 of 3")
+    assert "ConnectionRefusedError" in reason
+    assert _policy().evaluate(exc, try_number=4, max_tries=3).action is RetryAction.DEFAULT
 
 
 def test_non_conflict_failures_keep_airflow_defaults() -> None:
