@@ -98,14 +98,14 @@ def test_a_job_finds_its_own_commit_in_the_log_not_the_history(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The commit tag is looked up in the commit files (DeltaLog.getChanges), not with DESCRIBE HISTORY."""
-    from airflow_provider_deltacc.engine import commits
+    from airflow_provider_deltacc.engine import backend_jvm
 
     def no_history(*args: object) -> object:
         raise AssertionError("fell back to DESCRIBE HISTORY: DeltaLog.getChanges was not callable")
 
     accounts, log_table = str(tmp_path / "accounts"), str(tmp_path / "transfer_log")
     create_tables(spark, accounts, log_table, CFG)
-    monkeypatch.setattr(commits, "_from_history", no_history)
+    monkeypatch.setattr(backend_jvm, "history_commits", no_history)
     code, report = run_job(
         transfer_spec(accounts, Transfer("t0002", "b00", "b00-a1", "b00", "b00-a0", 5)), spark
     )

@@ -1,0 +1,387 @@
+"""``execution_mode="spark_connect"`` end to end: the hook as a thin client of the test run's Spark Connect
+server (Delta jars and Delta's SQL extension, started once per run), every operation, one session per run,
+real conflicts raised over Connect, racing writers, exactly-once, ``on_kill``, and what a broken connection
+looks like. delta-rs is the independent reader."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from airflow.sdk.exceptions import AirflowException
+
+from airflow_provider_deltacc.exceptions import (
+    DeltaCCInfrastructureError,
+    DeltaCCInputError,
+    DeltaConflictRetryable,
+)
+from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+from airflow_provider_deltacc.occ.classifier import classify
+from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
+from airflow_provider_deltacc.spark_job.main import run_job
+from tests.support.gate import Gate
+
+if TYPE_CHECKING:
+    from tests.support.spark_connect import ConnectServer
+
+pytestmark = pytest.mark.integration
+
+CONN_ID = "deltacc_test_connect"
+SCHEMA = "id INT, date DATE, value STRING"
+SESSION_LINE = re.compile(r"Spark Connect session ([0-9a-f-]{36}) on ")
+
+
+@pytest.fixture
+def connect_conn(spark_connect_server: ConnectServer, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv(f"AIRFLOW_CONN_{CONN_ID.upper()}", spark_connect_server.conn_uri)
+    return CONN_ID
+
+
+def _hook(conn_id: str, **kwargs: Any) -> DeltaCCHook:
+    return DeltaCCHook(conn_id=conn_id, execution_mode="spark_connect", **kwargs)
+
+
+def _rows(rows: list[list[Any]]) -> dict[str, Any]:
+    return {"kind": "rows", "rows": rows, "schema": SCHEMA}
+
+
+def _history(table: str) -> list[tuple[int, str]]:
+    from deltalake import DeltaTable
+
+    return sorted((int(h["version"]), str(h["operation"])) for h in DeltaTable(table).history())
+
+
+def _contents(table: str) -> list[tuple[Any, ...]]:
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(table).to_pyarrow_table().to_pylist()
+    return sorted((r["id"], str(r["date"]), r["value"]) for r in rows)
+
+
+def test_every_operation_runs_through_the_hook_in_a_session_of_its_own(
+    connect_conn: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="airflow_provider_deltacc")
+    table = str(tmp_path / "orders")
+    hook = _hook(connect_conn)
+    created = hook.run(
+        {
+            "operation": "append",
+            "table": table,
+            "source": _rows([[1, "2026-11-20", "a"], [2, "2026-11-21", "b"]]),
+            "options": {"partition_by": ["date"]},
+            "txn": {"app_id": "orders.create", "version": 1},
+        }
+    )
+    assert created["status"] == "committed" and created["metrics"]["created_table"] is True
+    merged = hook.run(
+        {
+            "operation": "merge",
+            "table": table,
+            "source": _rows([[1, "2026-11-20", "a2"], [3, "2026-11-20", "c"]]),
+            "options": {"keys": ["id", "date"]},
+            "txn": {"app_id": "orders.merge", "version": 1},
+        }
+    )
+    assert merged["status"] == "committed"
+    assert merged["metrics"]["partition_pin"] == "(`t`.`date` IN (DATE '2026-11-20'))"
+    updated = hook.run(
+        {
+            "operation": "update",
+            "table": table,
+            "options": {"set_values": {"value": "b2"}, "equals": {"id": 2}},
+            "txn": {"app_id": "orders.update", "version": 1},
+        }
+    )
+    deleted = hook.run(
+        {
+            "operation": "delete",
+            "table": table,
+            "options": {"condition": "id = 3"},
+            "txn": {"app_id": "orders.delete", "version": 1},
+        }
+    )
+    # a second file in partition 2026-11-21, so OPTIMIZE has something to compact
+    hook.run({"operation": "append", "table": table, "source": _rows([[4, "2026-11-21", "d"]])})
+    optimized = hook.run({"operation": "optimize", "table": table})
+    vacuumed = hook.run({"operation": "vacuum", "table": table, "options": {"dry_run": True}})
+    counted = hook.run(
+        {"operation": "sql", "table": table, "options": {"statement": "SELECT count(*) AS n FROM {table}"}}
+    )
+    assert [r["status"] for r in (updated, deleted, optimized, vacuumed)] == ["committed"] * 4
+    assert optimized["metrics"]["num_files_removed"] == 2 and "noop" not in optimized["metrics"]
+    assert counted["metrics"]["result"] == {"n": 3}
+    assert _contents(table) == [(1, "2026-11-20", "a2"), (2, "2026-11-21", "b2"), (4, "2026-11-21", "d")]
+    operations = [op for _, op in _history(table)]
+    assert operations == ["WRITE", "MERGE", "UPDATE", "DELETE", "WRITE", "OPTIMIZE"], operations
+    sessions = SESSION_LINE.findall(caplog.text)
+    assert len(sessions) == 8 and len(set(sessions)) == 8, sessions
+
+
+def test_spark_conf_applies_to_its_own_run_only(connect_conn: str, tmp_path: Path) -> None:
+    table = str(tmp_path / "t")
+    _hook(connect_conn).run(
+        {"operation": "append", "table": table, "source": _rows([[1, "2026-11-20", "a"]])}
+    )
+    show = {"operation": "sql", "table": table, "options": {"statement": "SET spark.sql.shuffle.partitions"}}
+    tuned = _hook(connect_conn, spark_conf={"spark.sql.shuffle.partitions": "7"}).run(show)
+    plain = _hook(connect_conn).run(show)
+    assert tuned["metrics"]["result"]["value"] == "7"
+    assert plain["metrics"]["result"]["value"] != "7"
+
+
+def test_a_conflict_raised_over_connect_is_classified_and_retried(
+    spark_connect_server: ConnectServer, tmp_path: Path
+) -> None:
+    """The MERGE reads its snapshot and is held at the gate while a blind append commits into the partition
+    it reads: Delta fails it with ConcurrentAppendException, which reaches the client as a Spark Connect
+    exception. The commit loop classifies it, re-plans from a fresh snapshot and commits."""
+    table = str(tmp_path / "orders")
+    setup = spark_connect_server.session()
+    rival = spark_connect_server.session()
+    loser = spark_connect_server.session()
+    try:
+        frame = setup.createDataFrame([(1, "2026-11-20", "a")], "id INT, date STRING, value STRING")
+        frame.withColumn("date", frame["date"].cast("date")).write.format("delta").partitionBy("date").save(
+            table
+        )
+        gate = Gate(tmp_path)
+        outcome: dict[str, Any] = {}
+
+        def held_merge() -> None:
+            spec = {
+                "operation": "merge",
+                "table": table,
+                "source": _rows([[1, "2026-11-20", "b"]]),
+                "options": {"keys": ["id"], "partition_pin": None},
+                "retry_policy": {"max_attempts": 3, "min_wait_s": 0.05, "max_wait_s": 0.2},
+            }
+            outcome["result"] = run_job(
+                spec, loser, source_hook=lambda f, attempt: gate.hold(f, "id") if attempt == 1 else f
+            )
+
+        thread = threading.Thread(target=held_merge)
+        thread.start()
+        try:
+            gate.wait_entered()
+            blind = rival.createDataFrame([(9, "2026-11-20", "z")], "id INT, date STRING, value STRING")
+            blind.withColumn("date", blind["date"].cast("date")).write.format("delta").mode("append").save(
+                table
+            )
+        finally:
+            gate.release()
+            thread.join(timeout=300)
+        code, report = outcome["result"]
+    finally:
+        for session in (setup, rival, loser):
+            session.stop()
+    assert code == ExitCode.SUCCESS, report
+    first, second = report["attempts"]
+    assert first["outcome"] == "conflict" and first["conflict"]["kind"] == "append", first
+    assert second["outcome"] == "committed"
+    assert _contents(table) == [(1, "2026-11-20", "b"), (9, "2026-11-20", "z")]
+
+
+def test_connect_exceptions_are_classified_by_the_same_classifier(
+    spark_connect_server: ConnectServer, tmp_path: Path
+) -> None:
+    """A raw Delta conflict over Connect, no commit loop: a MERGE held after reading its snapshot while a
+    blind append commits into its partition. The exception pyspark raises carries Delta's error class, and the
+    classifier names the kind."""
+    table = str(tmp_path / "t")
+    first, second = spark_connect_server.session(), spark_connect_server.session()
+    try:
+        first.createDataFrame([(1, "a")], "id INT, p STRING").write.format("delta").partitionBy("p").save(
+            table
+        )
+        gate = Gate(tmp_path)
+        errors: list[BaseException] = []
+
+        def merge_held() -> None:
+            try:
+                source = gate.hold(second.createDataFrame([(1, "a")], "id INT, p STRING"), "id")
+                source.createOrReplaceTempView("updates")
+                second.sql(
+                    f"MERGE INTO delta.`{table}` AS t USING updates AS s ON t.id = s.id "
+                    "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+                )
+            except BaseException as exc:  # inspected below
+                errors.append(exc)
+
+        thread = threading.Thread(target=merge_held)
+        thread.start()
+        try:
+            gate.wait_entered()
+            first.createDataFrame([(2, "a")], "id INT, p STRING").write.format("delta").mode("append").save(
+                table
+            )
+        finally:
+            gate.release()
+            thread.join(timeout=300)
+    finally:
+        first.stop()
+        second.stop()
+    assert len(errors) == 1, errors
+    error = errors[0]
+    assert type(error).__module__.startswith("pyspark.errors.exceptions.connect"), type(error)
+    conflict = classify(error)
+    assert conflict is not None and conflict.kind is ConflictKind.APPEND, (type(error), str(error)[:500])
+
+
+def test_racing_unpinned_merges_through_the_hook_each_commit_once(connect_conn: str, tmp_path: Path) -> None:
+    table = str(tmp_path / "orders")
+    _hook(connect_conn).run(
+        {
+            "operation": "append",
+            "table": table,
+            "source": _rows([[i, "2026-11-20", "seed"] for i in range(4)]),
+            "options": {"partition_by": ["date"]},
+        }
+    )
+    reports: dict[int, dict[str, Any]] = {}
+    errors: dict[int, BaseException] = {}
+
+    def writer(index: int) -> None:
+        spec = {
+            "operation": "merge",
+            "table": table,
+            "source": _rows([[index, "2026-11-20", f"w{index}"], [100 + index, "2026-11-20", "new"]]),
+            "options": {"keys": ["id"], "partition_pin": None},
+            "txn": {"app_id": f"racer.{index}", "version": 1},
+            "retry_policy": {"max_attempts": 12, "min_wait_s": 0.05, "max_wait_s": 0.5},
+        }
+        try:
+            reports[index] = _hook(connect_conn).run(spec)
+        except BaseException as exc:  # reported by the assertion below
+            errors[index] = exc
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
+    assert not errors, errors
+    assert all(reports[i]["status"] == "committed" for i in range(4)), reports
+    expected = sorted(
+        [(i, "2026-11-20", f"w{i}") for i in range(4)] + [(100 + i, "2026-11-20", "new") for i in range(4)]
+    )
+    assert _contents(table) == expected
+    assert [op for _, op in _history(table)].count("MERGE") == 4
+    again = _hook(connect_conn).run(
+        {
+            "operation": "merge",
+            "table": table,
+            "source": _rows([[0, "2026-11-20", "again"]]),
+            "options": {"keys": ["id"], "partition_pin": None},
+            "txn": {"app_id": "racer.0", "version": 1},
+        }
+    )
+    assert again["status"] == "skipped_duplicate" and again["skipped_duplicate"] is True
+    assert _contents(table) == expected
+
+
+def test_on_kill_interrupts_the_running_operation(connect_conn: str, tmp_path: Path) -> None:
+    table = str(tmp_path / "t")
+    _hook(connect_conn).run(
+        {"operation": "append", "table": table, "source": _rows([[1, "2026-11-20", "a"]])}
+    )
+    hook = _hook(connect_conn)
+    slow = "SELECT reflect('java.lang.Thread', 'sleep', CAST(120000 AS BIGINT)) AS slept FROM {table}"
+    outcome: list[BaseException | dict[str, Any]] = []
+
+    def run() -> None:
+        try:
+            outcome.append(hook.run({"operation": "sql", "table": table, "options": {"statement": slow}}))
+        except BaseException as exc:  # inspected below
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run)
+    started = time.monotonic()
+    thread.start()
+    deadline = time.monotonic() + 60
+    while getattr(hook.runner, "_session", None) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(3)  # the statement is running on the server
+    hook.on_kill()
+    thread.join(timeout=60)
+    assert not thread.is_alive(), "on_kill did not stop the running statement"
+    assert time.monotonic() - started < 60
+    assert len(outcome) == 1 and isinstance(outcome[0], AirflowException), outcome
+    assert "OPERATION_CANCELED" in str(outcome[0])
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_refused_server_is_an_infrastructure_failure_naming_the_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = _free_port()
+    monkeypatch.setenv("AIRFLOW_CONN_DELTACC_DOWN", f"spark-connect://127.0.0.1:{port}")
+    started = time.monotonic()
+    with pytest.raises(DeltaCCInfrastructureError) as raised:
+        _hook("deltacc_down").run({"operation": "optimize", "table": str(tmp_path / "t")})
+    assert time.monotonic() - started < 10
+    message = str(raised.value)
+    assert "conn_id='deltacc_down'" in message and f"127.0.0.1:{port}" in message
+    assert raised.value.unreachable == f"Spark Connect server 127.0.0.1:{port} (conn_id='deltacc_down')"
+
+
+def test_an_unanswering_server_times_out_as_an_infrastructure_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listening socket that never accepts (its backlog is full) stands for a host that does not answer."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(0)
+        port = silent.getsockname()[1]
+        fillers = []
+        for _ in range(8):  # fill the accept backlog so further connects hang
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+            fillers.append(filler)
+        monkeypatch.setenv("AIRFLOW_CONN_DELTACC_SILENT", f"spark-connect://127.0.0.1:{port}")
+        runner = _hook("deltacc_silent").runner
+        started = time.monotonic()
+        try:
+            with pytest.raises(DeltaCCInfrastructureError, match=f"127.0.0.1:{port}"):
+                runner.check_reachable(timeout_s=1.0)  # type: ignore[attr-defined]
+        finally:
+            for filler in fillers:
+                filler.close()
+        assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize(
+    ("conn", "message"),
+    [
+        (None, "no such Airflow connection"),
+        ("spark://localhost:7077", "is a 'spark' connection; execution_mode='spark_connect' needs"),
+        (json.dumps({"conn_type": "spark_connect", "host": "sc://h:15002/some/path"}), "cannot build"),
+    ],
+    ids=["missing", "wrong type", "path in the URL"],
+)
+def test_connection_mistakes_are_bad_input_naming_conn_id(
+    conn: str | None, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if conn is not None:
+        monkeypatch.setenv("AIRFLOW_CONN_DELTACC_BAD", conn)
+    else:
+        monkeypatch.delenv("AIRFLOW_CONN_DELTACC_BAD", raising=False)
+    with pytest.raises(DeltaCCInputError) as raised:
+        _hook("deltacc_bad").run({"operation": "optimize", "table": str(tmp_path / "t")})
+    assert raised.value.field == "conn_id" and raised.value.value == "deltacc_bad"
+    assert message in str(raised.value)
+    assert not isinstance(raised.value, DeltaConflictRetryable)
