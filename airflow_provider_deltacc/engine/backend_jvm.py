@@ -11,7 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.backend import CommitEntry
-from airflow_provider_deltacc.engine.commits import history_commits, records_txn
+from airflow_provider_deltacc.engine.commits import history_commits, scan_for_txn_commit
 from airflow_provider_deltacc.engine.jvm import DELTA_TABLE, HADOOP_PATH, IO_UTILS, java_class, scala_none
 from airflow_provider_deltacc.engine.table import TableState, is_path, provider
 
@@ -107,18 +107,18 @@ class JvmBackend:
         hadoop_path, io_utils = java_class(self.spark, HADOOP_PATH), java_class(self.spark, IO_UTILS)
         log_path = self.delta_log(table).logPath()
         fs = log_path.getFileSystem(self._jspark.sessionState().newHadoopConf())
-        for version in range(latest, max(-1, latest - max_versions), -1):
+
+        def read_commit(version: int) -> str | None:
             try:
                 stream = fs.open(hadoop_path(log_path, f"{version:020d}.json"))
-            except Py4JJavaError:  # removed by log clean-up (or not backfilled yet): stop here
-                break
+            except Py4JJavaError:  # removed by log clean-up (or not backfilled yet)
+                return None
             try:
-                text = str(io_utils.toString(stream, "UTF-8"))
+                return str(io_utils.toString(stream, "UTF-8"))
             finally:
                 stream.close()
-            if records_txn(text, app_id, txn_version):
-                return version
-        return None
+
+        return scan_for_txn_commit(read_commit, app_id, txn_version, latest, max_versions)
 
     def explicit_confs(self, keys: tuple[str, ...]) -> dict[str, str | None]:
         # One JVM call per key: ``spark.conf.getAll`` copies the whole map entry by entry over py4j and ends

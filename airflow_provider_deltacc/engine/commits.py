@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -141,6 +142,33 @@ def find_txn_commit(
         log.debug(
             "could not find the commit of txn %s version %s in %s", app_id, txn_version, table, exc_info=True
         )
+    return None
+
+
+def scan_for_txn_commit(
+    read_commit: Callable[[int], str | None],
+    app_id: str,
+    txn_version: int,
+    latest: int,
+    max_versions: int = TXN_SCAN_VERSIONS,
+) -> int | None:
+    """Return the newest version, from ``latest`` back, whose commit file records ``(app_id, txn_version)``.
+
+    At most ``max_versions`` commit files are read; the scan stops at the first one that is gone (removed by
+    log clean-up, or not backfilled yet).
+
+    :param read_commit: the text of ``_delta_log/<version>.json``, or None when that file does not exist.
+    :param app_id: the txn app id.
+    :param txn_version: the txn version.
+    :param latest: the newest table version to consider.
+    :param max_versions: the most commit files to read.
+    """
+    for version in range(latest, max(-1, latest - max_versions), -1):
+        text = read_commit(version)
+        if text is None:
+            break
+        if records_txn(text, app_id, txn_version):
+            return version
     return None
 
 

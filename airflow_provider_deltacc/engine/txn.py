@@ -128,3 +128,34 @@ def already_committed(recorded_version: int, txn: TxnIdentity) -> bool:
     :param txn: our identity.
     """
     return recorded_version >= txn.version
+
+
+def committed_reason(txn: TxnIdentity, recorded_version: int) -> str:
+    """Why a write with ``txn`` is skipped: its identity is already committed.
+
+    :param txn: our identity.
+    :param recorded_version: the version recorded for ``txn.app_id``.
+    """
+    return (
+        f"txn {txn.app_id!r} version {txn.version} is already committed (recorded version {recorded_version})"
+    )
+
+
+def duplicate_metrics(recorded_version: int, committed_version: int | None, reason: str) -> dict[str, Any]:
+    """The metrics of a skipped duplicate's report.
+
+    ``committed_version`` resolves an ambiguous commit (the earlier run died after committing, before it
+    reported): it names the table version that recorded this exact identity, or is None when that commit was
+    not found (not among the newest commits read, cleaned up, or a newer version of the identity superseded
+    it).
+
+    :param recorded_version: the version recorded for the app id.
+    :param committed_version: the table version whose commit recorded this exact identity, or None.
+    :param reason: why the write was skipped.
+    """
+    where = f"; committed in table version {committed_version}" if committed_version is not None else ""
+    return {
+        "recorded_txn_version": recorded_version,
+        "committed_version": committed_version,
+        "skip_reason": reason + where,
+    }

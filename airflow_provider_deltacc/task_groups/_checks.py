@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from airflow_provider_deltacc.engine.ddl import split_ddl_columns
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 
 
@@ -59,39 +60,10 @@ def ddl_columns(factory: str, argument: str, schema: Any) -> list[str]:
         raise fail(
             factory, argument, schema, "give the rows' columns as a DDL string, e.g. 'id BIGINT, day DATE'"
         )
-    parts: list[str] = []
-    depth, quoted = 0, False
-    current: list[str] = []
-    for char in schema:
-        if char == "`":
-            quoted = not quoted
-        elif not quoted and char in "(<":
-            depth += 1
-        elif not quoted and char in ")>":
-            depth -= 1
-        if char == "," and depth == 0 and not quoted:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current))
-    if quoted or depth != 0:
-        raise fail(factory, argument, schema, "has unbalanced backticks, parentheses or angle brackets")
-    names: list[str] = []
-    for part in parts:
-        text = part.strip()
-        if not text:
-            raise fail(factory, argument, schema, "has an empty column definition (a stray comma?)")
-        if text.startswith("`"):
-            end = text.find("`", 1)
-            while end != -1 and text[end + 1 : end + 2] == "`":  # a doubled backtick inside the name
-                end = text.find("`", end + 2)
-            name, rest = text[1:end].replace("``", "`"), text[end + 1 :]
-        else:
-            name, _, rest = text.replace(":", " ", 1).partition(" ")
-        if not name or not rest.strip():
-            raise fail(factory, argument, schema, f"{text!r} is not 'name TYPE'")
-        names.append(name)
+    try:
+        names = [name for name, _ in split_ddl_columns(schema)]
+    except ValueError as exc:
+        raise fail(factory, argument, schema, str(exc)) from None
     lowered = [n.lower() for n in names]
     duplicates = sorted({n for n in lowered if lowered.count(n) > 1})
     if duplicates:

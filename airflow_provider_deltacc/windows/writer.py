@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
+from airflow_provider_deltacc.engine.ddl import split_ddl_columns
 from airflow_provider_deltacc.occ.matrix import EngineProfile, OpKind, TableTraits
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
@@ -119,25 +120,12 @@ def canonical_scope(values: Sequence[Mapping[str, Any]], facts: TableFacts | Non
 
 
 def _schema_columns(schema: str) -> list[str]:
-    """Column names of a DDL schema such as ``id INT, date DATE, tags MAP<STRING, INT>``."""
-    columns, depth, current = [], 0, ""
-    for char in schema:
-        if char in "<(":
-            depth += 1
-        elif char in ">)":
-            depth -= 1
-        if char == "," and depth == 0:
-            columns.append(current)
-            current = ""
-        else:
-            current += char
-    columns.append(current)
-    names = []
-    for column in columns:
-        parts = column.strip().split(None, 1)
-        if parts:
-            names.append(parts[0].strip("`").rstrip(":"))
-    return names
+    """Column names of a DDL schema such as ``id INT, date DATE, tags MAP<STRING, INT>``; none when it does
+    not parse (the job then reports the schema as bad input)."""
+    try:
+        return [name for name, _ in split_ddl_columns(schema)]
+    except ValueError:
+        return []
 
 
 def _merge_pin_columns(options: Mapping[str, Any], facts: TableFacts) -> list[str]:

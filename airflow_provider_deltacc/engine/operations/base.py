@@ -17,7 +17,13 @@ from airflow_provider_deltacc.engine.commits import (
 from airflow_provider_deltacc.engine.confs import session_confs
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.table import TableState, read_table_state_if_exists, table_exists
-from airflow_provider_deltacc.engine.txn import TxnIdentity, already_committed, txn_session_confs
+from airflow_provider_deltacc.engine.txn import (
+    TxnIdentity,
+    already_committed,
+    committed_reason,
+    duplicate_metrics,
+    txn_session_confs,
+)
 from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
@@ -131,7 +137,7 @@ def tracked_attempt(
                     txn,
                     recorded,
                     before.version,
-                    _committed_reason(txn, recorded),
+                    committed_reason(txn, recorded),
                 ),
             )
 
@@ -171,7 +177,7 @@ def tracked_attempt(
                     after.recorded_txn_version(txn.app_id),
                     after.version,
                     "Delta skipped the write: "
-                    + _committed_reason(txn, after.recorded_txn_version(txn.app_id)),
+                    + committed_reason(txn, after.recorded_txn_version(txn.app_id)),
                 ),
             },
         )
@@ -183,23 +189,13 @@ def tracked_attempt(
     )
 
 
-def _committed_reason(txn: TxnIdentity, recorded: int) -> str:
-    return f"txn {txn.app_id!r} version {txn.version} is already committed (recorded version {recorded})"
-
-
 def _duplicate_metrics(
     spark: SparkSession, table: str, txn: TxnIdentity, recorded: int, latest: int, reason: str
 ) -> dict[str, Any]:
-    """The metrics of a skipped duplicate: the recorded txn version and, when found, the commit's version.
-
-    ``committed_version`` resolves an ambiguous commit (the earlier run died after committing, before it
-    reported): it names the table version that recorded this exact identity, or is None when that commit
-    is not among the newest :data:`~airflow_provider_deltacc.engine.commits.TXN_SCAN_VERSIONS` commits
-    (or a newer version of the identity superseded it).
-    """
+    """The metrics of a skipped duplicate, with the commit that recorded this exact identity looked up in the
+    table's log (see :func:`airflow_provider_deltacc.engine.txn.duplicate_metrics`)."""
     committed = find_txn_commit(spark, table, txn.app_id, txn.version, latest)
-    where = f"; committed in table version {committed}" if committed is not None else ""
-    return {"recorded_txn_version": recorded, "committed_version": committed, "skip_reason": reason + where}
+    return duplicate_metrics(recorded, committed, reason)
 
 
 def apply_hook(source: DataFrame, hook: SourceHook | None, attempt: int) -> DataFrame:
