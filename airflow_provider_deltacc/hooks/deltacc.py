@@ -40,6 +40,9 @@ class DeltaCCHook(BaseHook):
     connection. ``in_process`` runs the very same job code in a local SparkSession of this process, for tests
     and laptops.
 
+    In every mode the table's Delta log is read first with delta-rs: a write whose txn identity is already
+    committed, or an empty create of an existing table, is answered from it and nothing is started.
+
     :param conn_id: the ``spark`` (``spark_submit``) or ``spark_connect`` (``spark_connect``) connection;
         defaults to ``spark_default`` or ``spark_connect_default``. Unused by ``in_process``.
     :param execution_mode: ``spark_submit``, ``spark_connect`` or ``in_process``.
@@ -81,16 +84,50 @@ class DeltaCCHook(BaseHook):
         self.job_name = job_name
         self.submit_options = dict(submit_options or {})
 
-    def run(self, spec: dict[str, Any]) -> dict[str, Any]:
+    def run(self, spec: dict[str, Any], *, consult_log: bool = True) -> dict[str, Any]:
         """Run the job and return its report; raise a classified exception when it did not succeed.
 
         :param spec: the job spec (see :mod:`airflow_provider_deltacc.spark_job.spec`).
+        :param consult_log: first ask the table's Delta log (see :meth:`answer_from_log`) and start nothing
+            when it answers; False when the caller already asked.
+        """
+        spec = self.job_spec(spec)
+        if consult_log:
+            answered = self._answer_from_log(spec)
+            if answered is not None:
+                return answered
+        code, report = self.runner.run(spec)
+        return raise_for_outcome(code, report)
+
+    def answer_from_log(self, spec: dict[str, Any]) -> dict[str, Any] | None:
+        """The job's report when the table's Delta log answers it without Spark, else None.
+
+        A write whose txn identity is already committed is reported ``skipped_duplicate``; an append of no
+        rows to a table that exists (a ``create_if_missing`` task) is a no-op. Nothing is started: no
+        spark-submit, no SparkSession, no Spark Connect session (see
+        :mod:`airflow_provider_deltacc.log_fast_path` for when the log cannot answer).
+
+        :param spec: the job spec.
+        """
+        return self._answer_from_log(self.job_spec(spec))
+
+    def job_spec(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """The spec as the job gets it: the hook's ``spark_conf`` under the spec's own, secrets masked.
+
+        :param spec: the job spec.
         """
         if self.spark_conf:
             spec = {**spec, "spark_conf": {**self.spark_conf, **(spec.get("spark_conf") or {})}}
         mask_sensitive_conf(spec.get("spark_conf"))
-        code, report = self.runner.run(spec)
-        return raise_for_outcome(code, report)
+        return spec
+
+    def _answer_from_log(self, spec: dict[str, Any]) -> dict[str, Any] | None:
+        from airflow_provider_deltacc.log_fast_path import answer_from_log
+
+        report = answer_from_log(spec)
+        if report is not None:
+            self.log.info("Answered from the Delta log, no Spark started: %s", report["summary"])
+        return report
 
     def on_kill(self) -> None:
         """Stop the running job."""

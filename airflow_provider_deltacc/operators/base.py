@@ -246,24 +246,34 @@ class DeltaBaseOperator(BaseOperator):
         ``maintenance_wait_timeout`` for a conflicting maintenance lease, is heartbeated while the job runs
         and released afterwards, also when the job fails. A lease store that cannot be reached never fails
         the write (see :func:`airflow_provider_deltacc.windows.writer_lease`).
+
+        Before any lease, a writer asks the table's Delta log (see
+        :meth:`airflow_provider_deltacc.hooks.deltacc.DeltaCCHook.answer_from_log`): a committed duplicate, or
+        an empty create of a table that exists, writes nothing, so it neither waits at the maintenance gate
+        nor starts Spark.
         """
         spec, exclusive = self.guard_storage(spec)
-        if exclusive and self.writes_data:
-            return self._run_exclusive(context, spec)
-        if not (self.writes_data and self.use_write_lease):
+        if not self.writes_data:
             return self.hook.run(spec)
+        answered = self.hook.answer_from_log(spec)
+        if answered is not None:
+            return answered
+        if exclusive:
+            return self._run_exclusive(context, spec)
+        if not self.use_write_lease:
+            return self.hook.run(spec, consult_log=False)
         from airflow_provider_deltacc.windows import store_from_url, writer_lease
 
         request = self._write_lease_request(context, spec)
         if request is None:
-            return self.hook.run(spec)
+            return self.hook.run(spec, consult_log=False)
         with writer_lease(
             lambda: store_from_url(self.lease_store_url),
             request,
             wait_timeout_s=_seconds(self.maintenance_wait_timeout, "maintenance_wait_timeout"),
             logger=self.log,
         ):
-            return self.hook.run(spec)
+            return self.hook.run(spec, consult_log=False)
 
     # -- storage that cannot exclude concurrent writers ------------------------------------------------
     def storage_safety(self) -> StorageSafety:
@@ -325,7 +335,7 @@ class DeltaBaseOperator(BaseOperator):
             with exclusive_writer_lease(
                 lambda: store_from_url(self.lease_store_url), request, wait_timeout_s=wait_s
             ):
-                return self.hook.run(spec)
+                return self.hook.run(spec, consult_log=False)
         except ExclusiveLeaseUnavailable as exc:
             verdict = self.storage_safety()
             raise DeltaUnsafeStorageError(
