@@ -52,3 +52,10 @@ def test_bundled_core_does_not_import_airflow_or_spark() -> None:
     assert "airflow_provider_deltacc.occ.commit_loop" in loaded
     leaked = _roots(loaded, {"airflow", "pyspark", "delta", "py4j"})
     assert not leaked, f"the bundled core imported {leaked[:8]}"
+
+
+def test_log_fast_path_runs_in_the_worker_without_airflow_or_spark() -> None:
+    loaded = _modules_after(["import airflow_provider_deltacc.log_fast_path"])
+    assert "airflow_provider_deltacc.engine.txn" in loaded
+    leaked = _roots(loaded, {"airflow", "pyspark", "delta", "py4j", "deltalake"})
+    assert not leaked, f"the log fast path imported {leaked[:8]} (deltalake only when it reads a log)"
