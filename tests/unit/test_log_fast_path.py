@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 import pytest
@@ -34,7 +34,7 @@ def _write(path: Path, *, txn: tuple[str, int] | None = None, **kwargs: Any) -> 
     properties = (
         CommitProperties(app_transactions=[Transaction(app_id=txn[0], version=txn[1])]) if txn else None
     )
-    mode = "append" if (path / "_delta_log").exists() else "error"
+    mode: Literal["append", "error"] = "append" if (path / "_delta_log").exists() else "error"
     write_deltalake(str(path), rows, mode=mode, partition_by=["day"], commit_properties=properties, **kwargs)
 
 
