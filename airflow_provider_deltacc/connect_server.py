@@ -31,8 +31,8 @@ def server_command(
 ) -> list[str]:
     """The spark-submit command line that runs a Delta-enabled Spark Connect server.
 
-    Local masters get the small-job defaults of the provider's local sessions (no Spark UI, few shuffle and
-    snapshot partitions); ``conf`` overrides them and anything else.
+    Local masters get the small-job defaults of the provider's local sessions (no Spark UI, shuffle and
+    snapshot partitions sized to the master's cores); ``conf`` overrides them and anything else.
 
     :param host: the address the gRPC service binds to.
     :param port: its port.
@@ -41,12 +41,9 @@ def server_command(
     :param name: the Spark application name.
     """
     from airflow_provider_deltacc.engine.delta_jars import cached_jars, pyspark_home
-    from airflow_provider_deltacc.engine.session import DELTA_SPARK_CONF, LOCAL_DEFAULTS
+    from airflow_provider_deltacc.engine.session import DELTA_SPARK_CONF, local_defaults
 
-    settings: dict[str, str] = {}
-    if master.startswith("local"):
-        settings.update({k: v for k, v in LOCAL_DEFAULTS.items() if k != "spark.driver.memory"})
-    settings.update(DELTA_SPARK_CONF)
+    settings = {**local_defaults(master), **DELTA_SPARK_CONF}
     settings["spark.connect.grpc.binding.address"] = host
     settings["spark.connect.grpc.binding.port"] = str(port)
     settings.update(conf or {})
