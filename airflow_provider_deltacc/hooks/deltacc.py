@@ -11,6 +11,7 @@ from airflow.sdk import BaseHook
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.outcome import raise_for_outcome
 from airflow_provider_deltacc.hooks.secrets import mask_sensitive_conf
+from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, check_spark_log_level
 
 if TYPE_CHECKING:
     from airflow_provider_deltacc.hooks.submit import SparkSubmitRunner
@@ -52,6 +53,8 @@ class DeltaCCHook(BaseHook):
     :param job_name: the Spark application name.
     :param submit_options: extra keyword arguments for ``SparkSubmitHook`` (``driver_memory``,
         ``executor_memory``, ``num_executors``, ``principal``, ...).
+    :param spark_log_level: the level of the Spark driver's own log in the task log (``spark_submit`` in
+        client mode): ``WARN`` by default, ``INFO`` or ``DEBUG`` to see Spark's progress.
     """
 
     conn_name_attr = "conn_id"
@@ -68,6 +71,7 @@ class DeltaCCHook(BaseHook):
         driver_python: str | None = None,
         job_name: str = "deltacc",
         submit_options: dict[str, Any] | None = None,
+        spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
     ) -> None:
         super().__init__()
         if execution_mode not in EXECUTION_MODES:
@@ -83,6 +87,7 @@ class DeltaCCHook(BaseHook):
         self.driver_python = driver_python
         self.job_name = job_name
         self.submit_options = dict(submit_options or {})
+        self.spark_log_level = check_spark_log_level(spark_log_level)
 
     def run(self, spec: dict[str, Any], *, consult_log: bool = True) -> dict[str, Any]:
         """Run the job and return its report; raise a classified exception when it did not succeed.
@@ -156,6 +161,7 @@ class DeltaCCHook(BaseHook):
             driver_python=self.driver_python,
             job_name=self.job_name,
             submit_options=self.submit_options,
+            spark_log_level=self.spark_log_level,
         )
 
 

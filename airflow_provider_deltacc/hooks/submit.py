@@ -26,6 +26,7 @@ from airflow.sdk.exceptions import AirflowException
 from airflow_provider_deltacc.engine.redaction import redact_text, sensitive_values
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
+from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, driver_log_env
 from airflow_provider_deltacc.spark_job.report_line import REPORT_PREFIX, parse_report_line
 
 #: How long the hook waits for a TCP connection to a ``spark://`` master before it gives up.
@@ -41,6 +42,8 @@ class SparkSubmitRunner:
         this interpreter for local masters and to Spark's default otherwise.
     :param job_name: the Spark application name.
     :param submit_options: extra keyword arguments for ``SparkSubmitHook``.
+    :param spark_log_level: the level of the driver's own log (log4j), when the driver runs in the
+        spark-submit process (client mode); see :mod:`airflow_provider_deltacc.hooks.spark_log`.
     """
 
     def __init__(
@@ -51,18 +54,20 @@ class SparkSubmitRunner:
         driver_python: str | None,
         job_name: str,
         submit_options: dict[str, Any],
+        spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
     ) -> None:
         self.conn_id = conn_id
         self.spark_conf = spark_conf
         self.driver_python = driver_python
         self.job_name = job_name
         self.submit_options = submit_options
+        self.spark_log_level = spark_log_level
         self.connection_secrets: list[str] = []
         self._submit_hook: ReportingSparkSubmitHook | None = None
 
     @cached_property
-    def connection_master(self) -> str:
-        """The master URL as ``SparkSubmitHook`` builds it from the connection."""
+    def connection(self) -> Any:
+        """The ``spark`` connection; its secrets are registered with Airflow's secrets masker."""
         try:
             conn = BaseHook.get_connection(self.conn_id)
             self.connection_secrets = connection_secrets(conn)
@@ -75,6 +80,12 @@ class SparkSubmitRunner:
                 field="conn_id",
                 value=self.conn_id,
             ) from exc
+        return conn
+
+    @cached_property
+    def connection_master(self) -> str:
+        """The master URL as ``SparkSubmitHook`` builds it from the connection."""
+        conn = self.connection
         # A URI connection keeps its scheme in conn_type.
         host = conn.host or ""
         if conn.conn_type == "spark" and host and ("://" in host or not conn.port):
@@ -82,6 +93,29 @@ class SparkSubmitRunner:
         else:
             master = f"{conn.conn_type}://{host}"
         return f"{master}:{conn.port}" if conn.port else master
+
+    @property
+    def driver_runs_here(self) -> bool:
+        """True unless the deploy mode (``submit_options`` or the connection's ``deploy-mode`` extra, as
+        ``SparkSubmitHook`` reads them) is ``cluster``: in client mode spark-submit's JVM is the driver."""
+        deploy_mode = self.submit_options.get("deploy_mode")
+        if not deploy_mode:
+            extra = self.connection.extra_dejson
+            deploy_mode = extra.get("deploy-mode") if isinstance(extra, dict) else None
+        return deploy_mode != "cluster"
+
+    def submit_conf(self, master: str, spec: dict[str, Any]) -> dict[str, str]:
+        """The ``--conf`` settings: the small-job defaults of a local master (only those no ``spark_conf``
+        sets), the Delta settings, then ``spark_conf``.
+
+        :param master: the master URL.
+        :param spec: the job spec (its ``spark_conf`` is applied by the job's session builder).
+        """
+        from airflow_provider_deltacc.engine.session import DELTA_SPARK_CONF, local_defaults
+
+        chosen = {**self.spark_conf, **(spec.get("spark_conf") or {})}
+        defaults = {k: v for k, v in local_defaults(master).items() if k not in chosen}
+        return {**defaults, **DELTA_SPARK_CONF, **self.spark_conf}
 
     def check_master_reachable(self, timeout_s: float = MASTER_CONNECT_TIMEOUT_S) -> None:
         """Fail fast when a ``spark://`` master refuses connections or does not answer within ``timeout_s``
@@ -120,7 +154,6 @@ class SparkSubmitRunner:
             cache_root,
             cached_jars,
         )
-        from airflow_provider_deltacc.engine.session import DELTA_SPARK_CONF
         from airflow_provider_deltacc.hooks.bundle import build_bundle
 
         master = self.connection_master
@@ -135,16 +168,22 @@ class SparkSubmitRunner:
         with tempfile.TemporaryDirectory(prefix="deltacc-spec-") as work:
             spec_file = Path(work) / "spec.json"
             spec_file.write_text(json.dumps(spec))
+            env = self.driver_env(master)
+            log_here = self.driver_runs_here  # in cluster mode the driver's log is the cluster's
+            if log_here:
+                env.update(driver_log_env(Path(work), self.spark_log_level, os.environ))
             hook = self.submit_hook_for(
                 conn_id=self.conn_id,
-                conf={**DELTA_SPARK_CONF, **self.spark_conf},
+                conf=self.submit_conf(master, spec),
                 py_files=",".join(py_files),
                 jars=",".join(jars),
                 name=self.job_name,
                 application_args=["--spec", str(spec_file)],
-                env_vars=self.driver_env(master),
+                env_vars=env,
                 **self.submit_options,
             )
+            if log_here:
+                hook.log.info("Spark driver log level: %s (spark_log_level)", self.spark_log_level)
             hook.secrets = [
                 *self.connection_secrets,
                 *sensitive_values(spec.get("spark_conf")),

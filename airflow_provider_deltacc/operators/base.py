@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.sdk import BaseOperator
 
 from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError, DeltaUnsafeStorageError
+from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
 from airflow_provider_deltacc.links import DeltaCommitReportLink
 from airflow_provider_deltacc.occ.operation_class import OperationClass
 from airflow_provider_deltacc.operators.identity import derive_txn_identity
@@ -53,6 +54,8 @@ class DeltaBaseOperator(BaseOperator):
     :param txn_version: explicit txn version, overriding the derived one. (templated)
     :param driver_python: the Python interpreter of the Spark driver.
     :param submit_options: extra ``SparkSubmitHook`` arguments (``driver_memory``, ``num_executors``, …).
+    :param spark_log_level: the level of the Spark driver's own log in the task log (``spark_submit``, client
+        mode): ``WARN`` (default), or ``INFO``/``DEBUG`` to see Spark's progress. (templated)
     :param use_write_lease: writers hold a write lease on the table while their job runs, so the maintenance
         gate keeps OPTIMIZE and VACUUM away from them; False opts out.
     :param lease_store_url: the lease store (``sqlite:///…`` or ``postgresql://…``); None reads
@@ -76,7 +79,7 @@ class DeltaBaseOperator(BaseOperator):
     operation_class: ClassVar[OperationClass] = OperationClass.READ_MODIFY_WRITE
     writes_data: ClassVar[bool] = True
 
-    template_fields: Sequence[str] = ("table", "spark_conf", "txn_app_id", "txn_version")
+    template_fields: Sequence[str] = ("table", "spark_conf", "txn_app_id", "txn_version", "spark_log_level")
     template_fields_renderers: ClassVar[dict[str, str]] = {"spark_conf": "json"}
     operator_extra_links = (DeltaCommitReportLink(),)
     ui_color = "#00ADD4"
@@ -96,6 +99,7 @@ class DeltaBaseOperator(BaseOperator):
         txn_version: int | str | None = None,
         driver_python: str | None = None,
         submit_options: dict[str, Any] | None = None,
+        spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
         use_write_lease: bool = True,
         lease_store_url: str | None = None,
         maintenance_wait_timeout: float | timedelta = 120.0,
@@ -120,6 +124,7 @@ class DeltaBaseOperator(BaseOperator):
         self.txn_version = txn_version
         self.driver_python = driver_python
         self.submit_options = submit_options
+        self.spark_log_level = spark_log_level
         self.use_write_lease = use_write_lease
         self.lease_store_url = lease_store_url
         self.maintenance_wait_timeout = maintenance_wait_timeout
@@ -138,6 +143,7 @@ class DeltaBaseOperator(BaseOperator):
             driver_python=self.driver_python,
             job_name=f"deltacc-{self.dag_id}-{self.task_id}",
             submit_options=self.submit_options,
+            spark_log_level=self.spark_log_level,
         )
 
     def render_template_fields(self, context: Context, jinja_env: jinja2.Environment | None = None) -> None:
@@ -202,8 +208,10 @@ class DeltaBaseOperator(BaseOperator):
             ) from None
 
     def validate_arguments(self) -> None:
-        """Check the arguments that never reach the job spec: the execution mode, lease timings."""
+        """Check the arguments that never reach the job spec: the execution mode, the Spark log level,
+        lease timings."""
         from airflow_provider_deltacc.hooks.deltacc import EXECUTION_MODES
+        from airflow_provider_deltacc.hooks.spark_log import check_spark_log_level
 
         if self.execution_mode not in EXECUTION_MODES:
             raise DeltaCCInputError(
@@ -212,6 +220,7 @@ class DeltaBaseOperator(BaseOperator):
                 field="execution_mode",
                 value=self.execution_mode,
             )
+        check_spark_log_level(self.spark_log_level, task_id=self.task_id)
         try:
             ttl = float(self.lease_ttl)
         except (TypeError, ValueError):
