@@ -1,7 +1,10 @@
-"""Helpers for tests that run example DAGs with ``dag.test()``: load a DAG, read what a run left in XCom."""
+"""Helpers for tests that run DAGs with ``dag.test()``: load or register a DAG, read what a run left in XCom,
+and read back what a task logged."""
 
 from __future__ import annotations
 
+import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +39,41 @@ def xcom_value(dr: Any, task_id: str, key: str = "return_value", map_index: int 
             .one()
         )
         return XComModel.deserialize_value(row)
+
+
+def serialize_dag(dag: Any, folder: Path) -> None:
+    """``dag.test()`` needs the DAG serialized in the DB; a DAG built in a test is in no bundle: write it."""
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
+
+    DagBundlesManager().sync_bundles_to_db()
+    folder.mkdir()
+    bag = DagBag(dag_folder=str(folder))
+    bag.bag_dag(dag)
+    sync_bag_to_db(bag, "dags-folder", None)
+
+
+#: The logger name structlog prints at the end of a line of the task runner, an operator or a hook.
+_TASK_LOGGER_RE = re.compile(r"\[(?:task|airflow\.task(?:\.[\w.]+)?)\]")
+
+
+def task_log_lines(stdout: str, records: list[logging.LogRecord]) -> list[str]:
+    """The lines the one task of a ``dag.test()`` run logged, as its task log would hold them (a little more:
+    the run's own lines between the task's first and last are counted too).
+
+    The task runner, operators and hooks log through structlog, which ``dag.test()`` prints to stdout: the
+    lines from the first such line to the last. Other loggers (the provider's lease heartbeat, ...) are
+    standard ``logging`` records: those between ``dag.test()``'s "running task" and "end task" records.
+
+    :param stdout: what the run printed (e.g. ``capfd.readouterr().out``).
+    :param records: the root logger's records of the run at INFO (e.g. ``caplog.records``).
+    """
+    lines = stdout.splitlines()
+    marks = [i for i, line in enumerate(lines) if _TASK_LOGGER_RE.search(line)]
+    task_lines = lines[marks[0] : marks[-1] + 1] if marks else []
+    messages = [record.getMessage() for record in records]
+    start = next(i for i, m in enumerate(messages) if m.startswith("[DAG TEST] running task"))
+    end = next(i for i, m in enumerate(messages) if m.startswith("[DAG TEST] end task"))
+    for record, message in zip(records[start + 1 : end], messages[start + 1 : end], strict=True):
+        task_lines += [f"{record.name}: {line}" for line in message.splitlines()]
+    return task_lines

@@ -25,6 +25,13 @@ class Gate:
         self.directory.mkdir(parents=True)
         self.timeout_s = timeout_s
 
+    @classmethod
+    def existing(cls, directory: Path, *, timeout_s: float = 120.0) -> Gate:
+        """The gate another process made in ``directory`` (e.g. a Spark driver holding at the test's gate)."""
+        gate = cls.__new__(cls)
+        gate.directory, gate.timeout_s = directory, timeout_s
+        return gate
+
     @property
     def entered_file(self) -> Path:
         return self.directory / "entered"

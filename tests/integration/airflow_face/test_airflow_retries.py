@@ -14,7 +14,7 @@ from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOp
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
 from tests.integration.airflow_face.rival import Rival
-from tests.support.airflow_runs import xcom_value
+from tests.support.airflow_runs import serialize_dag, xcom_value
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -62,18 +62,6 @@ def _build_dag(orders: str, fresh: str) -> Any:
     return dag
 
 
-def _serialize(dag: Any, folder: Path) -> None:
-    """``dag.test()`` needs the DAG serialized in the DB; a DAG built in a test is in no bundle: write it."""
-    from airflow.dag_processing.bundles.manager import DagBundlesManager
-    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
-
-    DagBundlesManager().sync_bundles_to_db()
-    folder.mkdir()
-    bag = DagBag(dag_folder=str(folder))
-    bag.bag_dag(dag)
-    sync_bag_to_db(bag, "dags-folder", None)
-
-
 def _history(dr: Any) -> dict[str, list[Any]]:
     from airflow.models.taskinstancehistory import TaskInstanceHistory
     from airflow.utils.session import create_session
@@ -116,7 +104,7 @@ def test_exhausted_conflict_is_retried_by_airflow_and_fatal_ones_are_not(
     rival.plan("append", fresh, create_the_same_table, gate_column="id", task_id="create_race")
 
     dag = _build_dag(orders, fresh)
-    _serialize(dag, tmp_path / "no-dags")
+    serialize_dag(dag, tmp_path / "no-dags")
     dr = dag.test()
 
     rival.check()
