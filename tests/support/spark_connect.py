@@ -8,7 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -76,3 +76,21 @@ def connect_session(spark_connect_server: ConnectServer) -> Iterator[SparkSessio
     session = spark_connect_server.session()
     yield session
     session.stop()
+
+
+@pytest.fixture
+def spark_connect_default(spark_connect_server: ConnectServer, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Point the ``spark_connect_default`` connection at the run's server. The list it returns records the
+    job name (``deltacc-<dag>-<task>``) of every job that then runs over Spark Connect."""
+    from airflow_provider_deltacc.hooks.connect import SparkConnectRunner
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", spark_connect_server.conn_uri)
+    runs: list[str] = []
+    real_run = SparkConnectRunner.run
+
+    def run(self: SparkConnectRunner, spec: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        runs.append(self.job_name)
+        return real_run(self, spec)
+
+    monkeypatch.setattr(SparkConnectRunner, "run", run)
+    return runs

@@ -1,5 +1,6 @@
 """The example DAGs end to end: ``dag.test()`` on the SQLite metadata DB, real Spark and Delta (in-process
-mode on the test JVM), and delta-rs as the independent reader of the results."""
+mode on the test JVM, or the test run's Spark Connect server), and delta-rs as the independent reader of the
+results."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.integration
 
 MERGES_DAG = "example_deltacc_concurrent_merges"
 SENSOR_DAG = "example_deltacc_sensor_downstream"
+CONNECT_DAG = "example_deltacc_spark_connect"
 
 
 def _states(dr: Any) -> dict[tuple[str, int], tuple[str, int]]:
@@ -140,3 +142,54 @@ def test_sensor_dag_defers_until_a_merge_commits(
     summary = xcom_value(dr, "summarise")
     assert summary["merge_version"] == 1 and summary["read_version"] == 1
     assert summary["per_date"] == {"2026-11-01": {"rows": 2, "shipped": 2}}
+
+
+def test_spark_connect_dag_appends_and_merges_over_connect(
+    load_example_dag: Callable[[str], Any], spark_connect_default: list[str]
+) -> None:
+    """The Spark Connect example runs in spark_connect mode although DELTACC_EXECUTION_MODE says in_process:
+    mapped appends and a pinned MERGE as thin clients of the test run's server. A second run creates nothing
+    (answered from the Delta log) and adds its own orders; delta-rs reads every run's rows exactly once."""
+    from deltalake import DeltaTable
+
+    dag = load_example_dag(CONNECT_DAG)
+    module = sys.modules[dag.get_task("check_orders").python_callable.__module__]
+    table = module.ORDERS_TABLE
+
+    runs = [dag.test(), dag.test()]
+
+    for dr in runs:
+        states = _states(dr)
+        assert str(dr.state) == "success", states
+        assert all(state == ("success", 1) for state in states.values()), states
+        assert sorted(i for (task, i) in states if task == "append_batch") == [0, 1, 2]
+    first, second = runs
+    assert first.run_id != second.run_id
+    # Every Delta job of the first run went over Connect; the second run's create was not started at all.
+    job = f"deltacc-{CONNECT_DAG}-"
+    assert spark_connect_default == [
+        f"{job}create_orders",
+        *[f"{job}append_batch"] * 3,
+        f"{job}ship_orders",
+        *[f"{job}append_batch"] * 3,
+        f"{job}ship_orders",
+    ]
+    created = xcom_value(second, "create_orders", REPORT_XCOM_KEY)
+    assert created["metrics"]["answered_by"] == "delta-log", created
+
+    data = DeltaTable(table).to_pyarrow_table().to_pylist()
+    for dr in runs:
+        mine = sorted((r for r in data if r["run_id"] == dr.run_id), key=lambda r: (r["order_id"], r["date"]))
+        assert mine == module.expected_rows(dr.run_id)
+    assert len(data) == 2 * len(module.expected_rows("any"))
+    merge = xcom_value(second, "ship_orders", REPORT_XCOM_KEY)
+    assert merge["status"] == "committed"
+    assert merge["metrics"]["partition_pin"] == "(`t`.`date` IN (DATE '2026-11-01'))"
+    assert xcom_value(second, "check_orders") == {
+        "version": DeltaTable(table).version(),
+        "rows": len(module.expected_rows("any")),
+        "runs_in_table": 2,
+        "merge_partition_pin": merge["metrics"]["partition_pin"],
+    }
+    operations = [h["operation"] for h in sorted(DeltaTable(table).history(), key=lambda h: h["version"])]
+    assert operations == ["WRITE", *(["WRITE"] * 3 + ["MERGE"]) * 2]  # one create, then per run
