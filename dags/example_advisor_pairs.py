@@ -66,8 +66,9 @@ with DAG(
     start_date=datetime(2026, 1, 1),
     catchup=False,
     max_active_runs=1,  # one run at a time: only the pairs inside a run matter here
+    max_active_tasks=2,  # two Spark jobs at a time (each a driver JVM in spark_submit), in default_pool
     tags=["deltacc", "example", "advisor"],
-    default_args={"execution_mode": EXECUTION_MODE, "conn_id": "spark_default"},
+    default_args={"execution_mode": EXECUTION_MODE},  # conn_id: the mode's default connection
     doc_md=__doc__,
 ):
     # This conflict is the point of the example: acknowledge the parse-time warning instead of seeing it.

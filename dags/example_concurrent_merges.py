@@ -13,7 +13,9 @@ Environment:
     where the example tables and landed files live (default: ``<tmp>/deltacc-examples``); it must be
     visible to the Spark driver and executors (a shared volume, or object storage).
 ``DELTACC_EXECUTION_MODE``
-    ``spark_submit`` (default: through the ``spark_default`` connection) or ``in_process``.
+    ``spark_submit`` (default: a Spark driver per task, through the ``spark_default`` connection),
+    ``spark_connect`` (thin tasks on a Spark Connect server, through ``spark_connect_default``) or
+    ``in_process``.
 
 Importing this file is cheap: no pyspark, no pyarrow, no deltalake at parse time.
 """
@@ -86,8 +88,10 @@ def _write_parquet(rows: list[dict[str, Any]], path: Path) -> str:
     schedule=None,
     start_date=datetime(2026, 1, 1),
     catchup=False,
+    max_active_runs=1,  # a slow run delays the next one instead of piling up behind it
+    max_active_tasks=2,  # two Spark jobs at a time (each a driver JVM in spark_submit), in default_pool
     tags=["deltacc", "example"],
-    default_args={"execution_mode": EXECUTION_MODE, "conn_id": "spark_default"},
+    default_args={"execution_mode": EXECUTION_MODE},  # conn_id: the mode's default connection
     doc_md=__doc__,
 )
 def example_deltacc_concurrent_merges() -> None:

@@ -61,8 +61,10 @@ def expected_rows(k: int = K) -> list[dict[str, Any]]:
     schedule=None,
     start_date=datetime(2026, 1, 1),
     catchup=False,
+    max_active_runs=1,  # a slow run delays the next one instead of piling up behind it
+    max_active_tasks=2,  # two Spark jobs at a time (each a driver JVM in spark_submit), in default_pool
     tags=["deltacc", "example"],
-    default_args={"execution_mode": EXECUTION_MODE, "conn_id": "spark_default"},
+    default_args={"execution_mode": EXECUTION_MODE},  # conn_id: the mode's default connection
     doc_md=__doc__,
 )
 def example_deltacc_contention_demo() -> None:

@@ -15,7 +15,9 @@ Environment:
     where the example tables and landed files live (default: ``<tmp>/deltacc-examples``); it must be
     visible to the Spark driver and executors.
 ``DELTACC_EXECUTION_MODE``
-    ``spark_submit`` (default: through the ``spark_default`` connection) or ``in_process``.
+    ``spark_submit`` (default: a Spark driver per task, through the ``spark_default`` connection),
+    ``spark_connect`` (thin tasks on a Spark Connect server, through ``spark_connect_default``) or
+    ``in_process``.
 ``DELTACC_EXAMPLE_SOURCES``
     how many sources land per run (default 3, at most 8).
 
@@ -114,9 +116,11 @@ def _safe(text: str) -> str:
     schedule="@hourly",
     start_date=datetime(2026, 1, 1),
     catchup=False,
-    max_active_runs=2,  # two runs may overlap: each merges and cleans up only its own batches
+    # Runs never pile up; overlapping runs would be safe too (each merges and cleans up only its own batches).
+    max_active_runs=1,
+    max_active_tasks=2,  # two Spark jobs at a time (each a driver JVM in spark_submit), in default_pool
     tags=["deltacc", "example"],
-    default_args={"execution_mode": EXECUTION_MODE, "conn_id": "spark_default"},
+    default_args={"execution_mode": EXECUTION_MODE},  # conn_id: the mode's default connection
     doc_md=__doc__,
 )
 def example_deltacc_ingestion_staging() -> None:

@@ -30,6 +30,7 @@ ORDERS_TABLE = f"{EXAMPLE_ROOT}/tables/orders"
     schedule=None,
     start_date=datetime(2026, 1, 1),
     catchup=False,
+    max_active_runs=1,  # a slow run delays the next one instead of piling up behind it
     tags=["deltacc", "example"],
     params={"after_version": Param(-1, type="integer", minimum=-1)},
     doc_md=__doc__,
