@@ -46,24 +46,11 @@ def _all_retried_once(dr: Any, calls: Counter[str]) -> None:
     assert set(calls) == set(states) and set(calls.values()) == {2}, calls
 
 
-def test_ingestion_then_maintenance_survive_a_retry_of_every_task(
-    load_example_dag: Callable[[str], Any],
-    spark: SparkSession,
-    fail_every_task_once: Callable[[Any], Counter[str]],
-) -> None:
-    """Ingestion: every task commits (or computes), fails, and is retried; in particular the MERGE is killed
-    after its commit and before the cleanup. The target equals the expected rows, exactly once; staging
-    holds no consumed batch; the retried MERGE was skipped as a duplicate. Then maintenance on the result."""
+def _ingestion_survived_every_retry(dr: Any, module: Any, calls: Counter[str]) -> list[str]:
+    """Check an ingestion run whose every task failed once after its work and was retried: the target
+    equals the expected rows, exactly once; staging holds no consumed batch; the retried writers were
+    skipped as duplicates. Returns the run's batch ids."""
     from deltalake import DeltaTable
-
-    from airflow_provider_deltacc.spark_job.main import run_job
-    from airflow_provider_deltacc.task_groups import merge_source_query
-
-    dag = load_example_dag(INGESTION_DAG)
-    module = _module(dag, "check_orders")
-    calls = fail_every_task_once(dag)
-
-    dr = dag.test()
 
     _all_retried_once(dr, calls)
     assert sorted(k for k in calls if k.startswith(f"{GROUP}.append_batch")) == [
@@ -90,6 +77,29 @@ def test_ingestion_then_maintenance_survive_a_retry_of_every_task(
     history = DeltaTable(module.TARGET_TABLE).history()
     assert [h["operation"] for h in history].count("MERGE") == 1
     assert xcom_value(dr, "check_orders")["staged_rows_left"] == 0
+    return list(batch_ids)
+
+
+def test_ingestion_then_maintenance_survive_a_retry_of_every_task(
+    load_example_dag: Callable[[str], Any],
+    spark: SparkSession,
+    fail_every_task_once: Callable[[Any], Counter[str]],
+) -> None:
+    """Ingestion: every task commits (or computes), fails, and is retried; in particular the MERGE is killed
+    after its commit and before the cleanup. The target equals the expected rows, exactly once; staging
+    holds no consumed batch; the retried MERGE was skipped as a duplicate. Then maintenance on the result."""
+    from deltalake import DeltaTable
+
+    from airflow_provider_deltacc.spark_job.main import run_job
+    from airflow_provider_deltacc.task_groups import merge_source_query
+
+    dag = load_example_dag(INGESTION_DAG)
+    module = _module(dag, "check_orders")
+    calls = fail_every_task_once(dag)
+
+    dr = dag.test()
+
+    batch_ids = _ingestion_survived_every_retry(dr, module, calls)
 
     # Re-running the MERGE after the cleanup (a manual clear): with its identity it is a skipped duplicate,
     # and even without one its source (this run's batches) is gone, so nothing is merged twice.
@@ -119,6 +129,30 @@ def test_ingestion_then_maintenance_survive_a_retry_of_every_task(
     assert _rows(module.TARGET_TABLE, "order_id") == module.expected_rows(2)
     done = {m["operation"] for m in xcom_value(mdr, "report")["maintenance"]}
     assert {"OPTIMIZE", "VACUUM END"} <= done
+
+
+def test_ingestion_over_spark_connect_survives_a_retry_of_every_task(
+    load_example_dag: Callable[[str], Any],
+    fail_every_task_once: Callable[[Any], Counter[str]],
+    spark_connect_default: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same ingestion run with DELTACC_EXECUTION_MODE=spark_connect: every Delta job of a first try
+    runs as a thin client of the test run's Spark Connect server, the retries are answered from the Delta
+    log, and delta-rs reads the same result as in-process."""
+    monkeypatch.setenv("DELTACC_EXECUTION_MODE", "spark_connect")
+    dag = load_example_dag(INGESTION_DAG)
+    module = _module(dag, "check_orders")
+    calls = fail_every_task_once(dag)
+
+    dr = dag.test()
+
+    _ingestion_survived_every_retry(dr, module, calls)
+    # One Connect job per first try of a Delta task (two for the mapped append); the retries started none.
+    delta_tasks = ("create_staging", "create_target", "append_batch", "merge_batches", "cleanup_batches")
+    expected = Counter({f"deltacc-{INGESTION_DAG}-{GROUP}.{task}": 1 for task in delta_tasks})
+    expected[f"deltacc-{INGESTION_DAG}-{GROUP}.append_batch"] = 2
+    assert Counter(spark_connect_default) == expected
 
 
 def test_contention_demo_both_ways_end_equal(
