@@ -13,6 +13,15 @@ pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "docker"
+SPARK_SERVICES = ("spark-master", "spark-worker", "spark-connect")
+
+
+def _airflow_env() -> dict[str, str]:
+    return dict(
+        line.split("=", 1)
+        for line in (DOCKER / "airflow.env").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +36,7 @@ def test_compose_has_the_airflow_components_postgres_and_spark(compose: dict[str
         "scheduler",
         "dag-processor",
         "triggerer",
-        "spark-master",
-        "spark-worker",
+        *SPARK_SERVICES,
     } <= set(compose["services"])
 
 
@@ -60,10 +68,49 @@ def test_dockerfile_copies_files_that_exist() -> None:
 def test_every_service_image_or_build_is_set_and_env_names_known_settings(compose: dict[str, Any]) -> None:
     for name, service in compose["services"].items():
         assert service.get("image") or service.get("build"), name
-    env = dict(
-        line.split("=", 1)
-        for line in (DOCKER / "airflow.env").read_text().splitlines()
-        if line.strip() and not line.startswith("#")
-    )
+    env = _airflow_env()
     assert env["AIRFLOW_CONN_SPARK_DEFAULT"].startswith("spark://spark-master:")
     assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgresql")
+
+
+def _option(command: list[str], name: str) -> str:
+    return command[command.index(name) + 1]
+
+
+def test_spark_services_bypass_the_airflow_entrypoint(compose: dict[str, Any]) -> None:
+    """The image's entrypoint runs any command as ``airflow <command>``: the Spark services set their own."""
+    for name in SPARK_SERVICES:
+        service = compose["services"][name]
+        entrypoint = service.get("entrypoint")
+        assert entrypoint and "/entrypoint" not in entrypoint, name
+        assert service["command"][0] in ("spark-class", "deltacc-connect-server"), name
+
+
+def test_spark_connect_service_runs_the_delta_connect_server_for_the_airflow_services(
+    compose: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from airflow_provider_deltacc.connect_server import CONNECT_SERVER_CLASS, main
+
+    services = compose["services"]
+    server = services["spark-connect"]
+    command = server["command"]
+    assert command[0] == "deltacc-connect-server"
+    assert _option(command, "--host") == "0.0.0.0"  # reachable from the other containers
+    port = _option(command, "--port")
+    assert _option(command, "--master") in ("local[*]", "spark://spark-master:7077")
+    assert server["image"] == services["api-server"]["image"]  # the image with the provider and Delta jars
+    assert "delta-data:/data" in server["volumes"] and "delta-data:/data" in services["scheduler"]["volumes"]
+    assert _airflow_env()["AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"] == f"spark-connect://spark-connect:{port}"
+
+    # The real CLI accepts the service's arguments and starts the Connect server class with the Delta jars.
+    assert main([*command[1:], "--print-command"]) == 0
+    line = capsys.readouterr().out
+    assert CONNECT_SERVER_CLASS in line and "delta-spark_" in line
+    assert "spark.connect.grpc.binding.address=0.0.0.0" in line
+    assert f"spark.connect.grpc.binding.port={port}" in line
+
+
+def test_dockerfile_installs_the_connect_extra() -> None:
+    text = (DOCKER / "Dockerfile").read_text()
+    assert re.search(r"uv export [^\n]*--extra connect", text)
+    assert re.search(r"pip install [^\n]*\[connect\]", text)
