@@ -42,6 +42,7 @@ from airflow.sdk import dag, task
 
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
+from airflow_provider_deltacc.task_groups.staging import create_identity
 
 EXAMPLE_ROOT = os.environ.get("DELTACC_EXAMPLE_ROOT") or str(Path(tempfile.gettempdir()) / "deltacc-examples")
 ORDERS_TABLE = f"{EXAMPLE_ROOT}/tables/connect_orders"
@@ -109,7 +110,7 @@ def example_deltacc_spark_connect() -> None:
         source={"kind": "rows", "rows": [], "schema": SCHEMA},
         partition_by=["date"],
         # One fixed identity: created once; later runs are answered from the Delta log without Spark.
-        txn_app_id=f"deltacc/create-if-missing/{ORDERS_TABLE}",
+        txn_app_id=create_identity(ORDERS_TABLE),
         txn_version=1,
     )
 
