@@ -80,6 +80,13 @@ class SparkSubmitRunner:
                 field="conn_id",
                 value=self.conn_id,
             ) from exc
+        if conn.conn_type == "spark_connect":
+            raise DeltaCCInputError(
+                f"conn_id={self.conn_id!r} is a 'spark_connect' connection; spark-submit needs a 'spark' "
+                "connection (a master URL). Use execution_mode='spark_connect' to run over this connection.",
+                field="conn_id",
+                value=self.conn_id,
+            )
         return conn
 
     @cached_property

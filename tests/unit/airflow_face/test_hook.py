@@ -100,6 +100,16 @@ def test_submit_environment_uses_the_connection_and_pip_spark_home(
     assert "SPARK_HOME" not in runner.driver_env(runner.connection_master)
 
 
+def test_a_spark_connect_connection_in_spark_submit_mode_is_bad_input_naming_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_DELTACC_CONNECT_ONLY", "spark-connect://connect-host:15002")
+    with pytest.raises(DeltaCCInputError) as raised:
+        _ = DeltaCCHook(conn_id="deltacc_connect_only").submit_runner.connection_master
+    assert raised.value.field == "conn_id" and raised.value.value == "deltacc_connect_only"
+    assert "execution_mode='spark_connect'" in str(raised.value)
+
+
 def test_unknown_connection_and_mode_are_input_errors() -> None:
     with pytest.raises(DeltaCCInputError) as raised:
         _ = DeltaCCHook(conn_id="no_such_conn_for_deltacc").submit_runner.connection_master
