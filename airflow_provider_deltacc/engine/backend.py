@@ -45,8 +45,12 @@ class SparkBackend(Protocol):
         """:meth:`read_table_state` when the table exists and is a Delta table, else None (one read)."""
         ...
 
-    def tagged_commits(self, table: str, tag: str, after_version: int) -> list[CommitEntry]:
-        """The commits after ``after_version`` whose ``userMetadata`` is ``tag``, ascending."""
+    def tagged_commits(
+        self, table: str, tag: str, after_version: int | None, started_at: float
+    ) -> list[CommitEntry]:
+        """The commits whose ``userMetadata`` is ``tag``, ascending: after ``after_version`` when it is known,
+        else made since ``started_at`` (see :func:`~airflow_provider_deltacc.engine.commits.history_commits`).
+        """
         ...
 
     def txn_commit(

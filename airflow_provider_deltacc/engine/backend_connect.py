@@ -12,19 +12,21 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.engine.backend import CommitEntry
 from airflow_provider_deltacc.engine.commits import history_commits
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.retention import parse_interval_hours
-from airflow_provider_deltacc.engine.table import TableState, is_path, provider, table_frame, table_sql
+from airflow_provider_deltacc.engine.table import TableState, is_path, table_frame, table_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 TXN_SCHEMA_DDL = "txn STRUCT<appId: STRING, version: BIGINT, lastUpdated: BIGINT>"
 TXN_RETENTION_PROPERTY = "delta.setTransactionRetentionDuration"
+_PROTOCOL_PROPERTIES = ("delta.minReaderVersion", "delta.minWriterVersion", "delta.feature.")
 _NOT_FOUND = (
     "PATH_NOT_FOUND",
     "DELTA_MISSING_DELTA_TABLE",
@@ -43,9 +45,7 @@ class ConnectBackend:
         self.spark = spark
 
     def table_exists(self, table: str) -> bool:
-        if not is_path(table):
-            return bool(self.spark.catalog.tableExists(table)) and provider(self.spark, table) == "delta"
-        return self._delta_detail(table) is not None
+        return self._describe(table) is not None
 
     def path_exists(self, path: str) -> bool:
         try:
@@ -63,33 +63,35 @@ class ConnectBackend:
         return state
 
     def state_if_exists(self, table: str, app_ids: tuple[str, ...]) -> TableState | None:
-        if not is_path(table) and not self.table_exists(table):
-            return None  # DESCRIBE DETAIL describes non-Delta catalog tables too
-        detail = self._delta_detail(table)
-        if detail is None:
+        described = self._describe(table)
+        if described is None:
             return None
-        version = self._latest_version(table)
-        properties = {str(k): str(v) for k, v in (detail["properties"] or {}).items()}
-        txn_versions = (
-            self._txn_versions(str(detail["location"]), version, app_ids, properties) if app_ids else {}
-        )
+        txn_versions: dict[str, int] = {}
+        if app_ids:  # the txn actions are read up to the snapshot's version, so it is read first
+            version = self._latest_version(table)
+            txn_versions = self._txn_versions(described.location, version, app_ids, self._properties(table))
         return TableState(
-            version=version,
-            partition_columns=tuple(detail["partitionColumns"] or ()),
+            read_version=(lambda: version) if app_ids else (lambda: self._latest_version(table)),
+            partition_columns=described.partition_columns,
             schema=table_frame(self.spark, table).schema,
-            properties=properties,
+            read_properties=lambda: self._properties(table),
             txn_versions=txn_versions,
         )
 
-    def tagged_commits(self, table: str, tag: str, after_version: int) -> list[CommitEntry]:
-        return history_commits(self.spark, table, tag, after_version)
+    def tagged_commits(
+        self, table: str, tag: str, after_version: int | None, started_at: float
+    ) -> list[CommitEntry]:
+        return history_commits(self.spark, table, tag, after_version, started_at)
 
     def txn_commit(
         self, table: str, app_id: str, txn_version: int, latest: int, max_versions: int
     ) -> int | None:
         from pyspark.sql.connect import functions as F
 
-        log = _log_dir(str(self._detail(table)["location"]))
+        described = self._describe(table)
+        if described is None:
+            return None
+        log = _log_dir(described.location)
         limit = max(1, latest - max(-1, latest - max_versions))
         history = self.spark.sql(f"DESCRIBE HISTORY {table_sql(table)} LIMIT {int(limit)}").collect()
         versions = [int(r["version"]) for r in history if int(r["version"]) <= latest]
@@ -113,18 +115,29 @@ class ConnectBackend:
         # than raised, so only a statement that does not parse raises here.
         self.spark.sql(f"EXPLAIN {statement}").collect()
 
-    def _detail(self, table: str) -> Any:
-        return self.spark.sql(f"DESCRIBE DETAIL {table_sql(table)}").first()
+    def _describe(self, table: str) -> _Description | None:
+        """The table's partition columns and location; None when there is no table or it is not Delta.
 
-    def _delta_detail(self, table: str) -> Any:
-        """``DESCRIBE DETAIL`` of a Delta table; None when there is no table or it is not Delta."""
+        ``DESCRIBE TABLE EXTENDED`` reads the table's metadata only. ``DESCRIBE DETAIL`` would also count the
+        table's files, which rebuilds the whole snapshot state (a Spark job) after every commit.
+        """
+        if not is_path(table) and not self.spark.catalog.tableExists(table):
+            return None  # asked first: a missing catalog table fails DESCRIBE with a logged error
         try:
-            detail = self._detail(table)
+            rows = self.spark.sql(f"DESCRIBE TABLE EXTENDED {table_sql(table)}").collect()
         except Exception as exc:
             if _condition(exc) in _NOT_FOUND:
                 return None
             raise
-        return detail if str(detail["format"]).lower() == "delta" else None
+        return _Description.parse(table, [(str(r[0] or ""), str(r[1] or "")) for r in rows])
+
+    def _properties(self, table: str) -> dict[str, str]:
+        rows = self.spark.sql(f"SHOW TBLPROPERTIES {table_sql(table)}").collect()
+        return {
+            str(r["key"]): str(r["value"])
+            for r in rows
+            if not str(r["key"]).startswith(_PROTOCOL_PROPERTIES)  # the protocol's, not the metadata's
+        }
 
     def _latest_version(self, table: str) -> int:
         row = self.spark.sql(f"DESCRIBE HISTORY {table_sql(table)} LIMIT 1").first()
@@ -185,6 +198,41 @@ class ConnectBackend:
             .where("txn IS NOT NULL")
             .select("txn.appId", "txn.version", "txn.lastUpdated", "_metadata")
         )
+
+
+@dataclass(frozen=True)
+class _Description:
+    """What ``DESCRIBE TABLE EXTENDED`` says of a Delta table."""
+
+    partition_columns: tuple[str, ...]
+    location: str
+
+    @classmethod
+    def parse(cls, table: str, rows: list[tuple[str, str]]) -> _Description | None:
+        """Read the ``# Partition Information`` and ``# Detailed Table Information`` sections; None when the
+        provider is not Delta.
+
+        :param table: the table as named (a path table's location when the output names none).
+        :param rows: (col_name, data_type) of every output row.
+        """
+        partitions: list[str] = []
+        details: dict[str, str] = {}
+        section = ""
+        for name, value in rows:
+            if name == "# col_name":
+                continue  # the header line of a section's table
+            if name.startswith("# "):
+                section = name
+                continue
+            if not name.strip():
+                section = ""
+            elif section == "# Partition Information":
+                partitions.append(name)
+            elif section == "# Detailed Table Information":
+                details[name] = value
+        if details.get("Provider", "").lower() != "delta":
+            return None
+        return cls(tuple(partitions), details.get("Location") or table)
 
 
 def _log_dir(location: str) -> str:

@@ -52,26 +52,33 @@ class JvmBackend:
             found = recorded.get(app_id)
             if found.isDefined():
                 txn_versions[app_id] = int(found.get())
-        return TableState(
-            version=int(snapshot.version()),
+        version = int(snapshot.version())
+        state = TableState(
             partition_columns=tuple(metadata.get("partitionColumns") or ()),
             schema=StructType.fromJson(json.loads(metadata["schemaString"])),
-            properties=dict(metadata.get("configuration") or {}),
+            read_version=lambda: version,
+            read_properties=lambda: dict(metadata.get("configuration") or {}),
             txn_versions=txn_versions,
         )
+        _ = state.version  # known from the snapshot: no read later
+        return state
 
     def state_if_exists(self, table: str, app_ids: tuple[str, ...]) -> TableState | None:
         return self.read_table_state(table, app_ids) if self.table_exists(table) else None
 
-    def tagged_commits(self, table: str, tag: str, after_version: int) -> list[CommitEntry]:
+    def tagged_commits(
+        self, table: str, tag: str, after_version: int | None, started_at: float
+    ) -> list[CommitEntry]:
         from py4j.protocol import Py4JError, Py4JJavaError
 
-        try:
-            return self._tagged_from_log(table, tag, after_version)
-        except Py4JJavaError:
-            raise
-        except Py4JError:  # DeltaLog.getChanges is internal: fall back to the history when it changes
-            return history_commits(self.spark, table, tag, after_version)
+        if after_version is not None:
+            try:
+                return self._tagged_from_log(table, tag, after_version)
+            except Py4JJavaError:
+                raise
+            except Py4JError:  # DeltaLog.getChanges is internal: fall back to the history when it changes
+                pass
+        return history_commits(self.spark, table, tag, after_version, started_at)
 
     def _tagged_from_log(self, table: str, tag: str, after_version: int) -> list[CommitEntry]:
         # DeltaLog.getChanges is (long, Option[CatalogTable], boolean) in Delta 4.x, (long, boolean) before.

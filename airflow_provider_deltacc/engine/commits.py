@@ -26,6 +26,9 @@ TAG_PREFIX = "deltacc:"
 # How many of the newest commits the history is read for first: the attempt's own and those of others that
 # landed meanwhile.
 _HISTORY_SLACK = 20
+#: How far the storage's clock (commit timestamps) may be behind this process's when a search for an
+#: attempt's commits is bounded by time.
+CLOCK_SKEW_S = 600.0
 #: How many commits :func:`find_txn_commit` reads back to find the commit of a skipped duplicate.
 TXN_SCAN_VERSIONS = 1000
 
@@ -51,17 +54,22 @@ class TaggedCommits:
     metrics: dict[str, Any] = field(default_factory=dict)
 
 
-def find_tagged_commits(spark: SparkSession, table: str, tag: str, after_version: int) -> TaggedCommits:
-    """Return the commits after ``after_version`` whose ``userMetadata`` is ``tag``.
+def find_tagged_commits(
+    spark: SparkSession, table: str, tag: str, after_version: int | None, started_at: float
+) -> TaggedCommits:
+    """Return the commits whose ``userMetadata`` is ``tag`` (those of one attempt).
 
     :param spark: the session.
     :param table: the table.
     :param tag: the attempt's token.
-    :param after_version: the version the attempt started from (-1 for a table it created).
+    :param after_version: the version the attempt started from (-1 for a table it created), when known
+        without a read; None otherwise (a Spark Connect session reads no version before writing).
+    :param started_at: when the attempt started (epoch seconds): bounds the search when ``after_version``
+        is None.
     """
     from airflow_provider_deltacc.engine.backend import backend_for
 
-    found = backend_for(spark).tagged_commits(table, tag, after_version)
+    found = backend_for(spark).tagged_commits(table, tag, after_version, started_at)
     metrics: dict[str, Any] = {}
     for _, _, commit_metrics in found:
         for key, value in commit_metrics.items():
@@ -73,30 +81,49 @@ def find_tagged_commits(spark: SparkSession, table: str, tag: str, after_version
     )
 
 
-def history_commits(spark: SparkSession, table: str, tag: str, after_version: int) -> list[CommitEntry]:
-    """The commits after ``after_version`` tagged ``tag``, ascending, from ``DESCRIBE HISTORY``.
+def history_commits(
+    spark: SparkSession, table: str, tag: str, after_version: int | None, started_at: float
+) -> list[CommitEntry]:
+    """The commits tagged ``tag``, ascending, from ``DESCRIBE HISTORY``, newest first.
 
-    The newest :data:`_HISTORY_SLACK` commits are read first; only when they do not reach back to
-    ``after_version`` is the history read again, exactly as far as needed.
+    The newest :data:`_HISTORY_SLACK` commits are read first; they hold the attempt's own commit unless many
+    others landed since. The history is read further only when those do not reach back far enough: to
+    ``after_version`` when it is known, else to commits older than ``started_at`` by more than
+    :data:`CLOCK_SKEW_S` (commit timestamps come from the storage's clock, ``started_at`` from this one's).
 
     :param spark: the session.
     :param table: the table.
     :param tag: the attempt's token.
-    :param after_version: the version the attempt started from (-1 for a table it created).
+    :param after_version: the version the attempt started from, or None.
+    :param started_at: when the attempt started (epoch seconds).
     """
     ref = table_sql(table)
+    floor = -1 if after_version is None else after_version
+    oldest_wanted = started_at - CLOCK_SKEW_S
     limit = _HISTORY_SLACK
     while True:
         rows = spark.sql(f"DESCRIBE HISTORY {ref} LIMIT {int(limit)}").collect()
         versions = [int(r["version"]) for r in rows]
-        if len(rows) < limit or not versions or min(versions) <= after_version + 1:
-            break
-        limit = max(versions) - after_version + _HISTORY_SLACK
+        if len(rows) < limit or not versions:
+            break  # the whole history
+        if after_version is not None:
+            if min(versions) <= after_version + 1:
+                break
+            limit = max(versions) - after_version + _HISTORY_SLACK
+        else:
+            if _epoch(rows[-1]["timestamp"]) < oldest_wanted:
+                break
+            limit *= 4
     mine = sorted(
-        (r for r in rows if r["userMetadata"] == tag and int(r["version"]) > after_version),
+        (r for r in rows if r["userMetadata"] == tag and int(r["version"]) > floor),
         key=lambda r: int(r["version"]),
     )
     return [(int(r["version"]), str(r["operation"]), dict(r["operationMetrics"] or {})) for r in mine]
+
+
+def _epoch(value: Any) -> float:
+    """A history timestamp (a naive local datetime, as pyspark returns them) in epoch seconds."""
+    return float(value.timestamp()) if hasattr(value, "timestamp") else float("-inf")
 
 
 def _number(text: Any) -> Any:

@@ -10,7 +10,9 @@ The snapshot is read by the session's backend (:mod:`airflow_provider_deltacc.en
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.errors import InputError
@@ -74,18 +76,37 @@ def table_frame(spark: SparkSession, table: str) -> DataFrame:
 class TableState:
     """One snapshot of a Delta table.
 
-    :param version: the snapshot's table version.
     :param partition_columns: the partition columns, in table order.
     :param schema: the table schema.
-    :param properties: the table properties (``delta.*`` and user ones).
+    :param read_version: returns the snapshot's table version; called once, when :attr:`version` is first
+        read. A Spark Connect session pays a slow ``DESCRIBE HISTORY`` for it, which a plain write never
+        needs (see :func:`~airflow_provider_deltacc.engine.commits.find_tagged_commits`).
+    :param read_properties: returns the table properties (``delta.*`` and user ones); called once, when
+        :attr:`properties` is first read (only VACUUM needs them).
     :param txn_versions: recorded idempotent-write versions, for the app ids asked for.
     """
 
-    version: int
     partition_columns: tuple[str, ...]
     schema: StructType
-    properties: dict[str, str] = field(default_factory=dict)
+    read_version: Callable[[], int]
+    read_properties: Callable[[], Mapping[str, str]] = dict
     txn_versions: dict[str, int] = field(default_factory=dict)
+
+    @cached_property
+    def version(self) -> int:
+        """The snapshot's table version."""
+        return int(self.read_version())
+
+    @property
+    def known_version(self) -> int | None:
+        """The version when it is already known (read, or given by the snapshot), else None: no read."""
+        known = self.__dict__.get("version")
+        return None if known is None else int(known)
+
+    @cached_property
+    def properties(self) -> dict[str, str]:
+        """The table properties (``delta.*`` and user ones)."""
+        return dict(self.read_properties())
 
     def column_type(self, name: str) -> DataType | None:
         """Return the type of a top-level column (case-insensitive), or None.

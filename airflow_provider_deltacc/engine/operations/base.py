@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -117,6 +118,7 @@ def tracked_attempt(
     :param known: a snapshot to plan from instead of reading one (see :class:`KnownState`); ignored when the
         attempt must check recorded txn versions itself.
     """
+    started_at = time.time()
     app_ids = (txn.app_id,) if txn else ()
     checks_txn_here = txn is not None and not write_checks_txn
     if known is not None and not checks_txn_here:
@@ -149,10 +151,10 @@ def tracked_attempt(
     with session_confs(spark, confs), txn_scope:
         result = write(before)
 
-    after_version = before.version if before is not None else -1
+    after_version = before.known_version if before is not None else -1
     # A table that existed before the write still exists; one the write may have created is looked for.
     exists_now = before is not None or table_exists(spark, table)
-    commits = find_tagged_commits(spark, table, tag, after_version) if exists_now else None
+    commits = find_tagged_commits(spark, table, tag, after_version, started_at) if exists_now else None
     if commits is not None and commits.versions:
         metrics = {**commits.metrics, **result.metrics, "commit_versions": list(commits.versions)}
         return WorkOutcome(table_version=commits.versions[-1], skipped_duplicate=False, metrics=metrics)
