@@ -53,6 +53,11 @@ class SparkBackend(Protocol):
         """
         ...
 
+    def forget_last_commit(self) -> None:
+        """Forget which commit the session made last, so that :meth:`tagged_commits` can tell a write that
+        committed nothing from one that did."""
+        ...
+
     def txn_commit(
         self, table: str, app_id: str, txn_version: int, latest: int, max_versions: int
     ) -> int | None:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 
 TXN_SCHEMA_DDL = "txn STRUCT<appId: STRING, version: BIGINT, lastUpdated: BIGINT>"
 TXN_RETENTION_PROPERTY = "delta.setTransactionRetentionDuration"
+#: Delta sets it to the version of the session's latest commit, to any table.
+LAST_COMMIT_CONF = "spark.databricks.delta.lastCommitVersionInSession"
 _PROTOCOL_PROPERTIES = ("delta.minReaderVersion", "delta.minWriterVersion", "delta.feature.")
 _NOT_FOUND = (
     "PATH_NOT_FOUND",
@@ -78,10 +81,43 @@ class ConnectBackend:
             txn_versions=txn_versions,
         )
 
+    def forget_last_commit(self) -> None:
+        self.spark.conf.unset(LAST_COMMIT_CONF)
+
     def tagged_commits(
         self, table: str, tag: str, after_version: int | None, started_at: float
     ) -> list[CommitEntry]:
+        # Delta notes the version of the session's last commit: when it is this attempt's (its tag is in that
+        # commit file), one small read answers. Anything else (no note, another table's commit, a commit file
+        # gone) is settled by the history.
+        last = self.spark.conf.get(LAST_COMMIT_CONF, None)
+        if last is not None:
+            entry = self._commit_if_tagged(table, int(last), tag)
+            if entry is not None:
+                return [entry]
         return history_commits(self.spark, table, tag, after_version, started_at)
+
+    def _commit_if_tagged(self, table: str, version: int, tag: str) -> CommitEntry | None:
+        """The commit ``version`` of ``table`` when its ``commitInfo`` carries ``tag``, else None."""
+        location = table if is_path(table) else getattr(self._describe(table), "location", None)
+        if location is None:
+            return None
+        try:
+            lines = [
+                str(r[0]) for r in self.spark.read.text(_commit_file(_log_dir(location), version)).collect()
+            ]
+        except Exception as exc:
+            if _condition(exc) == "PATH_NOT_FOUND":
+                return None
+            raise
+        for line in lines:
+            if '"commitInfo"' not in line:
+                continue
+            info = json.loads(line).get("commitInfo") or {}
+            if info.get("userMetadata") == tag:
+                metrics = {str(k): str(v) for k, v in (info.get("operationMetrics") or {}).items()}
+                return (version, str(info.get("operation", "")), metrics)
+        return None
 
     def txn_commit(
         self, table: str, app_id: str, txn_version: int, latest: int, max_versions: int

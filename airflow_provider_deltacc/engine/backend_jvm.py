@@ -66,6 +66,9 @@ class JvmBackend:
     def state_if_exists(self, table: str, app_ids: tuple[str, ...]) -> TableState | None:
         return self.read_table_state(table, app_ids) if self.table_exists(table) else None
 
+    def forget_last_commit(self) -> None:
+        """Nothing to forget: commits are found in the log after the attempt's snapshot version."""
+
     def tagged_commits(
         self, table: str, tag: str, after_version: int | None, started_at: float
     ) -> list[CommitEntry]:

@@ -9,6 +9,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.engine.backend import backend_for
 from airflow_provider_deltacc.engine.commits import (
     USER_METADATA_CONF,
     find_tagged_commits,
@@ -148,6 +149,7 @@ def tracked_attempt(
     txn_scope: AbstractContextManager[None] = (
         txn_session_confs(spark, txn) if txn_in_session else nullcontext()
     )
+    backend_for(spark).forget_last_commit()
     with session_confs(spark, confs), txn_scope:
         result = write(before)
 

@@ -385,3 +385,34 @@ def test_connection_mistakes_are_bad_input_naming_conn_id(
     assert raised.value.field == "conn_id" and raised.value.value == "deltacc_bad"
     assert message in str(raised.value)
     assert not isinstance(raised.value, DeltaConflictRetryable)
+
+
+def test_a_connect_task_starts_no_jvm_in_the_worker(connect_conn: str, tmp_path: Path) -> None:
+    """The whole run in a fresh process, as a task runs: no Spark JVM gateway is launched there, and no
+    classic SparkContext exists; Delta runs on the server only."""
+    import os
+    import subprocess
+    import sys
+
+    table = str(tmp_path / "t")
+    script = f"""
+import json
+from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+hook = DeltaCCHook(conn_id={connect_conn!r}, execution_mode="spark_connect")
+spec = {{"operation": "append", "table": {table!r},
+        "source": {{"kind": "rows", "rows": [[1, "2026-11-20", "a"]], "schema": {SCHEMA!r}}}}}
+report = hook.run(spec)
+from pyspark import SparkContext
+print(json.dumps({{"status": report["status"], "gateway": SparkContext._gateway is not None,
+                  "context": SparkContext._active_spark_context is not None}}))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=os.environ.copy(), timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {
+        "status": "committed",
+        "gateway": False,
+        "context": False,
+    }
+    assert _contents(table) == [(1, "2026-11-20", "a")]
