@@ -1,0 +1,221 @@
+"""Per-task latency of a thin task: spark-submit, Spark Connect and in-process, side by side in one run.
+
+    .venv/bin/python bench/latency.py [--rounds 5] [--merge-rows 1000]
+
+Every measurement is one ``DeltaCCHook.run`` (what a Delta task does between its lease and its XCom push):
+
+- ``append``: a 1-row append with its own txn identity;
+- ``merge``: a 1,000-row MERGE pinned to one partition of a 2-partition table, with its own txn identity;
+- ``rerun``: the append again with the same identity, already committed (the task cleared and run again).
+
+Modes: ``spark_submit`` (a ``spark`` connection with a ``local[2]`` master: a driver JVM per task),
+``spark_connect`` (a Delta-enabled Connect server started by this script and warmed before timing; each task
+opens a session of its own) and ``in_process`` (a local session in this process, warmed before timing).
+Both long-lived JVMs get the same untimed warm-up runs first (``--warmup``): a Connect server is a service
+that stays up, and its JIT-compiled code is what tasks meet. Rounds rotate the order of the modes. The
+script prints medians and the issue's goals:
+
+- spark_connect <= 0.15x spark_submit, and <= 1.5x in_process (warm), for append and merge;
+- the re-run <= 0.2x its first run, with no Spark started (the hook never built a runner).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from _common import ROOT, median, now
+
+MODES = ("spark_submit", "spark_connect", "in_process")
+SUBMIT_CONN = "bench_latency_submit"
+CONNECT_CONN = "bench_latency_connect"
+SCHEMA = "id BIGINT, day STRING, value STRING"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_connect_server(work: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``deltacc-connect-server`` on a free port and wait until it serves."""
+    port = _free_port()
+    log = work / "connect-server.log"
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "airflow_provider_deltacc.connect_server",
+            "--port",
+            str(port),
+            "--master",
+            "local[2]",
+        ],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        cwd=work,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+    )
+    deadline = time.monotonic() + 180
+    while "Spark Connect server started" not in log.read_text(errors="replace"):
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(
+                f"the Connect server did not start:\n{log.read_text(errors='replace')[-3000:]}"
+            )
+        time.sleep(0.25)
+    return server, port
+
+
+def _hook(mode: str) -> Any:
+    from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+
+    conn_id = {"spark_submit": SUBMIT_CONN, "spark_connect": CONNECT_CONN, "in_process": None}[mode]
+    return DeltaCCHook(
+        conn_id=conn_id,
+        execution_mode=mode,  # type: ignore[arg-type]
+        job_name="bench-latency",
+        submit_options={"driver_memory": "1g"},
+    )
+
+
+def append_spec(table: str, app_id: str, version: int) -> dict[str, Any]:
+    return {
+        "operation": "append",
+        "table": table,
+        "source": {"kind": "rows", "rows": [[version, "2026-11-20", "a"]], "schema": SCHEMA},
+        "options": {"partition_by": ["day"]},
+        "txn": {"app_id": app_id, "version": version},
+    }
+
+
+def merge_spec(table: str, app_id: str, version: int, rows: int) -> dict[str, Any]:
+    source = [[i, "2026-11-20", f"v{version}"] for i in range(rows)]
+    return {
+        "operation": "merge",
+        "table": table,
+        "source": {"kind": "rows", "rows": source, "schema": SCHEMA},
+        "options": {"keys": ["id", "day"]},
+        "txn": {"app_id": app_id, "version": version},
+    }
+
+
+def timed(mode: str, spec: dict[str, Any]) -> tuple[float, dict[str, Any], bool]:
+    """Seconds one hook run took, its report, and whether it started anything (built a runner)."""
+    hook = _hook(mode)
+    start = now()
+    report = hook.run(spec)
+    return now() - start, report, "runner" in hook.__dict__
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--merge-rows", type=int, default=1000)
+    parser.add_argument(
+        "--warmup", type=int, default=8, help="untimed append+merge runs in each long-lived JVM first"
+    )
+    parser.add_argument("--verbose", action="store_true", help="print every sample")
+    parser.add_argument("--modes", default=",".join(MODES), help="the modes to time (ratios need all three)")
+    args = parser.parse_args()
+    os.environ.setdefault("DELTACC_LEASE_STORE_URL", "sqlite:///" + tempfile.mkdtemp() + "/leases.db")
+    work = Path(tempfile.mkdtemp(prefix="bench-latency-"))
+    server, port = start_connect_server(work)
+    os.environ[f"AIRFLOW_CONN_{SUBMIT_CONN.upper()}"] = json.dumps({"conn_type": "spark", "host": "local[2]"})
+    os.environ[f"AIRFLOW_CONN_{CONNECT_CONN.upper()}"] = f"spark-connect://127.0.0.1:{port}"
+    try:
+        modes = tuple(args.modes.split(","))
+        return run(work, args.rounds, args.merge_rows, args.warmup, args.verbose, modes)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+def run(work: Path, rounds: int, merge_rows: int, warmup: int, verbose: bool, modes: tuple[str, ...]) -> int:
+    tables = {mode: (str(work / f"{mode}-append"), str(work / f"{mode}-merge")) for mode in MODES}
+    # Set-up, not timed: every table (through the in-process session), then the same warm-up runs in the
+    # in-process session and on the Connect server, so both long-lived JVMs have compiled the hot paths
+    # (spark-submit has nothing to warm: a JVM per task).
+    for mode in MODES:
+        append_table, merge_table = tables[mode]
+        _hook("in_process").run(append_spec(append_table, "seed", 1))
+        seed = merge_spec(merge_table, "seed", 1, merge_rows)
+        seed["operation"], seed["options"] = "append", {"partition_by": ["day"]}
+        _hook("in_process").run(seed)
+        other = append_spec(merge_table, "seed.other", 1)
+        other["source"]["rows"] = [[0, "2026-11-21", "other"]]
+        _hook("in_process").run(other)
+    for mode in ("in_process", "spark_connect"):
+        append_table, merge_table = tables[mode]
+        for version in range(1, warmup + 1):
+            _hook(mode).run(append_spec(append_table, "warm", version))
+            _hook(mode).run(merge_spec(merge_table, "warm", version, merge_rows))
+    samples: dict[tuple[str, str], list[float]] = defaultdict(list)
+    started_on_rerun: dict[str, bool] = {}
+    for r in range(rounds):
+        order = modes[r % len(modes) :] + modes[: r % len(modes)]
+        for mode in order:
+            append_table, merge_table = tables[mode]
+            version = 100 + r
+            seconds, report, _ = timed(mode, append_spec(append_table, f"{mode}.append", version))
+            assert report["status"] == "committed", report
+            samples[(mode, "append")].append(seconds)
+            seconds, report, started = timed(mode, append_spec(append_table, f"{mode}.append", version))
+            assert report["status"] == "skipped_duplicate", report
+            samples[(mode, "rerun")].append(seconds)
+            started_on_rerun[mode] = started_on_rerun.get(mode, False) or started
+            seconds, report, _ = timed(mode, merge_spec(merge_table, f"{mode}.merge", version, merge_rows))
+            assert report["status"] == "committed" and report["metrics"].get("partition_pin"), report
+            samples[(mode, "merge")].append(seconds)
+            if verbose:
+                figures = "  ".join(
+                    f"{op} {samples[(mode, op)][-1]:.2f}" for op in ("append", "rerun", "merge")
+                )
+                print(f"round {r + 1}/{rounds} {mode:13s} {figures}", flush=True)
+    if set(modes) == set(MODES):
+        report_figures(samples, started_on_rerun, rounds, merge_rows)
+    return 0
+
+
+def report_figures(
+    samples: dict[tuple[str, str], list[float]], started: dict[str, bool], rounds: int, merge_rows: int
+) -> None:
+    med = {key: median(values) for key, values in samples.items()}
+    print(f"\nmedian seconds over {rounds} rounds (merge: {merge_rows} rows, pinned to one partition)")
+    print(f"{'mode':14s} {'append':>8s} {'merge':>8s} {'rerun':>8s}")
+    for mode in MODES:
+        print(
+            f"{mode:14s} {med[(mode, 'append')]:8.2f} {med[(mode, 'merge')]:8.2f} {med[(mode, 'rerun')]:8.3f}"
+        )
+    print("\nratios (goal)")
+    for op in ("append", "merge"):
+        vs_submit = med[("spark_connect", op)] / med[("spark_submit", op)]
+        vs_warm = med[("spark_connect", op)] / med[("in_process", op)]
+        verdict = _verdict(vs_submit, 0.15)
+        print(f"  {op:6s} spark_connect / spark_submit      {vs_submit:5.2f}x (<= 0.15) {verdict}")
+        print(
+            f"  {op:6s} spark_connect / in_process (warm) {vs_warm:5.2f}x (<= 1.50) {_verdict(vs_warm, 1.5)}"
+        )
+    for mode in MODES:
+        ratio = med[(mode, "rerun")] / med[(mode, "append")]
+        jvm = "no Spark started" if not started[mode] else "Spark STARTED"
+        print(f"  rerun / first run, {mode:13s}   {ratio:5.2f}x (<= 0.20) {_verdict(ratio, 0.2)}; {jvm}")
+
+
+def _verdict(ratio: float, goal: float) -> str:
+    return "met" if ratio <= goal else f"MISSED by {ratio / goal:.2f}x"
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main())
