@@ -18,6 +18,7 @@ operators, triggers and the triggerer alike.
 
 from __future__ import annotations
 
+from airflow_provider_deltacc.windows.admission import TurnQueue
 from airflow_provider_deltacc.windows.conflicts import (
     Clash,
     clash,
@@ -66,9 +67,13 @@ __all__ = [
     "LeaseRequest",
     "LeaseStore",
     "PostgresLeaseStore",
+    "RetryTurns",
     "SqliteLeaseStore",
     "TableFacts",
+    "Turn",
+    "TurnQueue",
     "WriteWindow",
+    "await_turn",
     "clash",
     "decide",
     "default_sqlite_path",

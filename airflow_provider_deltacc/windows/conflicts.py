@@ -2,7 +2,9 @@
 
 Maintenance and writers meet through leases in both directions: the gate and a maintenance run's own
 lease wait for conflicting writers (:func:`maintenance_conflicts`), and a writer waits briefly for a
-conflicting maintenance lease (:func:`maintenance_lease_conflicts`). Both use :func:`clash`.
+conflicting maintenance lease (:func:`maintenance_lease_conflicts`). Both use :func:`clash`. Writers wait
+for each other only where the matrix says they *will* conflict, and after a lost conflict for the writers
+ahead of them that *can* (:func:`writer_turn_conflicts`; see :mod:`.admission`).
 
 Policy beyond the matrix: VACUUM does not take part in optimistic concurrency, but it deletes files a
 running writer has written and not yet committed when its retention is shorter than the writer's run
@@ -15,12 +17,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from airflow_provider_deltacc.occ.matrix import EngineProfile, OpKind, TableTraits, can_conflict
+from airflow_provider_deltacc.occ.matrix import (
+    FOOTPRINTS,
+    EngineProfile,
+    Level,
+    OpKind,
+    TableTraits,
+    Verdict,
+    can_conflict,
+)
+from airflow_provider_deltacc.occ.matrix.ops import exposure
 from airflow_provider_deltacc.windows.lease import MAINTENANCE_OPS, Lease
 from airflow_provider_deltacc.windows.partitions import PartitionSpec, scopes_overlap
 from airflow_provider_deltacc.windows.store import ConflictPredicate
 
 Scope = Sequence[PartitionSpec] | None
+
+# Profiles whose writers validate at Serializable: a blind append fails a concurrent reader of its files.
+_SERIALIZABLE = frozenset(
+    {
+        EngineProfile.OSS_SERIALIZABLE,
+        EngineProfile.DATABRICKS_SERIALIZABLE,
+        EngineProfile.DATABRICKS_SERIALIZABLE_RLC,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -59,13 +79,104 @@ def clash(
     if OpKind.VACUUM in (op_a, op_b):
         other = op_b if op_a is OpKind.VACUUM else op_a
         return Clash(True, f"VACUUM never overlaps a running {other.name}: it could delete files in use")
+    verdict = pair_verdict(op_a, scope_a, op_b, scope_b, profile=profile, traits=traits)
+    return Clash(verdict.unsafe, verdict.reason)
+
+
+def pair_verdict(
+    op_a: OpKind,
+    scope_a: Scope,
+    op_b: OpKind,
+    scope_b: Scope,
+    *,
+    profile: EngineProfile = EngineProfile.OSS_SERIALIZABLE,
+    traits: TableTraits | None = None,
+) -> Verdict:
+    """The conflict matrix's verdict on two operations of one table running at once, given their partitions.
+
+    Disjoint partition scopes are looked up as pinned (the matrix keeps table-wide conflicts such as schema
+    changes); overlapping ones as unpinned.
+
+    :param op_a: one operation.
+    :param scope_a: its partitions, or None for the whole table.
+    :param op_b: the other operation.
+    :param scope_b: its partitions, or None for the whole table.
+    :param profile: the engine profile.
+    :param traits: the table's traits; ``pinned`` is decided here from the two scopes.
+    """
     traits = traits if traits is not None else TableTraits()
     if scopes_overlap(scope_a, scope_b):
         pair_traits = replace(traits, pinned=False)
     else:
         pair_traits = replace(traits, partitioned=True, pinned=True, same_files=False)
-    verdict = can_conflict(op_a, op_b, profile=profile, traits=pair_traits)
-    return Clash(verdict.unsafe, verdict.reason)
+    return can_conflict(op_a, op_b, profile=profile, traits=pair_traits)
+
+
+def writer_turn_conflicts(
+    op_kind: OpKind,
+    partitions: Scope = None,
+    *,
+    levels: frozenset[Level] = frozenset({Level.WILL}),
+    profile: EngineProfile = EngineProfile.OSS_SERIALIZABLE,
+    traits: TableTraits | None = None,
+) -> ConflictPredicate:
+    """The other writers (leases or queued tickets) a writer lets go first: those whose pair verdict with it
+    is one of ``levels``. Maintenance leases are not writers (see :func:`maintenance_lease_conflicts`).
+
+    :param op_kind: the writer's operation.
+    :param partitions: the partitions it writes, or None for the whole table.
+    :param levels: ``will`` to serialize only pairs that always conflict (admission); add ``can`` to let
+        go first every writer that might (a retry after a lost conflict).
+    :param profile: the engine profile.
+    :param traits: the table's traits.
+    """
+
+    def conflicts(other: Lease) -> bool:
+        if other.op_kind in MAINTENANCE_OPS:
+            return False
+        level = writers_pair_level(
+            op_kind, partitions, other.op_kind, other.partitions, profile=profile, traits=traits
+        )
+        return level in levels
+
+    return conflicts
+
+
+def writers_pair_level(
+    op_a: OpKind,
+    scope_a: Scope,
+    op_b: OpKind,
+    scope_b: Scope,
+    *,
+    profile: EngineProfile = EngineProfile.OSS_SERIALIZABLE,
+    traits: TableTraits | None = None,
+) -> Level:
+    """How surely two writers of one table fail each other: the matrix's level, raised from ``can`` to
+    ``will`` when one of them reads every file the other can write (it reads the whole table, or its pinned
+    partitions cover the other's) and the other commits what Delta's conflict checker always fails such a
+    reader with. Two unpinned MERGEs, two MERGEs pinned to the same partition, or an unpinned UPDATE and a
+    blind append at Serializable are ``will``.
+
+    :param op_a: one writer's operation.
+    :param scope_a: its partitions, or None for the whole table.
+    :param op_b: the other's.
+    :param scope_b: its partitions, or None for the whole table.
+    :param profile: the engine profile.
+    :param traits: the table's traits.
+    """
+    level = pair_verdict(op_a, scope_a, op_b, scope_b, profile=profile, traits=traits).level
+    if level is Level.CAN and (
+        _fails_reader(op_a, scope_a, op_b, scope_b, profile)
+        or _fails_reader(op_b, scope_b, op_a, scope_a, profile)
+    ):
+        return Level.WILL
+    return level
+
+
+def _fails_reader(reader: OpKind, read: Scope, other: OpKind, written: Scope, profile: EngineProfile) -> bool:
+    covered = read is None or (written is not None and all(spec in read for spec in written))
+    serializable = profile in _SERIALIZABLE
+    return covered and FOOTPRINTS[reader].reads and bool(exposure(reader, other, serializable=serializable))
 
 
 def maintenance_conflicts(

@@ -24,12 +24,14 @@ class HeldLease:
     :param lease: the lease, or None when the bounded wait ran out.
     :param blocking: the leases that blocked the last attempt (empty once acquired).
     :param waited_s: how long acquisition took, or how long it waited before giving up.
+    :param store: the store the lease lives in, while it is held (the writer's turns ask it).
     """
 
     request: LeaseRequest
     lease: Lease | None
     blocking: list[Lease] = field(default_factory=list)
     waited_s: float = 0.0
+    store: LeaseStore | None = field(default=None, repr=False)
     _lost: threading.Event = field(default_factory=threading.Event, repr=False)
 
     @property
@@ -146,7 +148,7 @@ def hold_lease(
             logged_wait = True
         time.sleep(min(poll_s, remaining))
 
-    held = HeldLease(request, result.lease, [], waited)
+    held = HeldLease(request, result.lease, [], waited, store)
     lease = result.lease
     log.info("holding %s on %s (id %s, waited %.1f s)", lease.describe(), lease.table, lease.lease_id, waited)
     beat = _Heartbeat(store, lease, interval, held._lost)
