@@ -6,7 +6,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from airflow_provider_deltacc.occ.advice import ADVICE
 from airflow_provider_deltacc.occ.classifier import classify
@@ -27,6 +27,21 @@ log = logging.getLogger(__name__)
 Work = Callable[[int], WorkOutcome]
 
 
+class Turns(Protocol):
+    """A writer's place among the writers of its table (see ``windows/admission.py``)."""
+
+    def first(self) -> float | None:
+        """Wait, before the first attempt, for the writers ahead this one will conflict with; the seconds
+        waited, or None when nobody could be asked."""
+        ...
+
+    def retry(self, conflict_kind: str, attempt: int) -> float | None:
+        """After a lost conflict, wait for the writers ahead this one can conflict with; the seconds waited
+        (the retry then starts at once), 0 when nobody was ahead, or None when nobody could be asked (0 and
+        None: the policy's backoff)."""
+        ...
+
+
 def run_commit_loop(
     work: Work,
     *,
@@ -41,6 +56,7 @@ def run_commit_loop(
     sleep: Callable[[float], object] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     rng: random.Random | None = None,
+    turns: Turns | None = None,
 ) -> CommitReport:
     """Call ``work`` until it commits, a conflict is not worth retrying, or the policy runs out.
 
@@ -59,12 +75,16 @@ def run_commit_loop(
     :param sleep: the sleep function (tests pass a fake).
     :param clock: a monotonic clock in seconds (tests pass a fake).
     :param rng: the random source for jitter.
+    :param turns: the writer's place among the writers of its table (:class:`Turns`); None races them and
+        backs off by the policy alone.
     :raises CommitLoopError: the work raised something that is not a conflict.
     :raises ConflictFatalError: a conflict that must not be retried.
     :raises ConflictRetriesExhaustedError: a retryable conflict outlasted the policy.
     """
     out = logger if logger is not None else log
     report = CommitReport(operation=operation, table=table, txn_app_id=txn_app_id, txn_version=txn_version)
+    if turns is not None:
+        report.admission_wait_s = turns.first() or 0.0
     loop_start = clock()
     epoch_start = time.time()
     metadata_replans = 0
@@ -133,24 +153,35 @@ def run_commit_loop(
 
             if conflict.kind is ConflictKind.METADATA_CHANGED:
                 metadata_replans += 1
-            # Never sleep past the total timeout; an attempt may still start right at it.
-            wait = min(policy.wait_for(attempt, rng), policy.total_timeout_s - elapsed)
+            queued = turns.retry(conflict.kind.name, attempt) if turns is not None else None
+            # After waiting for the writers ahead, retry at once; otherwise back off, never past the total
+            # timeout (an attempt may still start right at it).
+            wait = 0.0 if queued else min(policy.wait_for(attempt, rng), policy.total_timeout_s - elapsed)
             report.attempts.append(
                 AttemptRecord(
-                    attempt, started_at, duration, "conflict", conflict, _describe(exc), wait, duration
+                    attempt,
+                    started_at,
+                    duration,
+                    "conflict",
+                    conflict,
+                    _describe(exc),
+                    wait,
+                    duration,
+                    queue_s=queued or 0.0,
                 )
             )
             out.warning(
-                "Delta conflict %s on table %s%s, attempt %d/%d, retrying in %.2f s. Avoid it: %s",
+                "Delta conflict %s on table %s%s, attempt %d/%d, retrying %s. Avoid it: %s",
                 conflict.kind.name,
                 table,
                 _where(conflict),
                 attempt,
                 policy.max_attempts,
-                wait,
+                f"now after {queued:.2f} s in the table's queue" if queued else f"in {wait:.2f} s",
                 ADVICE[conflict.kind],
             )
-            sleep(wait)
+            if wait:
+                sleep(wait)
             continue
 
         if not isinstance(outcome, WorkOutcome):

@@ -33,6 +33,8 @@ class AttemptRecord:
     :param exception: ``"<type>: <first line>"`` of the exception, if the attempt raised.
     :param wait_s: the backoff slept after this attempt (0 when no further attempt followed).
     :param wasted_s: the work thrown away: the duration of a failed attempt, else 0.
+    :param queue_s: after a lost conflict, the time spent waiting for the writers of the table granted before
+        this one, before retrying (0 when there were no turns or nobody ahead).
     """
 
     number: int
@@ -43,6 +45,7 @@ class AttemptRecord:
     exception: str | None = None
     wait_s: float = 0.0
     wasted_s: float = 0.0
+    queue_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict; :meth:`from_dict` reverses it exactly."""
@@ -55,6 +58,7 @@ class AttemptRecord:
             "exception": self.exception,
             "wait_s": self.wait_s,
             "wasted_s": self.wasted_s,
+            "queue_s": self.queue_s,
         }
 
     @classmethod
@@ -73,6 +77,7 @@ class AttemptRecord:
             exception=data.get("exception"),
             wait_s=data.get("wait_s", 0.0),
             wasted_s=data.get("wasted_s", 0.0),
+            queue_s=data.get("queue_s", 0.0),
         )
 
 
@@ -91,6 +96,8 @@ class CommitReport:
     :param txn_app_id: the idempotent-write app id, if any.
     :param txn_version: the idempotent-write version, if any.
     :param metrics: operation metrics from the successful attempt.
+    :param admission_wait_s: before the first attempt, the time spent waiting for the writers of the table
+        granted before this one that it would surely conflict with (see ``windows/admission.py``).
     """
 
     operation: str
@@ -103,6 +110,7 @@ class CommitReport:
     txn_app_id: str | None = None
     txn_version: int | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
+    admission_wait_s: float = 0.0
 
     @property
     def conflicts(self) -> list[Conflict]:
@@ -127,6 +135,7 @@ class CommitReport:
             "txn_app_id": self.txn_app_id,
             "txn_version": self.txn_version,
             "metrics": dict(self.metrics),
+            "admission_wait_s": self.admission_wait_s,
         }
 
     def to_json(self) -> str:
@@ -150,6 +159,7 @@ class CommitReport:
             txn_app_id=data.get("txn_app_id"),
             txn_version=data.get("txn_version"),
             metrics=dict(data.get("metrics") or {}),
+            admission_wait_s=data.get("admission_wait_s", 0.0),
         )
 
     @classmethod

@@ -22,6 +22,7 @@ from airflow_provider_deltacc.occ import (
     run_commit_loop,
 )
 from airflow_provider_deltacc.occ.advice import ADVICE
+from airflow_provider_deltacc.occ.commit_loop import Turns
 from tests.unit.occ.fakes import delta_class
 from tests.unit.occ.recorded import fixture_text
 
@@ -87,6 +88,7 @@ def run(
     op_class: OperationClass = OperationClass.READ_MODIFY_WRITE,
     owns_txn_identity: bool = False,
     seed: int = 1,
+    turns: Turns | None = None,
 ) -> CommitReport:
     return run_commit_loop(
         work,
@@ -100,6 +102,7 @@ def run(
         sleep=fake.sleep,
         clock=fake.clock,
         rng=random.Random(seed),
+        turns=turns,
     )
 
 
@@ -415,3 +418,53 @@ def test_errors_pickle_with_their_report() -> None:
         again = pickle.loads(pickle.dumps(error))
         assert type(again) is type(error)
         assert str(again) == str(error)
+
+
+class ScriptedTurns:
+    """Turns that wait (on the fake clock) as scripted and record what they were asked."""
+
+    def __init__(self, fake: FakeTime, first: float | None, retry: float | None) -> None:
+        self.fake, self.first_wait, self.retry_wait = fake, first, retry
+        self.asked: list[tuple[str, int] | str] = []
+
+    def first(self) -> float | None:
+        self.asked.append("first")
+        self.fake.now += self.first_wait or 0.0
+        return self.first_wait
+
+    def retry(self, conflict_kind: str, attempt: int) -> float | None:
+        self.asked.append((conflict_kind, attempt))
+        self.fake.now += self.retry_wait or 0.0
+        return self.retry_wait
+
+
+def test_turns_are_taken_before_the_first_attempt_and_a_retry_after_waiting_starts_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The writer waited for its turn, then lost a conflict and waited for the writers ahead: no backoff on
+    top of that, and both waits are in the report."""
+    fake = FakeTime()
+    queue = ScriptedTurns(fake, first=1.5, retry=2.5)
+    work = ScriptedWork(fake, [ConcurrentAppendException("Files were added to partition [p=a]")])
+    report = run(work, fake, turns=queue)
+    assert queue.asked == ["first", ("APPEND", 1)]
+    assert fake.sleeps == []
+    first, second = report.attempts
+    assert (first.queue_s, first.wait_s) == (2.5, 0.0) and second.outcome == "committed"
+    assert report.admission_wait_s == 1.5
+    assert report.total_seconds == pytest.approx(
+        2.0 + 2.5
+    )  # two attempts of 1 s and the queue; not admission
+    assert any("retrying now after 2.50 s in the table's queue" in line for line in warnings(caplog))
+    again = CommitReport.from_dict(report.to_dict())
+    assert (again.admission_wait_s, again.attempts[0].queue_s) == (1.5, 2.5)
+
+
+@pytest.mark.parametrize("answer", [0.0, None], ids=["nobody ahead", "no store"])
+def test_with_nobody_ahead_or_no_store_a_retry_backs_off(answer: float | None) -> None:
+    fake = FakeTime()
+    work = ScriptedWork(fake, [ConcurrentAppendException("Files were added to partition [p=a]")])
+    report = run(work, fake, turns=ScriptedTurns(fake, first=answer, retry=answer))
+    assert len(fake.sleeps) == 1 and fake.sleeps[0] > 0
+    assert report.attempts[0].queue_s == 0.0 and report.attempts[0].wait_s == fake.sleeps[0]
+    assert report.admission_wait_s == 0.0
