@@ -17,7 +17,7 @@ from airflow_provider_deltacc.engine.confs import (
 )
 from airflow_provider_deltacc.engine.operations import SourceHook, build_operation
 from airflow_provider_deltacc.engine.spec import JobSpec
-from airflow_provider_deltacc.occ.commit_loop import run_commit_loop
+from airflow_provider_deltacc.occ.commit_loop import Turns, run_commit_loop
 from airflow_provider_deltacc.occ.report import CommitReport
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ def run_operation(
     logger: logging.Logger | logging.LoggerAdapter[Any] | None = None,
     source_hook: SourceHook | None = None,
     sleep: Callable[[float], object] = time.sleep,
+    turns: Turns | None = None,
 ) -> CommitReport:
     """Validate ``spec`` against the table, then run it until it commits, is skipped, or fails.
 
@@ -42,6 +43,8 @@ def run_operation(
     :param logger: where the commit loop logs; its own logger when None.
     :param source_hook: see :data:`~airflow_provider_deltacc.engine.operations.SourceHook`.
     :param sleep: the backoff sleep (tests pass a fake).
+    :param turns: the writer's place among the writers of its table (see
+        :class:`~airflow_provider_deltacc.occ.commit_loop.Turns`).
     :raises InputError: the spec does not fit the table (nothing was written).
     :raises CommitLoopError: the commit loop stopped; ``.report`` holds every attempt.
     """
@@ -58,6 +61,7 @@ def run_operation(
             txn_version=spec.txn.version if spec.txn else None,
             logger=logger,
             sleep=sleep,
+            turns=turns,
         )
 
 

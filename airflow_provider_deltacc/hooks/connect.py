@@ -24,6 +24,8 @@ from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_valu
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
 
+    from airflow_provider_deltacc.occ.commit_loop import Turns
+
 CONNECT_CONN_TYPE = "spark_connect"
 CONNECT_MODE_ENV = "SPARK_CONNECT_MODE_ENABLED"
 DEFAULT_CONNECT_PORT = 15002
@@ -112,7 +114,7 @@ class SparkConnectRunner:
         log.info("Spark Connect session %s on %s:%s for %s", session.session_id, host, port, self.job_name)
         return session
 
-    def run(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def run(self, spec: dict[str, Any], *, turns: Turns | None = None) -> tuple[int, dict[str, Any]]:
         """Run ``spec`` in a session of its own and release the session afterwards.
 
         :param spec: the job spec, ``spark_conf`` already merged.
@@ -123,7 +125,7 @@ class SparkConnectRunner:
         self._session = session
         try:
             # The engine is typed against the classic session; a Connect session offers what it calls.
-            return run_job(spec, cast(Any, session))
+            return run_job(spec, cast(Any, session), turns=turns)
         finally:
             self._session = None
             try:

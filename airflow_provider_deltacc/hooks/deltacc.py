@@ -15,6 +15,7 @@ from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, ch
 
 if TYPE_CHECKING:
     from airflow_provider_deltacc.hooks.submit import SparkSubmitRunner
+    from airflow_provider_deltacc.occ.commit_loop import Turns
 
 ExecutionMode = Literal["spark_submit", "spark_connect", "in_process"]
 EXECUTION_MODES: tuple[str, ...] = ("spark_submit", "spark_connect", "in_process")
@@ -27,7 +28,9 @@ DEFAULT_CONN_IDS: dict[str, str] = {
 
 
 class _Runner(Protocol):
-    def run(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any] | None]: ...
+    def run(
+        self, spec: dict[str, Any], *, turns: Turns | None = None
+    ) -> tuple[int, dict[str, Any] | None]: ...
 
     def on_kill(self) -> None: ...
 
@@ -89,19 +92,24 @@ class DeltaCCHook(BaseHook):
         self.submit_options = dict(submit_options or {})
         self.spark_log_level = check_spark_log_level(spark_log_level)
 
-    def run(self, spec: dict[str, Any], *, consult_log: bool = True) -> dict[str, Any]:
+    def run(
+        self, spec: dict[str, Any], *, consult_log: bool = True, turns: Turns | None = None
+    ) -> dict[str, Any]:
         """Run the job and return its report; raise a classified exception when it did not succeed.
 
         :param spec: the job spec (see :mod:`airflow_provider_deltacc.spark_job.spec`).
         :param consult_log: first ask the table's Delta log (see :meth:`answer_from_log`) and start nothing
             when it answers; False when the caller already asked.
+        :param turns: the writer's place among the writers of its table, taken by the commit loop before its
+            first attempt and after a lost conflict, when the loop runs in this process (``spark_connect``,
+            ``in_process``; see :attr:`loop_runs_here`).
         """
         spec = self.job_spec(spec)
         if consult_log:
             answered = self._answer_from_log(spec)
             if answered is not None:
                 return answered
-        code, report = self.runner.run(spec)
+        code, report = self.runner.run(spec, turns=turns)
         return raise_for_outcome(code, report)
 
     def answer_from_log(self, spec: dict[str, Any]) -> dict[str, Any] | None:
@@ -139,6 +147,12 @@ class DeltaCCHook(BaseHook):
         if "runner" in self.__dict__:
             self.runner.on_kill()
 
+    @property
+    def loop_runs_here(self) -> bool:
+        """Whether the commit loop runs in this process (``spark_connect``, ``in_process``): only then can it
+        take turns with the lease store (``spark_submit``'s loop runs in the Spark driver)."""
+        return self.execution_mode != "spark_submit"
+
     @cached_property
     def runner(self) -> _Runner:
         """What runs the job in this execution mode."""
@@ -168,10 +182,10 @@ class DeltaCCHook(BaseHook):
 class _InProcessRunner:
     """The job in a local SparkSession of this process (started once, reused by later runs)."""
 
-    def run(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def run(self, spec: dict[str, Any], *, turns: Turns | None = None) -> tuple[int, dict[str, Any]]:
         from airflow_provider_deltacc.spark_job.main import run_job
 
-        return run_job(spec)
+        return run_job(spec, turns=turns)
 
     def on_kill(self) -> None:
         if "pyspark" not in sys.modules:

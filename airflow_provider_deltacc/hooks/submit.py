@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseHook
@@ -28,6 +28,9 @@ from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, driver_log_env
 from airflow_provider_deltacc.spark_job.report_line import REPORT_PREFIX, parse_report_line
+
+if TYPE_CHECKING:
+    from airflow_provider_deltacc.occ.commit_loop import Turns
 
 #: How long the hook waits for a TCP connection to a ``spark://`` master before it gives up.
 MASTER_CONNECT_TIMEOUT_S = 5.0
@@ -150,10 +153,12 @@ class SparkSubmitRunner:
             value=self.conn_id,
         )
 
-    def run(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    def run(self, spec: dict[str, Any], *, turns: Turns | None = None) -> tuple[int, dict[str, Any] | None]:
         """Submit ``spec`` and wait for the driver; return its exit code and report line (None if none).
 
         :param spec: the job spec, ``spark_conf`` already merged.
+        :param turns: not used: the commit loop runs in the driver, which cannot reach the lease store, so
+            its retries back off by the policy (the writer took its first turn before submitting).
         """
         from airflow_provider_deltacc.engine.delta_jars import (
             JAR_CACHE_ENV,

@@ -62,6 +62,12 @@ class DeltaBaseOperator(BaseOperator):
         ``$DELTACC_LEASE_STORE_URL``, else the default SQLite file.
     :param maintenance_wait_timeout: seconds (or a timedelta) a writer waits for a conflicting maintenance
         lease before it writes anyway, with a warning.
+    :param admission_timeout: seconds (or a timedelta) a writer waits for its turn behind the writers on the
+        table it would surely conflict with (the conflict matrix's *will*: an unpinned MERGE and any other
+        write, say), queued first come first served, and after a lost conflict for the writers ahead of it
+        that it can conflict with, before retrying. Writers that cannot conflict never wait for each other.
+        Past it the writer goes ahead. 0 turns the queue off (writers race and the commit loop retries).
+        Capped by ``execution_timeout``.
     :param lease_ttl: seconds a lease outlives its last heartbeat (a crashed worker's lease expires).
     :param allow_unsafe_concurrent_writes: writers on storage that cannot exclude concurrent writers
         (``s3://``, ``s3a://``, ``s3n://`` without ``spark.delta.logStore.<scheme>.impl`` set to
@@ -103,6 +109,7 @@ class DeltaBaseOperator(BaseOperator):
         use_write_lease: bool = True,
         lease_store_url: str | None = None,
         maintenance_wait_timeout: float | timedelta = 120.0,
+        admission_timeout: float | timedelta = 1800.0,
         lease_ttl: float = 120.0,
         allow_unsafe_concurrent_writes: bool = False,
         unsafe_storage_wait_timeout: float | timedelta = 300.0,
@@ -128,6 +135,7 @@ class DeltaBaseOperator(BaseOperator):
         self.use_write_lease = use_write_lease
         self.lease_store_url = lease_store_url
         self.maintenance_wait_timeout = maintenance_wait_timeout
+        self.admission_timeout = admission_timeout
         self.lease_ttl = lease_ttl
         self.allow_unsafe_concurrent_writes = allow_unsafe_concurrent_writes
         self.unsafe_storage_wait_timeout = unsafe_storage_wait_timeout
@@ -233,6 +241,7 @@ class DeltaBaseOperator(BaseOperator):
                 value=self.lease_ttl,
             )
         _seconds(self.maintenance_wait_timeout, "maintenance_wait_timeout")
+        _seconds(self.admission_timeout, "admission_timeout")
         _seconds(self.unsafe_storage_wait_timeout, "unsafe_storage_wait_timeout")
 
     def execute(self, context: Context) -> dict[str, Any]:
@@ -271,18 +280,39 @@ class DeltaBaseOperator(BaseOperator):
             return self._run_exclusive(context, spec)
         if not self.use_write_lease:
             return self.hook.run(spec, consult_log=False)
-        from airflow_provider_deltacc.windows import store_from_url, writer_lease
+        from airflow_provider_deltacc.windows import TurnQueue, store_from_url, writer_lease
 
         request = self._write_lease_request(context, spec)
         if request is None:
             return self.hook.run(spec, consult_log=False)
+        admission_s = self._admission_seconds()
         with writer_lease(
             lambda: store_from_url(self.lease_store_url),
             request,
             wait_timeout_s=_seconds(self.maintenance_wait_timeout, "maintenance_wait_timeout"),
             logger=self.log,
-        ):
-            return self.hook.run(spec, consult_log=False)
+        ) as held:
+            if held is None or held.lease is None or held.store is None or admission_s <= 0:
+                return self.hook.run(spec, consult_log=False)
+            turns = TurnQueue(held.store, held.lease, timeout_s=admission_s, logger=self.log)
+            if self.hook.loop_runs_here:
+                return self.hook.run(spec, consult_log=False, turns=turns)
+            # The Spark driver cannot reach the store: take the first turn before submitting.
+            waited = turns.first() or 0.0
+            try:
+                report = self.hook.run(spec, consult_log=False)
+            except DeltaCCError as exc:
+                exc.report["admission_wait_s"] = waited
+                raise
+            report["admission_wait_s"] = waited
+            return report
+
+    def _admission_seconds(self) -> float:
+        """``admission_timeout`` in seconds, no longer than the task's ``execution_timeout``."""
+        seconds = _seconds(self.admission_timeout, "admission_timeout")
+        if self.execution_timeout is not None:
+            seconds = min(seconds, self.execution_timeout.total_seconds())
+        return seconds
 
     # -- storage that cannot exclude concurrent writers ------------------------------------------------
     def storage_safety(self) -> StorageSafety:
@@ -433,7 +463,12 @@ def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: st
     where = conflict.get("table") or report.get("table") or table
     partition = f" partition {conflict['partition']}" if conflict.get("partition") else ""
     is_last = attempt is attempts[-1]
-    if not is_last:
+    queued = float(attempt.get("queue_s") or 0.0)
+    if not is_last and queued:
+        outcome = (
+            f"retried from a fresh snapshot once the writers ahead had finished ({queued:.2f} s in the queue)"
+        )
+    elif not is_last:
         outcome = f"retried after {float(attempt.get('wait_s') or 0.0):.2f} s from a fresh snapshot"
     elif report.get("status") == "conflict_fatal":
         outcome = "not retryable"

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from airflow_provider_deltacc.engine.operations import SourceHook
+    from airflow_provider_deltacc.occ.commit_loop import Turns
 
 log = logging.getLogger("airflow_provider_deltacc.spark_job")
 
@@ -45,12 +46,15 @@ def run_job(
     spark: SparkSession | None = None,
     *,
     source_hook: SourceHook | None = None,
+    turns: Turns | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """Validate and run one job spec; never raises for a job failure.
 
     :param spec: the spec (a dict or JSON text).
     :param spark: the session to use; None gets the active session or starts one.
     :param source_hook: see :data:`~airflow_provider_deltacc.engine.operations.SourceHook` (tests).
+    :param turns: the writer's place among the writers of its table, when the caller holds a write lease
+        (see :class:`~airflow_provider_deltacc.occ.commit_loop.Turns`).
     :returns: the exit code and the report dict (with ``status`` and, on failure, ``error``).
     """
     raw = dict(spec) if isinstance(spec, Mapping) else None
@@ -63,7 +67,7 @@ def run_job(
     try:
         session = spark if spark is not None else get_or_create_session(parsed.spark_conf)
         storage = check_storage_safety(session, parsed)
-        report = run_operation(session, parsed, logger=log, source_hook=source_hook)
+        report = run_operation(session, parsed, logger=log, source_hook=source_hook, turns=turns)
     except ConflictRetriesExhaustedError as exc:
         return ExitCode.CONFLICT_RETRYABLE, _loop_report(exc, exc.report.status, exc)
     except ConflictFatalError as exc:

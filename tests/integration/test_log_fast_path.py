@@ -166,7 +166,7 @@ TARGET_SCHEMA = "order_id BIGINT, day DATE, amount DOUBLE, updated_at TIMESTAMP"
 
 
 class SparkMustNotStart:
-    def run(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def run(self, spec: dict[str, Any], *, turns: Any = None) -> tuple[int, dict[str, Any]]:
         raise AssertionError("the job was started for a create the Delta log answers")
 
     def on_kill(self) -> None:

@@ -88,9 +88,11 @@ def spark_connect_default(spark_connect_server: ConnectServer, monkeypatch: pyte
     runs: list[str] = []
     real_run = SparkConnectRunner.run
 
-    def run(self: SparkConnectRunner, spec: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def run(
+        self: SparkConnectRunner, spec: dict[str, Any], *, turns: Any = None
+    ) -> tuple[int, dict[str, Any]]:
         runs.append(self.job_name)
-        return real_run(self, spec)
+        return real_run(self, spec, turns=turns)
 
     monkeypatch.setattr(SparkConnectRunner, "run", run)
     return runs

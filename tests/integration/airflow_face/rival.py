@@ -98,10 +98,12 @@ class Rival:
             hold.done.set()
 
     def wrap(self, run_job: Callable[..., Any]) -> Callable[..., Any]:
-        def run_job_with_rival(spec: Any, spark: Any = None, *, source_hook: Any = None) -> Any:
+        def run_job_with_rival(
+            spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None
+        ) -> Any:
             hold = self._claim(spec) if isinstance(spec, dict) else None
             if hold is None:
-                return run_job(spec, spark, source_hook=source_hook)
+                return run_job(spec, spark, source_hook=source_hook, turns=turns)
             gate = Gate(self.tmp_path, timeout_s=120)
             column = hold.gate_column
 
@@ -111,7 +113,7 @@ class Rival:
             rival = threading.Thread(target=self._serve, args=(hold, gate), daemon=True)
             rival.start()
             try:
-                return run_job(spec, spark, source_hook=held_first_attempt)
+                return run_job(spec, spark, source_hook=held_first_attempt, turns=turns)
             finally:
                 gate.release()
                 rival.join(timeout=120)

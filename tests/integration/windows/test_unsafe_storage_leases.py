@@ -31,6 +31,8 @@ COMMITTED = {"status": "committed", "table_version": 1, "attempts": [{"number": 
 class StandInJob:
     """Replaces ``operator.hook``: records each spec; optionally blocks until released."""
 
+    loop_runs_here = True  # the job takes its turns itself, as in spark_connect and in_process mode
+
     def __init__(self, *, block: bool = False) -> None:
         self.specs: list[dict[str, Any]] = []
         self.started = threading.Event()
@@ -41,7 +43,7 @@ class StandInJob:
     def answer_from_log(self, spec: dict[str, Any]) -> dict[str, Any] | None:
         return None
 
-    def run(self, spec: dict[str, Any], *, consult_log: bool = True) -> dict[str, Any]:
+    def run(self, spec: dict[str, Any], *, consult_log: bool = True, turns: Any = None) -> dict[str, Any]:
         self.specs.append(spec)
         self.started.set()
         assert self.release.wait(60), "the test never released the first writer"

@@ -58,7 +58,7 @@ class StubRunner:
     def __init__(self) -> None:
         self.specs: list[dict[str, Any]] = []
 
-    def run(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def run(self, spec: dict[str, Any], *, turns: Any = None) -> tuple[int, dict[str, Any]]:
         self.specs.append(spec)
         return 0, {"status": "committed", "table": spec["table"], "table_version": 2, "attempts": []}
 
@@ -67,7 +67,7 @@ class StubRunner:
 
 
 class SparkMustNotStart:
-    def run(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def run(self, spec: dict[str, Any], *, turns: Any = None) -> tuple[int, dict[str, Any]]:
         raise AssertionError("the job was started for a write the Delta log answers")
 
     def on_kill(self) -> None:
@@ -211,7 +211,7 @@ def test_a_writer_reads_the_log_once_then_runs_inside_its_lease(
     leases_during_run: list[int] = []
 
     class LeaseObservingRunner(StubRunner):
-        def run(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        def run(self, spec: dict[str, Any], *, turns: Any = None) -> tuple[int, dict[str, Any]]:
             with store_from_url(op.lease_store_url) as store:
                 leases_during_run.append(len(store.active(table)))
             return super().run(spec)

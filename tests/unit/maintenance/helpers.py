@@ -31,6 +31,8 @@ def context(dag_id: str = "ingest", task_id: str = "merge_orders", map_index: in
 class RecordingHook:
     """Stands in for DeltaCCHook: records specs and what the lease store showed while the job ran."""
 
+    loop_runs_here = True  # the job takes its turns itself, as in spark_connect and in_process mode
+
     def __init__(self, store_url: str, table: str, action: Callable[[], None] | None = None) -> None:
         self.store_url = store_url
         self.table = table
@@ -41,7 +43,7 @@ class RecordingHook:
     def answer_from_log(self, spec: dict[str, Any]) -> dict[str, Any] | None:
         return None
 
-    def run(self, spec: dict[str, Any], *, consult_log: bool = True) -> dict[str, Any]:
+    def run(self, spec: dict[str, Any], *, consult_log: bool = True, turns: Any = None) -> dict[str, Any]:
         self.specs.append(spec)
         with store_from_url(self.store_url) as store:
             self.active_during.append(store.active(self.table))

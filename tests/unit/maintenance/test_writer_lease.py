@@ -321,3 +321,80 @@ def test_overwrite_and_sql_writers_take_leases(store_url: str) -> None:
     ).execute(context())
     kinds = [(lease.op_kind, lease.partitions) for [lease] in hook.active_during]
     assert kinds == [(OpKind.OVERWRITE, [{"date": "2026-11-20"}]), (OpKind.DELETE, None)]
+
+
+class SubmittingHook(RecordingHook):
+    """A hook whose commit loop runs in the Spark driver (spark_submit): it cannot take turns itself."""
+
+    loop_runs_here = False
+
+
+def test_a_spark_submit_writer_takes_its_turn_behind_a_writer_it_will_conflict_with_before_submitting(
+    store_url: str,
+) -> None:
+    """Two unpinned MERGEs will conflict: the one granted second waits for the first before its driver starts,
+    and its report says how long."""
+    with store_from_url(store_url) as store:
+        ahead = grant(store, TABLE, OpKind.MERGE, holder="ingest.merge_other/manual__1")
+        releaser = threading.Timer(0.4, store.release, args=(ahead.lease_id,))
+        releaser.start()
+        hook = SubmittingHook(store_url, TABLE)
+        report = with_hook(_merge(store_url, partition_pin=None), hook).execute(context())
+        releaser.join()
+    [during] = hook.active_during
+    assert [lease.holder.split("/")[0] for lease in during] == ["ingest.merge_orders"]  # after the other
+    assert report["admission_wait_s"] >= 0.4
+
+
+def test_writers_that_cannot_conflict_do_not_wait_for_their_turn(store_url: str) -> None:
+    with store_from_url(store_url) as store:
+        grant(store, TABLE, OpKind.MERGE, [{"date": "2026-11-21"}], holder="ingest.merge_other/manual__1")
+    hook = SubmittingHook(store_url, TABLE)
+    started = time.monotonic()
+    op = DeltaDeleteOperator(
+        task_id="drop_day", table=TABLE, partition_values=[{"date": "2026-11-19"}], lease_store_url=store_url
+    )
+    report = with_hook(op, hook).execute(context(task_id="drop_day"))
+    assert time.monotonic() - started < 5
+    assert report["admission_wait_s"] == 0.0
+
+
+class TurnTakingHook(RecordingHook):
+    """A hook whose commit loop runs in this process (spark_connect, in_process): it gets the turns."""
+
+    def __init__(self, store_url: str, table: str) -> None:
+        super().__init__(store_url, table)
+        self.turns: list[Any] = []
+
+    def run(self, spec: dict[str, Any], *, consult_log: bool = True, turns: Any = None) -> dict[str, Any]:
+        self.turns.append(turns)
+        return super().run(spec, consult_log=consult_log, turns=turns)
+
+
+def test_a_writer_whose_loop_runs_here_hands_its_turns_to_the_job(store_url: str) -> None:
+    from airflow_provider_deltacc.windows import TurnQueue
+
+    hook = TurnTakingHook(store_url, TABLE)
+    with_hook(_merge(store_url), hook).execute(context())
+    [turns] = hook.turns
+    assert isinstance(turns, TurnQueue) and turns.lease.holder.startswith("ingest.merge_orders/")
+    assert turns.timeout_s == 1800.0
+    off = TurnTakingHook(store_url, TABLE)
+    with_hook(_merge(store_url, admission_timeout=0), off).execute(context())
+    assert off.turns == [None]  # admission_timeout=0: writers race, the commit loop retries
+
+
+def test_admission_timeout_is_capped_by_execution_timeout_and_validated(store_url: str) -> None:
+    from datetime import timedelta
+
+    from airflow_provider_deltacc.exceptions import DeltaCCInputError
+
+    hook = TurnTakingHook(store_url, TABLE)
+    op = _merge(store_url, execution_timeout=timedelta(minutes=5))
+    with_hook(op, hook).execute(context())
+    assert hook.turns[0].timeout_s == 300.0
+    with pytest.raises(DeltaCCInputError) as raised:
+        with_hook(_merge(store_url, admission_timeout="soon"), TurnTakingHook(store_url, TABLE)).execute(
+            context()
+        )
+    assert raised.value.field == "admission_timeout"
