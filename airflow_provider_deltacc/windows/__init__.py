@@ -43,12 +43,7 @@ from airflow_provider_deltacc.windows.lease import (
     parse_op_kind,
 )
 from airflow_provider_deltacc.windows.postgres_store import PostgresLeaseStore, mask_url
-from airflow_provider_deltacc.windows.request import (
-    GateRequest,
-    poll_delay,
-    resolve_store_url,
-    store_url_and_source,
-)
+from airflow_provider_deltacc.windows.request import GateRequest, poll_delay, store_url_and_source
 from airflow_provider_deltacc.windows.sqlite_store import LEASE_DB_ENV, SqliteLeaseStore, default_sqlite_path
 from airflow_provider_deltacc.windows.store import AcquireResult, ConflictPredicate, LeaseStore
 from airflow_provider_deltacc.windows.table_facts import TableFacts, read_table_facts, table_partitions
@@ -93,7 +88,6 @@ __all__ = [
     "parse_op_kind",
     "poll_delay",
     "read_table_facts",
-    "resolve_store_url",
     "store_from_url",
     "store_url_and_source",
     "store_url_from_connection",

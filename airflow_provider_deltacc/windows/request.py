@@ -46,14 +46,6 @@ def store_url_and_source(url: str | None = None) -> tuple[str, str]:
     return f"sqlite:///{default_sqlite_path()}", EMBEDDED_DEFAULT
 
 
-def resolve_store_url(url: str | None = None) -> str:
-    """The lease store URL a task would open (see :func:`store_url_and_source`).
-
-    :param url: an explicit URL or None.
-    """
-    return store_url_and_source(url)[0]
-
-
 def parse_windows(windows: Iterable[WriteWindow | Mapping[str, Any]] | None) -> tuple[WriteWindow, ...]:
     """Accept windows as :class:`WriteWindow` objects or their dict form (e.g. an Airflow Variable's JSON).
 
