@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_provider_deltacc import __version__
+from airflow_provider_deltacc.config import provider_config
 
 _INTEGRATION = "Delta Lake"
 
@@ -60,4 +61,6 @@ def get_provider_info() -> dict[str, Any]:
         # queue, Kerberos); a second type with the same fields would not earn its place.
         "connection-types": [],
         "extra-links": ["airflow_provider_deltacc.links.DeltaCommitReportLink"],
+        # The [deltacc] section: `airflow config list` shows it, AIRFLOW__DELTACC__* sets it.
+        "config": provider_config(),
     }

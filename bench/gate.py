@@ -93,7 +93,7 @@ def one_latency(store_url: str, poll_s: float) -> float:
         assert writer is not None
         hook = _StartHook()
         op = DeltaOptimizeOperator(
-            task_id="optimize", table=table, lease_store_url=store_url, poll_interval=poll_s
+            task_id="optimize", table=table, lease_store_url=store_url, poll_interval=poll_s, deferrable=True
         )
         op.__dict__["hook"] = hook
         context: dict[str, Any] = {"ti": _TI("optimize"), "run_id": "bench__1"}

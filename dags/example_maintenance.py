@@ -6,8 +6,10 @@ compacts the closed partitions with Z-ordering by ``order_id``, then VACUUMs wit
 (a shorter one is refused unless forced). The ingestion DAG's writers take write leases automatically, so
 a maintenance run that starts while they write waits for them instead of failing them.
 
-Environment: ``DELTACC_EXAMPLE_ROOT`` and ``DELTACC_EXECUTION_MODE``, as for the ingestion example;
-``DELTACC_LEASE_STORE_URL`` when the writers and this DAG run on different machines (a shared store).
+Environment: ``DELTACC_EXAMPLE_ROOT`` and ``DELTACC_EXECUTION_MODE``, as for the ingestion example; when
+the writers and this DAG may run on different machines (any executor but the LocalExecutor), a shared lease
+store in ``[deltacc] lease_store_conn_id`` (``AIRFLOW__DELTACC__LEASE_STORE_CONN_ID``, a ``postgres``
+connection).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def example_deltacc_maintenance() -> None:
         zorder_by=["order_id"],
         only_closed_partitions=True,  # skip the dates an ingestion run is writing right now
         retention_hours=None,  # the table's delta.deletedFileRetentionDuration (7 days by default)
+        deferrable=True,  # wait in the triggerer, whatever default_deferrable says
         poll_interval=30,
         max_wait=6 * 3600,
     )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.sdk import BaseOperator
 
 from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError, DeltaUnsafeStorageError
+from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
 from airflow_provider_deltacc.links import DeltaCommitReportLink
 from airflow_provider_deltacc.occ.operation_class import OperationClass
@@ -32,7 +33,7 @@ DEFAULT_RETRY_POLICY = DeltaConflictRetryPolicy()
 _SKIPPED_NOTE = " (skipped duplicate: this txn identity already committed)"
 
 
-class DeltaBaseOperator(BaseOperator):
+class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
     """Run one Delta operation through the bundled OCC job and publish its commit report.
 
     Subclasses say which operation they run and build its ``source`` and ``options``.
@@ -58,8 +59,9 @@ class DeltaBaseOperator(BaseOperator):
         mode): ``WARN`` (default), or ``INFO``/``DEBUG`` to see Spark's progress. (templated)
     :param use_write_lease: writers hold a write lease on the table while their job runs, so the maintenance
         gate keeps OPTIMIZE and VACUUM away from them; False opts out.
-    :param lease_store_url: the lease store (``sqlite:///…`` or ``postgresql://…``); None reads
-        ``$DELTACC_LEASE_STORE_URL``, else the default SQLite file.
+    :param lease_store_url: the older way to name the lease store (``sqlite:///…`` or ``postgresql://…``),
+        used when no ``lease_store_conn_id`` is set; None reads ``$DELTACC_LEASE_STORE_URL``, else the
+        embedded SQLite file (only under the LocalExecutor or in ``dag.test()``).
     :param maintenance_wait_timeout: seconds (or a timedelta) a writer waits for a conflicting maintenance
         lease before it writes anyway, with a warning.
     :param admission_timeout: seconds (or a timedelta) a writer waits for its turn behind the writers on the
@@ -79,6 +81,9 @@ class DeltaBaseOperator(BaseOperator):
         commits there can be lost without an error.
     :param unsafe_storage_wait_timeout: seconds (or a timedelta) a writer on such storage waits for the
         table to be free before it fails.
+    :param lease_store_conn_id: the lease store's Airflow connection: ``postgres`` (shared by every worker)
+        or ``sqlite`` (its host is the file). None reads ``[deltacc] lease_store_conn_id``, then
+        ``lease_store_url``; see :mod:`airflow_provider_deltacc.hooks.lease_store`.
     """
 
     operation: ClassVar[str]
@@ -113,6 +118,7 @@ class DeltaBaseOperator(BaseOperator):
         lease_ttl: float = 120.0,
         allow_unsafe_concurrent_writes: bool = False,
         unsafe_storage_wait_timeout: float | timedelta = 300.0,
+        lease_store_conn_id: str | None = None,
         retries: int | None = DEFAULT_AIRFLOW_RETRIES,
         retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
         **kwargs: Any,
@@ -139,6 +145,7 @@ class DeltaBaseOperator(BaseOperator):
         self.lease_ttl = lease_ttl
         self.allow_unsafe_concurrent_writes = allow_unsafe_concurrent_writes
         self.unsafe_storage_wait_timeout = unsafe_storage_wait_timeout
+        self.lease_store_conn_id = lease_store_conn_id
 
     @cached_property
     def hook(self) -> DeltaCCHook:
@@ -247,6 +254,7 @@ class DeltaBaseOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         spec = self.build_spec(context)
         self.validate_spec(spec)
+        self.check_lease_store()
         self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
         try:
             report = self.run_spec(context, spec)
@@ -256,6 +264,12 @@ class DeltaBaseOperator(BaseOperator):
             raise
         self._publish(context, report)
         return report
+
+    def check_lease_store(self) -> None:
+        """Resolve and check the lease store at the task's start (see :class:`UsesLeaseStore`); writers with
+        ``use_write_lease=False`` need none."""
+        if not self.writes_data or self.use_write_lease:
+            self.log.info("lease store: %s", self.resolve_lease_store().describe())
 
     def run_spec(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
         """Submit the spec; a writer does so inside a write lease on the table.
@@ -280,14 +294,14 @@ class DeltaBaseOperator(BaseOperator):
             return self._run_exclusive(context, spec)
         if not self.use_write_lease:
             return self.hook.run(spec, consult_log=False)
-        from airflow_provider_deltacc.windows import TurnQueue, store_from_url, writer_lease
+        from airflow_provider_deltacc.windows import TurnQueue, writer_lease
 
         request = self._write_lease_request(context, spec)
         if request is None:
             return self.hook.run(spec, consult_log=False)
         admission_s = self._admission_seconds()
         with writer_lease(
-            lambda: store_from_url(self.lease_store_url),
+            self.open_lease_store,
             request,
             wait_timeout_s=_seconds(self.maintenance_wait_timeout, "maintenance_wait_timeout"),
             logger=self.log,
@@ -358,7 +372,6 @@ class DeltaBaseOperator(BaseOperator):
             ExclusiveLeaseUnavailable,
             LeaseRequest,
             exclusive_writer_lease,
-            store_from_url,
             writer_op_kind,
         )
 
@@ -371,9 +384,7 @@ class DeltaBaseOperator(BaseOperator):
         )
         wait_s = _seconds(self.unsafe_storage_wait_timeout, "unsafe_storage_wait_timeout")
         try:
-            with exclusive_writer_lease(
-                lambda: store_from_url(self.lease_store_url), request, wait_timeout_s=wait_s
-            ):
+            with exclusive_writer_lease(self.open_lease_store, request, wait_timeout_s=wait_s):
                 return self.hook.run(spec, consult_log=False)
         except ExclusiveLeaseUnavailable as exc:
             verdict = self.storage_safety()

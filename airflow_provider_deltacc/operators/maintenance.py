@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.advisor import parse_time
+from airflow_provider_deltacc.config import default_deferrable
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.occ.operation_class import OperationClass
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_holder
@@ -51,7 +52,8 @@ class _GatedMaintenanceOperator(DeltaBaseOperator):
         ``databricks_write_serializable``, ...), for the conflict matrix.
     :param table_traits: the table's traits (:class:`~airflow_provider_deltacc.occ.matrix.TableTraits` or a
         dict); None reads ``partitioned`` and deletion vectors from the table's log when it is a path.
-    :param deferrable: wait in the triggerer (default) instead of polling in the worker.
+    :param deferrable: wait in the triggerer instead of polling in the worker; the default is
+        ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False).
     :param poll_interval: the longest pause, in seconds, between two gate decisions while waiting.
     :param max_wait: give up after waiting this long in total (seconds or a timedelta); None waits as long
         as the writers keep writing.
@@ -70,7 +72,7 @@ class _GatedMaintenanceOperator(DeltaBaseOperator):
         write_windows: list[WriteWindow | dict[str, Any]] | None = None,
         profile: EngineProfile | str = "oss_serializable",
         table_traits: TableTraits | dict[str, Any] | None = None,
-        deferrable: bool = True,
+        deferrable: bool = default_deferrable(),
         poll_interval: float = 30.0,
         max_wait: float | timedelta | None = None,
         expected_duration: float | timedelta | None = None,
@@ -130,11 +132,6 @@ class _GatedMaintenanceOperator(DeltaBaseOperator):
         except ValueError as exc:
             raise DeltaCCInputError(f"{self.task_id}: {exc}") from None
 
-    def _store_url(self) -> str:
-        from airflow_provider_deltacc.windows import resolve_store_url
-
-        return resolve_store_url(self.lease_store_url)
-
     def run_spec(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
         """Wait for the gate, then run the spec under a maintenance lease (replaces the writer lease).
 
@@ -156,9 +153,9 @@ class _GatedMaintenanceOperator(DeltaBaseOperator):
         self, context: Context, spec: dict[str, Any], request: GateRequest
     ) -> dict[str, Any] | GateDecision:
         """One decision; if it is go and the lease is won, the job's report, else the decision to wait on."""
-        from airflow_provider_deltacc.windows import GateDecision, LeaseRequest, hold_lease, store_from_url
+        from airflow_provider_deltacc.windows import GateDecision, LeaseRequest, hold_lease
 
-        with store_from_url(self._store_url()) as store:
+        with self.open_lease_store() as store:
             decision = request.decide(store)
             self.log.info("gate: %s on %s: %s", request.maintenance_op.name, self.table, decision.reason)
             if decision.refused:
@@ -210,8 +207,8 @@ class _GatedMaintenanceOperator(DeltaBaseOperator):
             self.defer(
                 trigger=DeltaGateTrigger(
                     request=request.to_dict(),
-                    lease_store_url=self._store_url(),
                     poll_interval=float(self.poll_interval),
+                    **self.lease_store().trigger_kwargs(),
                 ),
                 method_name=RESUME_METHOD,
                 kwargs={"waiting_since": waiting_since.isoformat()},
@@ -226,14 +223,17 @@ class _GatedMaintenanceOperator(DeltaBaseOperator):
         self, context: Context, event: dict[str, Any] | None = None, waiting_since: str | None = None
     ) -> dict[str, Any]:
         """Resume after the trigger: on go, decide again, take the lease and run (or defer again)."""
-        status = (event or {}).get("status")
-        decision = (event or {}).get("decision") or {}
+        payload = event or {}
+        status = payload.get("status")
+        decision = payload.get("decision") or {}
         if status == "refused":
             raise DeltaCCInputError(
                 f"{self.task_id}: {decision.get('reason', 'the gate refused')}", field="retention_hours"
             )
         if status != "go":
-            message = (event or {}).get("message", "no event")
+            message = payload.get("message", "no event")
+            if payload.get("field"):  # bad input the triggerer met (the lease store's connection)
+                raise DeltaCCInputError(f"{self.task_id}: {message}", field=payload["field"])
             raise AirflowException(f"{self.task_id}: waiting for the gate on {self.table} failed: {message}")
         self.log.info("gate trigger on %s: %s", self.table, decision.get("reason", "go"))
         self._waiting_since = datetime.fromisoformat(waiting_since) if waiting_since else None

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
+from airflow_provider_deltacc.config import default_deferrable
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.windows import GateRequest, WriteWindow
 
 
-class DeltaWriteWindowSensor(BaseSensorOperator):
+class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
     """Wait until the maintenance gate would let ``maintenance_op`` run on a table now.
 
     "Quiet" means what the gate means: no declared write window and no live write lease that can conflict
@@ -28,9 +30,13 @@ class DeltaWriteWindowSensor(BaseSensorOperator):
     :class:`~airflow_provider_deltacc.operators.maintenance.DeltaVacuumOperator`) still asks the gate and
     takes its lease itself. Returns the gate's decision as a dict (XCom), with ``closed_partitions``.
 
-    Deferrable by default: the wait runs in the triggerer
-    (:class:`~airflow_provider_deltacc.triggers.gate.DeltaGateTrigger`), no worker slot held. With
-    ``deferrable=False`` it falls back to ``reschedule`` mode.
+    Deferrable (``[deltacc] default_deferrable``, else ``[operators] default_deferrable``): the wait runs in
+    the triggerer (:class:`~airflow_provider_deltacc.triggers.gate.DeltaGateTrigger`), no worker slot held.
+    With ``deferrable=False`` it falls back to ``reschedule`` mode.
+
+    Like writers and maintenance it refuses, at its start, a SQLite lease store where tasks may run on other
+    machines (its answer would only cover this machine's writers); see
+    :mod:`airflow_provider_deltacc.hooks.lease_store`.
 
     :param table: the table's name or path, as the writers' leases spell it. (templated)
     :param maintenance_op: ``optimize``, ``optimize_zorder`` or ``vacuum``.
@@ -39,12 +45,16 @@ class DeltaWriteWindowSensor(BaseSensorOperator):
     :param write_windows: declared write windows (objects or dicts).
     :param profile: the engine profile the writers commit with.
     :param table_traits: the table's traits; None reads them from the log when the table is a path.
-    :param lease_store_url: the lease store; None reads ``$DELTACC_LEASE_STORE_URL``, else the SQLite file.
+    :param lease_store_url: the older way to name the lease store, when no ``lease_store_conn_id`` is set;
+        None reads ``$DELTACC_LEASE_STORE_URL``, else the embedded SQLite file.
     :param expected_duration: the maintenance's expected duration (seconds or a timedelta): a window that
         opens within it counts as busy.
     :param storage_options: delta-rs storage options.
-    :param deferrable: wait in the triggerer (default) instead of rescheduling on a worker.
+    :param deferrable: wait in the triggerer instead of rescheduling on a worker; the default is
+        ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False).
     :param poll_interval: the longest pause between two gate decisions, in seconds.
+    :param lease_store_conn_id: the lease store's ``postgres`` or ``sqlite`` connection; None reads
+        ``[deltacc] lease_store_conn_id``, then ``lease_store_url``.
     """
 
     template_fields: Sequence[str] = ("table", "partitions")
@@ -62,8 +72,9 @@ class DeltaWriteWindowSensor(BaseSensorOperator):
         lease_store_url: str | None = None,
         expected_duration: float | timedelta | None = None,
         storage_options: dict[str, str] | None = None,
-        deferrable: bool = True,
+        deferrable: bool = default_deferrable(),
         poll_interval: float = 30.0,
+        lease_store_conn_id: str | None = None,
         **kwargs: Any,
     ) -> None:
         if not deferrable:
@@ -81,6 +92,7 @@ class DeltaWriteWindowSensor(BaseSensorOperator):
         self.storage_options = storage_options
         self.deferrable = deferrable
         self.poll_interval = poll_interval
+        self.lease_store_conn_id = lease_store_conn_id
 
     def _request(self) -> GateRequest:
         from airflow_provider_deltacc.windows import GateRequest, read_table_facts
@@ -113,10 +125,8 @@ class DeltaWriteWindowSensor(BaseSensorOperator):
             raise DeltaCCInputError(f"{self.task_id}: {exc}") from None
 
     def _decide(self) -> dict[str, Any]:
-        from airflow_provider_deltacc.windows import resolve_store_url, store_from_url
-
         request = self._request()
-        with store_from_url(resolve_store_url(self.lease_store_url)) as store:
+        with self.open_lease_store() as store:
             decision = request.decide(store)
         self.log.info("gate: %s on %s: %s", request.maintenance_op.name, self.table, decision.reason)
         return decision.to_dict()
@@ -126,19 +136,19 @@ class DeltaWriteWindowSensor(BaseSensorOperator):
         return PokeReturnValue(is_done=bool(decision["go"]), xcom_value=decision)
 
     def execute(self, context: Context) -> Any:
+        self.log.info("lease store: %s", self.resolve_lease_store().describe())
         if not self.deferrable:
             return super().execute(context)
         decision = self._decide()
         if decision["go"]:
             return decision
         from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger
-        from airflow_provider_deltacc.windows import resolve_store_url
 
         self.defer(
             trigger=DeltaGateTrigger(
                 request=self._request().to_dict(),
-                lease_store_url=resolve_store_url(self.lease_store_url),
                 poll_interval=float(self.poll_interval),
+                **self.lease_store().trigger_kwargs(),
             ),
             method_name="execute_complete",
             timeout=timedelta(seconds=self.timeout) if self.timeout else None,
@@ -147,6 +157,8 @@ class DeltaWriteWindowSensor(BaseSensorOperator):
     def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
         if not event or event.get("status") != "go":
             message = (event or {}).get("message") or ((event or {}).get("decision") or {}).get("reason")
+            if (event or {}).get("field"):  # bad input the triggerer met (the lease store's connection)
+                raise DeltaCCInputError(f"{self.task_id}: {message}", field=(event or {})["field"])
             raise AirflowException(
                 f"waiting for a quiet window on {self.table} failed: {message or 'no event'}"
             )

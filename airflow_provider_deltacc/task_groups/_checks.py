@@ -79,3 +79,10 @@ def require_columns(
     missing = [c for c in columns if c.lower() not in lowered]
     if missing:
         raise fail(factory, argument, value, f"{missing} not in {where} (it has {list(known)})")
+
+
+def conn_id_argument(factory: str, argument: str, value: Any) -> str | None:
+    """An Airflow connection id (a non-empty string) or None."""
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise fail(factory, argument, value, "give an Airflow connection id, or None")
+    return value

@@ -19,7 +19,14 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.task_groups._checks import boolean, column_list, fail, table_argument
+from airflow_provider_deltacc.config import default_deferrable
+from airflow_provider_deltacc.task_groups._checks import (
+    boolean,
+    column_list,
+    conn_id_argument,
+    fail,
+    table_argument,
+)
 
 if TYPE_CHECKING:
     from airflow.sdk import TaskGroup
@@ -40,6 +47,7 @@ _OWN_ARGUMENTS = frozenset(
         "force",
         "list_only",
         "write_windows",
+        "lease_store_conn_id",
         "task_group",
     }
 )
@@ -56,9 +64,10 @@ def table_maintenance(
     force: bool = False,
     list_only: bool = False,
     write_windows: list[WriteWindow | dict[str, Any]] | None = None,
-    deferrable: bool = True,
+    deferrable: bool = default_deferrable(),
     poll_interval: float = 30.0,
     max_wait: float | timedelta | None = None,
+    lease_store_conn_id: str | None = None,
     operator_kwargs: Mapping[str, Any] | None = None,
     group_id: str = "table_maintenance",
     tooltip: str = "",
@@ -77,9 +86,13 @@ def table_maintenance(
     :param force: allow a retention below the table's (VACUUM still waits for every writer).
     :param list_only: VACUUM only lists what it would delete (a dry run).
     :param write_windows: declared write windows (``WriteWindow`` objects or dicts) of the table's writers.
-    :param deferrable: wait in the triggerer (default) rather than in a worker slot.
+    :param deferrable: wait in the triggerer rather than in a worker slot; the default is
+        ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False).
     :param poll_interval: the longest pause between two gate decisions, in seconds.
     :param max_wait: OPTIMIZE/VACUUM give up after waiting this long (seconds or a timedelta); None waits.
+    :param lease_store_conn_id: the lease store's ``postgres`` or ``sqlite`` connection, for all three tasks;
+        None reads ``[deltacc] lease_store_conn_id`` (then the older ``lease_store_url``, which
+        ``operator_kwargs`` may carry).
     :param operator_kwargs: extra arguments for the three tasks (``execution_mode``, ``lease_store_url``,
         ``profile``, ``table_traits``, ``storage_options``, ``retries``, ...); the sensor gets those it
         understands.
@@ -122,6 +135,7 @@ def table_maintenance(
         raise fail(FACTORY, "vacuum", vacuum, "retention_hours, force and list_only need vacuum=True")
     if isinstance(poll_interval, bool) or not isinstance(poll_interval, int | float) or poll_interval <= 0:
         raise fail(FACTORY, "poll_interval", poll_interval, "must be a positive number of seconds")
+    conn_id_argument(FACTORY, "lease_store_conn_id", lease_store_conn_id)
     extra = dict(operator_kwargs or {})
     if operator_kwargs is not None and not isinstance(operator_kwargs, Mapping):
         raise fail(FACTORY, "operator_kwargs", operator_kwargs, "must be a dict of operator arguments")
@@ -134,6 +148,8 @@ def table_maintenance(
         "deferrable": deferrable,
         "poll_interval": poll_interval,
     }
+    if lease_store_conn_id is not None:  # else DAG default_args may still set it
+        gated["lease_store_conn_id"] = lease_store_conn_id
     sensor_keys = {"profile", "table_traits", "lease_store_url", "expected_duration", "storage_options"}
     sensor_extra = {k: v for k, v in extra.items() if k in sensor_keys or k in _BASE_TASK_KEYS}
     with TaskGroup(group_id=group_id, tooltip=tooltip or "gate, OPTIMIZE, VACUUM") as group:

@@ -37,6 +37,7 @@ from airflow_provider_deltacc.operators.sources import source_spec
 from airflow_provider_deltacc.task_groups._checks import (
     boolean,
     column_list,
+    conn_id_argument,
     ddl_columns,
     fail,
     is_templated,
@@ -70,6 +71,7 @@ _OWN_ARGUMENTS = frozenset(
         "dedup_keys",
         "partition_pin",
         "commit_retry",
+        "lease_store_conn_id",
         "task_group",
     }
 )
@@ -91,6 +93,7 @@ def staging_append_then_merge(
     create_tables: bool = True,
     append_commit_retry: dict[str, Any] | None = None,
     merge_commit_retry: dict[str, Any] | None = None,
+    lease_store_conn_id: str | None = None,
     operator_kwargs: Mapping[str, Any] | None = None,
     group_id: str = "staging_append_then_merge",
     tooltip: str = "",
@@ -127,6 +130,9 @@ def staging_append_then_merge(
         ``create_target``); False expects both to exist.
     :param append_commit_retry: ``commit_retry`` of the appends.
     :param merge_commit_retry: ``commit_retry`` of the MERGE and the cleanup.
+    :param lease_store_conn_id: the lease store's ``postgres`` or ``sqlite`` connection, for every Delta
+        operator of the group; None reads ``[deltacc] lease_store_conn_id`` (then the older
+        ``lease_store_url``, which ``operator_kwargs`` may carry).
     :param operator_kwargs: extra arguments for every Delta operator of the group (``execution_mode``,
         ``conn_id``, ``spark_conf``, ``retries``, ``lease_store_url``, ...). DAG ``default_args`` apply too.
     :param group_id: the task group's id.
@@ -155,9 +161,12 @@ def staging_append_then_merge(
         partition_pin=partition_pin,
         batch_column=batch_column,
         create_tables=create_tables,
+        lease_store_conn_id=lease_store_conn_id,
         operator_kwargs=operator_kwargs,
     )
     extra = dict(operator_kwargs or {})
+    if lease_store_conn_id is not None:  # else DAG default_args may still set it
+        extra["lease_store_conn_id"] = lease_store_conn_id
     merge_extra = dict(extra)
     if schema_evolution:
         merge_extra["spark_conf"] = {
@@ -410,6 +419,7 @@ def _check_arguments(**args: Any) -> dict[str, Any]:
     boolean(FACTORY, "latest_wins", args["latest_wins"])
     boolean(FACTORY, "schema_evolution", args["schema_evolution"])
     boolean(FACTORY, "create_tables", args["create_tables"])
+    conn_id_argument(FACTORY, "lease_store_conn_id", args["lease_store_conn_id"])
     extra = args["operator_kwargs"]
     if extra is not None:
         if not isinstance(extra, Mapping):

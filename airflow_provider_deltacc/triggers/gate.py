@@ -14,6 +14,7 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.windows.gate import GateDecision
 from airflow_provider_deltacc.windows.request import GateRequest, poll_delay
 from airflow_provider_deltacc.windows.store import LeaseStore
@@ -27,26 +28,35 @@ class DeltaGateTrigger(BaseTrigger):
     Between decisions it sleeps ``min(wait_until - now, poll_interval)``: a declared window is re-checked
     right when it closes, a lease (usually released before it expires) at least every ``poll_interval``.
 
+    The store is given as the worker resolved it (the triggerer needs neither the operator's arguments nor
+    the ``[deltacc]`` config): a connection id, which the triggerer looks up itself, so no password is stored
+    with the trigger; or a URL (the older ``lease_store_url`` / ``$DELTACC_LEASE_STORE_URL``, or the default
+    SQLite file), whose credentials Airflow encrypts with the trigger's kwargs.
+
     :param request: a :class:`~airflow_provider_deltacc.windows.GateRequest` as a dict.
-    :param lease_store_url: the store's URL, resolved in the worker (credentials are encrypted with the
-        trigger's kwargs).
+    :param lease_store_url: the store's URL, resolved in the worker.
     :param poll_interval: the longest pause between two decisions, in seconds.
     :param max_store_errors: consecutive store errors tolerated before an ``error`` event.
+    :param lease_store_conn_id: the store's ``postgres`` or ``sqlite`` connection, instead of a URL.
     """
 
     def __init__(
         self,
         *,
         request: dict[str, Any],
-        lease_store_url: str,
+        lease_store_url: str | None = None,
         poll_interval: float = 30.0,
         max_store_errors: int = 3,
+        lease_store_conn_id: str | None = None,
     ) -> None:
         super().__init__()
+        if (lease_store_url is None) == (lease_store_conn_id is None):
+            raise ValueError("DeltaGateTrigger needs exactly one of lease_store_url and lease_store_conn_id")
         self.request = request
         self.lease_store_url = lease_store_url
         self.poll_interval = poll_interval
         self.max_store_errors = max_store_errors
+        self.lease_store_conn_id = lease_store_conn_id
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -56,12 +66,17 @@ class DeltaGateTrigger(BaseTrigger):
                 "lease_store_url": self.lease_store_url,
                 "poll_interval": self.poll_interval,
                 "max_store_errors": self.max_store_errors,
+                "lease_store_conn_id": self.lease_store_conn_id,
             },
         )
 
     def _open(self) -> LeaseStore:
         from airflow_provider_deltacc.windows.factory import store_from_url
 
+        if self.lease_store_conn_id is not None:
+            from airflow_provider_deltacc.hooks.lease_store import connection_store_url
+
+            return store_from_url(connection_store_url(self.lease_store_conn_id))
         return store_from_url(self.lease_store_url)
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
@@ -79,6 +94,9 @@ class DeltaGateTrigger(BaseTrigger):
                         store = await asyncio.to_thread(self._open)
                     decision: GateDecision = await asyncio.to_thread(gate.decide, store)
                     errors = 0
+                except DeltaCCInputError as exc:  # a missing or wrong connection: asking again cannot help
+                    yield TriggerEvent({"status": "error", "message": str(exc), "field": exc.field})
+                    return
                 except Exception as exc:
                     errors += 1
                     message = f"{type(exc).__name__}: {exc}"

@@ -2,7 +2,8 @@
 
 - :class:`WriteWindow`: declared windows (cron + duration, or explicit times) per table.
 - :class:`LeaseStore` (:class:`SqliteLeaseStore`, :class:`PostgresLeaseStore`, :func:`store_from_url`):
-  live leases writers and maintenance hold, acquired atomically, renewed by heartbeat, expiring by TTL.
+  live leases writers and maintenance hold, acquired atomically, renewed by heartbeat, expiring by TTL;
+  :func:`store_url_from_connection` builds a store's URL from an Airflow connection's fields.
 - :func:`hold_lease`: hold a lease around a block of work.
 - :func:`decide`: the gate; :func:`maintenance_conflicts` and :func:`maintenance_lease_conflicts` are the
   predicates maintenance runs and writers acquire their leases with.
@@ -26,7 +27,12 @@ from airflow_provider_deltacc.windows.conflicts import (
     maintenance_lease_conflicts,
 )
 from airflow_provider_deltacc.windows.declared import WriteWindow, windows_for
-from airflow_provider_deltacc.windows.factory import LEASE_STORE_URL_ENV, store_from_url
+from airflow_provider_deltacc.windows.factory import (
+    LEASE_STORE_URL_ENV,
+    STORE_CONN_TYPES,
+    store_from_url,
+    store_url_from_connection,
+)
 from airflow_provider_deltacc.windows.gate import DELTA_DEFAULT_RETENTION_HOURS, GateDecision, decide
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
 from airflow_provider_deltacc.windows.lease import (
@@ -38,7 +44,7 @@ from airflow_provider_deltacc.windows.lease import (
     parse_op_kind,
 )
 from airflow_provider_deltacc.windows.postgres_store import PostgresLeaseStore, mask_url
-from airflow_provider_deltacc.windows.request import GateRequest, poll_delay, resolve_store_url
+from airflow_provider_deltacc.windows.request import GateRequest, poll_delay, store_url_and_source
 from airflow_provider_deltacc.windows.sqlite_store import LEASE_DB_ENV, SqliteLeaseStore, default_sqlite_path
 from airflow_provider_deltacc.windows.store import AcquireResult, ConflictPredicate, LeaseStore
 from airflow_provider_deltacc.windows.table_facts import TableFacts, read_table_facts, table_partitions
@@ -56,6 +62,7 @@ __all__ = [
     "LEASE_DB_ENV",
     "LEASE_STORE_URL_ENV",
     "MAINTENANCE_OPS",
+    "STORE_CONN_TYPES",
     "AcquireResult",
     "Clash",
     "ConflictPredicate",
@@ -86,8 +93,9 @@ __all__ = [
     "parse_op_kind",
     "poll_delay",
     "read_table_facts",
-    "resolve_store_url",
     "store_from_url",
+    "store_url_and_source",
+    "store_url_from_connection",
     "table_partitions",
     "windows_for",
     "writer_lease",

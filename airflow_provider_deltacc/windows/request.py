@@ -24,20 +24,26 @@ from airflow_provider_deltacc.windows.partitions import PartitionScope, format_s
 from airflow_provider_deltacc.windows.sqlite_store import default_sqlite_path
 from airflow_provider_deltacc.windows.store import ConflictPredicate, LeaseStore
 
+#: Where :func:`store_url_and_source` found the URL.
+URL_ARGUMENT, URL_ENV, EMBEDDED_DEFAULT = "lease_store_url", f"${LEASE_STORE_URL_ENV}", "the embedded default"
 
-def resolve_store_url(url: str | None = None) -> str:
-    """The lease store URL a task would open: ``url``, else ``$DELTACC_LEASE_STORE_URL``, else the default
-    SQLite file as a ``sqlite:///`` URL.
+
+def store_url_and_source(url: str | None = None) -> tuple[str, str]:
+    """The lease store URL a task would open, and where it came from: ``url`` (:data:`URL_ARGUMENT`), else
+    ``$DELTACC_LEASE_STORE_URL`` (:data:`URL_ENV`), else the default SQLite file as a ``sqlite:///`` URL
+    (:data:`EMBEDDED_DEFAULT`).
 
     Resolve it in the worker before deferring, so the triggerer opens the same store whatever its own
     environment says.
 
     :param url: an explicit URL or None.
     """
-    resolved = url or os.environ.get(LEASE_STORE_URL_ENV) or None
-    if resolved is None:
-        return f"sqlite:///{default_sqlite_path()}"
-    return resolved
+    if url:
+        return url, URL_ARGUMENT
+    configured = os.environ.get(LEASE_STORE_URL_ENV)
+    if configured:
+        return configured, URL_ENV
+    return f"sqlite:///{default_sqlite_path()}", EMBEDDED_DEFAULT
 
 
 def parse_windows(windows: Iterable[WriteWindow | Mapping[str, Any]] | None) -> tuple[WriteWindow, ...]:

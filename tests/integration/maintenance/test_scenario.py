@@ -182,7 +182,12 @@ def run_scenario(spark: SparkSession, tmp_path: Path, store_url: str, window_s: 
     late_thread.start()
 
     time.sleep(min(3.0, window_s / 4))  # maintenance asks while the window is open and writers are busy
-    maintenance = {"write_windows": [window], "lease_store_url": store_url, "execution_mode": "in_process"}
+    maintenance = {
+        "write_windows": [window],
+        "lease_store_url": store_url,
+        "execution_mode": "in_process",
+        "deferrable": True,
+    }
     optimize, optimize_deferrals = drive(
         DeltaOptimizeOperator(task_id="optimize", table=path, poll_interval=1.0, **maintenance), "optimize"
     )

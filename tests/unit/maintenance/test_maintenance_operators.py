@@ -38,6 +38,7 @@ def _optimize(store_url: str, **kwargs: Any) -> tuple[DeltaOptimizeOperator, Rec
         "table": TABLE,
         "lease_store_url": store_url,
         "poll_interval": 0.1,
+        "deferrable": True,
     }
     return with_hook(DeltaOptimizeOperator(**{**defaults, **kwargs}), hook), hook
 
@@ -49,6 +50,7 @@ def _vacuum(store_url: str, **kwargs: Any) -> tuple[DeltaVacuumOperator, Recordi
         "table": TABLE,
         "lease_store_url": store_url,
         "poll_interval": 0.1,
+        "deferrable": True,
     }
     return with_hook(DeltaVacuumOperator(**{**defaults, **kwargs}), hook), hook
 
@@ -306,7 +308,7 @@ def test_bad_gate_arguments_are_input_errors(store_url: str) -> None:
 def test_sensor_returns_the_decision_when_quiet(store_url: str) -> None:
     with store_from_url(store_url) as store:
         grant(store, TABLE, OpKind.BLIND_APPEND)
-    sensor = DeltaWriteWindowSensor(task_id="quiet", table=TABLE, lease_store_url=store_url)
+    sensor = DeltaWriteWindowSensor(task_id="quiet", table=TABLE, lease_store_url=store_url, deferrable=True)
     decision = sensor.execute(_maint_context("quiet"))
     assert decision["go"] is True
 
@@ -320,6 +322,7 @@ def test_sensor_defers_while_busy_and_completes_on_go(store_url: str) -> None:
             maintenance_op="vacuum",
             lease_store_url=store_url,
             poll_interval=0.1,
+            deferrable=True,
         )
         with pytest.raises(TaskDeferred) as deferred:
             sensor.execute(_maint_context("quiet"))

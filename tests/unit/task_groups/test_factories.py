@@ -233,3 +233,54 @@ def test_example_dags_parse(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> N
         bag = DagBag(dag_folder=str(folder / name))
         assert not bag.import_errors, bag.import_errors
         assert len(bag.dags) == 1
+
+
+def _argument(task: Any, name: str) -> Any:
+    """An operator argument, also of a mapped task (its ``partial()`` arguments)."""
+    partial = getattr(task, "partial_kwargs", None)
+    return partial.get(name) if partial is not None else getattr(task, name)
+
+
+def test_lease_store_conn_id_reaches_every_task_of_both_groups() -> None:
+    with _dag() as dag:
+        table_maintenance(table="/data/t", group_id="m", lease_store_conn_id="deltacc_leases")
+        staging_append_then_merge(group_id="ingest", **BASE, lease_store_conn_id="deltacc_leases")
+    delta_tasks = [t for t in dag.tasks if t.task_id != "ingest.plan_batches"]
+    assert len(delta_tasks) == 8
+    assert {t.task_id: _argument(t, "lease_store_conn_id") for t in delta_tasks} == {
+        t.task_id: "deltacc_leases" for t in delta_tasks
+    }
+
+
+def test_without_lease_store_conn_id_the_dags_default_args_apply() -> None:
+    from airflow.sdk import DAG
+
+    default_args = {"lease_store_conn_id": "from_default_args"}
+    with DAG("tg_defaults", schedule=None, start_date=datetime(2026, 1, 1), default_args=default_args) as dag:
+        table_maintenance(table="/data/t", group_id="m")
+        staging_append_then_merge(group_id="ingest", **BASE)
+    tasks = [t for t in dag.tasks if t.task_id != "ingest.plan_batches"]
+    assert {t.lease_store_conn_id for t in tasks if not hasattr(t, "partial_kwargs")} == {"from_default_args"}
+    # A mapped task gets the DAG's default_args when it is unmapped, unless partial() was given the argument.
+    mapped = [t for t in tasks if hasattr(t, "partial_kwargs")]
+    assert mapped and all("lease_store_conn_id" not in t.partial_kwargs for t in mapped)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"lease_store_conn_id": ""},
+        {"lease_store_conn_id": 42},
+        {"operator_kwargs": {"lease_store_conn_id": "x"}},
+    ],
+)
+def test_lease_store_conn_id_is_checked_by_both_groups(change: dict[str, Any]) -> None:
+    argument = next(iter(change))
+    for factory, arguments in (
+        (table_maintenance, {"table": "/data/t"}),
+        (staging_append_then_merge, BASE),
+    ):
+        with _dag(), pytest.raises(DeltaCCInputError) as caught:
+            factory(**{**arguments, **change})
+        assert caught.value.field == argument
+        assert str(caught.value).startswith(f"{factory.__name__}({argument}=")
