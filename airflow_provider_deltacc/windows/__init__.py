@@ -2,7 +2,8 @@
 
 - :class:`WriteWindow`: declared windows (cron + duration, or explicit times) per table.
 - :class:`LeaseStore` (:class:`SqliteLeaseStore`, :class:`PostgresLeaseStore`, :func:`store_from_url`):
-  live leases writers and maintenance hold, acquired atomically, renewed by heartbeat, expiring by TTL.
+  live leases writers and maintenance hold, acquired atomically, renewed by heartbeat, expiring by TTL;
+  :class:`LeaseStoreUnavailable` when a store server cannot be reached.
 - :func:`hold_lease`: hold a lease around a block of work.
 - :func:`decide`: the gate; :func:`maintenance_conflicts` and :func:`maintenance_lease_conflicts` are the
   predicates maintenance runs and writers acquire their leases with.
@@ -39,7 +40,12 @@ from airflow_provider_deltacc.windows.lease import (
 from airflow_provider_deltacc.windows.postgres_store import PostgresLeaseStore, mask_url
 from airflow_provider_deltacc.windows.request import GateRequest, poll_delay, resolve_store_url
 from airflow_provider_deltacc.windows.sqlite_store import LEASE_DB_ENV, SqliteLeaseStore, default_sqlite_path
-from airflow_provider_deltacc.windows.store import AcquireResult, ConflictPredicate, LeaseStore
+from airflow_provider_deltacc.windows.store import (
+    AcquireResult,
+    ConflictPredicate,
+    LeaseStore,
+    LeaseStoreUnavailable,
+)
 from airflow_provider_deltacc.windows.table_facts import TableFacts, read_table_facts, table_partitions
 from airflow_provider_deltacc.windows.writer import (
     ExclusiveLeaseUnavailable,
@@ -65,6 +71,7 @@ __all__ = [
     "Lease",
     "LeaseRequest",
     "LeaseStore",
+    "LeaseStoreUnavailable",
     "PostgresLeaseStore",
     "SqliteLeaseStore",
     "TableFacts",
