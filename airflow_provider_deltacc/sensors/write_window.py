@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
+from airflow_provider_deltacc.operators.base import DEFAULT_AIRFLOW_RETRIES, DEFAULT_RETRY_POLICY
 
 if TYPE_CHECKING:
-    from airflow.sdk import Context
+    from airflow.sdk import Context, RetryPolicy
 
     from airflow_provider_deltacc.occ.matrix import EngineProfile, TableTraits
     from airflow_provider_deltacc.windows import GateRequest, WriteWindow
@@ -45,6 +46,11 @@ class DeltaWriteWindowSensor(BaseSensorOperator):
     :param storage_options: delta-rs storage options.
     :param deferrable: wait in the triggerer (default) instead of rescheduling on a worker.
     :param poll_interval: the longest pause between two gate decisions, in seconds.
+    :param retries: Airflow retries, as for the Delta operators: a lease store that cannot be reached fails
+        the try as :class:`~airflow_provider_deltacc.exceptions.DeltaCCInfrastructureError`, which the retry
+        policy retries with the task's own ``retry_delay``.
+    :param retry_policy: the Airflow retry policy; the Delta operators' ``DeltaConflictRetryPolicy`` by
+        default.
     """
 
     template_fields: Sequence[str] = ("table", "partitions")
@@ -64,12 +70,14 @@ class DeltaWriteWindowSensor(BaseSensorOperator):
         storage_options: dict[str, str] | None = None,
         deferrable: bool = True,
         poll_interval: float = 30.0,
+        retries: int | None = DEFAULT_AIRFLOW_RETRIES,
+        retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
         **kwargs: Any,
     ) -> None:
         if not deferrable:
             kwargs.setdefault("mode", "reschedule")
         kwargs.setdefault("poke_interval", poll_interval)
-        super().__init__(**kwargs)
+        super().__init__(retries=retries, retry_policy=retry_policy, **kwargs)
         self.table = table
         self.maintenance_op = maintenance_op
         self.partitions = partitions
@@ -113,11 +121,14 @@ class DeltaWriteWindowSensor(BaseSensorOperator):
             raise DeltaCCInputError(f"{self.task_id}: {exc}") from None
 
     def _decide(self) -> dict[str, Any]:
-        from airflow_provider_deltacc.windows import resolve_store_url, store_from_url
+        from airflow_provider_deltacc.windows import LeaseStoreUnavailable, resolve_store_url, store_from_url
 
         request = self._request()
-        with store_from_url(resolve_store_url(self.lease_store_url)) as store:
-            decision = request.decide(store)
+        try:
+            with store_from_url(resolve_store_url(self.lease_store_url)) as store:
+                decision = request.decide(store)
+        except LeaseStoreUnavailable as exc:
+            raise DeltaCCInfrastructureError.lease_store(self.task_id, exc.store, str(exc)) from None
         self.log.info("gate: %s on %s: %s", request.maintenance_op.name, self.table, decision.reason)
         return decision.to_dict()
 
@@ -147,6 +158,8 @@ class DeltaWriteWindowSensor(BaseSensorOperator):
     def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
         if not event or event.get("status") != "go":
             message = (event or {}).get("message") or ((event or {}).get("decision") or {}).get("reason")
+            if store := (event or {}).get("lease_store"):
+                raise DeltaCCInfrastructureError.lease_store(self.task_id, store, str(message))
             raise AirflowException(
                 f"waiting for a quiet window on {self.table} failed: {message or 'no event'}"
             )
