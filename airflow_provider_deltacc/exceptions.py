@@ -52,10 +52,10 @@ class DeltaCCInputError(DeltaCCError):
 
 
 class DeltaCCInfrastructureError(DeltaCCError):
-    """Something the job needs could not be reached: a Spark Connect server or a Spark master that refuses
-    connections, a lost connection to it, a driver the cluster killed. Airflow retries it with the task's own
-    retry delay; configuration mistakes (a missing connection, a wrong connection type) are
-    :class:`DeltaCCInputError` instead.
+    """Something the task needs could not be reached: a Spark Connect server or a Spark master that refuses
+    connections, a lost connection to it, a driver the cluster killed, the lease store of a maintenance task.
+    Airflow retries it with the task's own retry delay; configuration mistakes (a missing connection, a
+    malformed URL, a wrong connection type) are :class:`DeltaCCInputError` instead.
 
     :param unreachable: what could not be reached, for the retry reason, e.g. ``Spark Connect server
         h:15002``.
@@ -64,6 +64,21 @@ class DeltaCCInfrastructureError(DeltaCCError):
     def __init__(self, message: str, *, unreachable: str, report: dict[str, Any] | None = None) -> None:
         super().__init__(message, report=report)
         self.unreachable = unreachable
+
+    @classmethod
+    def lease_store(cls, task_id: str, store: str, detail: str) -> DeltaCCInfrastructureError:
+        """A maintenance task (OPTIMIZE, VACUUM, the write-window sensor) cannot reach its lease store, so it
+        cannot see the writers: it must not run unguarded.
+
+        :param task_id: the task.
+        :param store: the store as it may be logged (its password hidden).
+        :param detail: what failed.
+        """
+        return cls(
+            f"{task_id}: {detail}. Maintenance does not run without the lease store that keeps it away from "
+            "the writers; Airflow retries the task",
+            unreachable=f"lease store {store}",
+        )
 
 
 class DeltaUnsafeStorageError(DeltaCCError):

@@ -4,7 +4,11 @@ In-job retries (the OCC commit loop inside the Spark driver) absorb short races.
 absorb reaches Airflow as :class:`~airflow_provider_deltacc.exceptions.DeltaConflictRetryable`; this
 policy turns it into an Airflow retry with a jittered delay and a reason naming the conflict kind, the
 table and the partition, so every try and why is visible in the UI. Fatal conflicts and bad input fail
-at once. Raw Delta exceptions (or their messages) are classified too.
+at once. Infrastructure that could not be reached
+(:class:`~airflow_provider_deltacc.exceptions.DeltaCCInfrastructureError`: a Spark master or Connect server
+that is down, a driver the cluster killed, the lease store of a maintenance task) is retried with the task's
+own retry delay and a reason naming what was unreachable. Raw Delta exceptions (or their messages) are
+classified too.
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ def _where(conflict: Conflict | None, table: str | None) -> str:
 
 
 class DeltaConflictRetryPolicy(RetryPolicy):
-    """Retry retryable Delta conflicts with jittered exponential delays; fail fatal ones and bad input.
+    """Retry retryable Delta conflicts with jittered exponential delays; fail fatal ones and bad input; retry
+    unreachable infrastructure with the task's own delay.
 
     :param min_delay: delay before the first Airflow retry (before jitter).
     :param max_delay: cap on the delay.
@@ -146,14 +151,16 @@ class DeltaConflictRetryPolicy(RetryPolicy):
     def _retry_infrastructure(
         exc: DeltaCCInfrastructureError, try_number: int, max_tries: int
     ) -> RetryDecision:
-        """Something the job needs was unreachable: Airflow retries with the task's own retry delay."""
+        """Something the task needs was unreachable (a Spark master or Connect server, a killed driver, the
+        lease store of a maintenance task): Airflow retries with the task's own retry delay."""
         if try_number > max_tries:
             return RetryDecision.default()
         return RetryDecision.retry(
+            delay=None,  # the task's own retry_delay (and retry_exponential_backoff)
             reason=(
                 f"{exc.unreachable} unreachable: Airflow retry {try_number} of {max_tries} after the task's "
                 f"retry delay. {exc}"
-            )
+            ),
         )
 
     @staticmethod

@@ -34,6 +34,11 @@ def pages() -> dict[Path, str]:
         "Generated from `airflow_provider_deltacc.occ.decisions` by `scripts/gen_docs.py`; do not edit.\n",
         "What the commit loop does with each conflict kind, by the class of the operation that lost.\n",
         decision_table_markdown(),
+        "These are the retries inside the job. What ends the try is decided by the Airflow retry policy",
+        "([exceptions](operators.md)): a conflict that outlasted them is retried with a jittered delay,",
+        "infrastructure that could not be reached (a Spark master or Connect server, a driver the cluster",
+        "killed, the lease store of a maintenance task) with the task's own `retry_delay`, and bad input",
+        "and fatal conflicts fail at once.",
     ]
     return {
         ROOT / "docs" / "conflict-matrix.md": "\n".join(matrix).rstrip() + "\n",

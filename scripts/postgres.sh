@@ -3,6 +3,7 @@
 #
 #   scripts/postgres.sh start [DIR]   initialise DIR (if new), start the server, print its SQLAlchemy URL
 #   scripts/postgres.sh url   [DIR]   print the URL of the server running in DIR
+#   scripts/postgres.sh halt  [DIR]   stop the server, keep DIR: `start DIR` brings it back on the same port
 #   scripts/postgres.sh stop  [DIR]   stop the server and delete DIR
 #
 # DIR defaults to $DELTACC_PG_DIR or /tmp/deltacc-postgres. It holds the data directory, the server
@@ -73,7 +74,7 @@ start() {
     mv "$DIR/password.tmp" "$DIR/password"
   fi
   local port
-  port="$(free_port)"
+  if [ -f "$DIR/port" ]; then port="$(cat "$DIR/port")"; else port="$(free_port)"; fi  # a restart keeps it
   echo "$port" >"$DIR/port"
   as_owner "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 start \
     -o "-c listen_addresses=127.0.0.1 -c port=$port -k $DIR -c fsync=off -c max_connections=200" \
@@ -84,9 +85,13 @@ start() {
   print_url
 }
 
-stop() {
+halt() {
   BIN="$(find_bindir)" || die "no PostgreSQL server binaries"
   if running; then as_owner "$BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null; fi
+}
+
+stop() {
+  halt
   case "$DIR" in
     /tmp/*|*/.cache/*) rm -rf "$DIR" ;;
     *) echo "postgres.sh: stopped; leaving $DIR in place (only /tmp and .cache dirs are deleted)" >&2 ;;
@@ -95,7 +100,8 @@ stop() {
 
 case "$cmd" in
   start) start ;;
+  halt) halt ;;
   stop) stop ;;
   url) print_url ;;
-  *) die "usage: $0 start|stop|url [DIR]" ;;
+  *) die "usage: $0 start|halt|stop|url [DIR]" ;;
 esac

@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -24,7 +25,7 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.engine.redaction import redact_text, sensitive_values
-from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, driver_log_env
 from airflow_provider_deltacc.spark_job.report_line import REPORT_PREFIX, parse_report_line
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
 #: How long the hook waits for a TCP connection to a ``spark://`` master before it gives up.
 MASTER_CONNECT_TIMEOUT_S = 5.0
+#: Exit statuses a shell or container runtime reports for a child that SIGKILL or SIGTERM ended.
+_SHELL_SIGNAL_CODES = frozenset({128 + signal.SIGKILL, 128 + signal.SIGTERM})
 
 
 class SparkSubmitRunner:
@@ -67,6 +70,7 @@ class SparkSubmitRunner:
         self.spark_log_level = spark_log_level
         self.connection_secrets: list[str] = []
         self._submit_hook: ReportingSparkSubmitHook | None = None
+        self._killed_here = False
 
     @cached_property
     def connection(self) -> Any:
@@ -127,30 +131,55 @@ class SparkSubmitRunner:
         defaults = {k: v for k, v in local_defaults(master).items() if k not in chosen}
         return {**defaults, **DELTA_SPARK_CONF, **self.spark_conf}
 
+    def master_addresses(self) -> list[tuple[str, int]]:
+        """The host and port of each master a ``spark://`` URL names (several for standby masters; port 7077
+        when none is given); empty for other masters.
+
+        :raises DeltaCCInputError: naming ``conn_id`` and the URL when it is malformed.
+        """
+        master = self.connection_master
+        if not master.startswith("spark://"):
+            return []
+        addresses = []
+        for address in master.removeprefix("spark://").split(","):
+            host, colon, port = address.strip().rpartition(":")
+            if not colon:
+                host, port = port, ""
+            host = host.strip("[]")  # an IPv6 literal
+            if not host or not (port or "7077").isdigit() or not 0 < int(port or 7077) < 65536:
+                raise DeltaCCInputError(
+                    f"conn_id={self.conn_id!r}: the Spark master URL {master} is malformed at {address!r}; "
+                    "give spark://host:port (or spark://host1:port1,host2:port2 for standby masters)",
+                    field="conn_id",
+                    value=self.conn_id,
+                )
+            addresses.append((host, int(port or 7077)))
+        return addresses
+
     def check_master_reachable(self, timeout_s: float = MASTER_CONNECT_TIMEOUT_S) -> None:
         """Fail fast when a ``spark://`` master refuses connections or does not answer within ``timeout_s``
         (spark-submit itself would retry for minutes). Other masters (``local``, ``yarn``, ``k8s://``) are
         not probed.
 
         :param timeout_s: the longest wait for one TCP connection.
-        :raises DeltaCCInputError: naming ``conn_id`` and the master when no master of the URL answers.
+        :raises DeltaCCInputError: when the URL is malformed (a configuration mistake).
+        :raises DeltaCCInfrastructureError: naming ``conn_id`` and the master when no master of the URL
+            answers (a master that is down or restarting; Airflow retries the task).
         """
-        master = self.connection_master
-        if not master.startswith("spark://"):
-            return
         errors = []
-        for address in master.removeprefix("spark://").split(","):
-            host, _, port = address.strip().rpartition(":")
+        for host, port in self.master_addresses():
             try:
-                with socket.create_connection((host or address, int(port or 7077)), timeout=timeout_s):
+                with socket.create_connection((host, port), timeout=timeout_s):
                     return
-            except (OSError, ValueError) as exc:
-                errors.append(f"{address.strip()}: {type(exc).__name__}: {exc}")
-        raise DeltaCCInputError(
+            except OSError as exc:
+                errors.append(f"{host}:{port}: {type(exc).__name__}: {exc}")
+        if not errors:
+            return
+        master = self.connection_master
+        raise DeltaCCInfrastructureError(
             f"conn_id={self.conn_id!r}: the Spark master {master} cannot be reached ({'; '.join(errors)}). "
             "Start the master, or fix the connection's host and port.",
-            field="conn_id",
-            value=self.conn_id,
+            unreachable=f"Spark master {master} (conn_id={self.conn_id!r})",
         )
 
     def run(self, spec: dict[str, Any], *, turns: Turns | None = None) -> tuple[int, dict[str, Any] | None]:
@@ -202,6 +231,7 @@ class SparkSubmitRunner:
                 *sensitive_values(self.submit_options),
             ]
             self._submit_hook = hook
+            self._killed_here = False
             try:
                 hook.submit(application=str(spark_job_application()))
                 code = 0
@@ -211,11 +241,32 @@ class SparkSubmitRunner:
                 code = hook.returncode
             finally:
                 self._submit_hook = None
+        if hook.report is None and not self._killed_here:
+            self.raise_if_driver_killed(hook.driver_exit_code)
         return code, hook.report
+
+    def raise_if_driver_killed(self, code: int | None) -> None:
+        """A driver that ended by a signal without a report was killed from outside (the cluster's OOM
+        killer, a preempted node or container, an operator): infrastructure, not this job's fault. Its
+        re-run is safe: the txn identity makes it a skipped duplicate if the killed driver had committed.
+
+        :param code: the driver's exit status as the apache-spark provider reports it.
+        :raises DeltaCCInfrastructureError: naming ``conn_id``, the master and the signal.
+        """
+        signal_name = killing_signal(code)
+        if signal_name is None:
+            return
+        raise DeltaCCInfrastructureError(
+            f"conn_id={self.conn_id!r}: the Spark driver (master {self.connection_master}) was killed by "
+            f"{signal_name} (exit status {code}) before it reported an outcome. A re-run is safe: if the "
+            "killed driver committed, the re-run finds its txn identity and skips the write.",
+            unreachable=f"the Spark driver JVM (killed by {signal_name}; conn_id={self.conn_id!r})",
+        )
 
     def on_kill(self) -> None:
         """Kill the running spark-submit (and, through the provider, its driver)."""
         if self._submit_hook is not None:
+            self._killed_here = True
             self._submit_hook.on_kill()
 
     def submit_hook_for(self, **kwargs: Any) -> ReportingSparkSubmitHook:
@@ -248,6 +299,27 @@ class SparkSubmitRunner:
             # fails (and yields "/bin/spark-class: No such file") when the driver Python has no pyspark.
             env["SPARK_HOME"] = home
         return env
+
+
+def killing_signal(code: int | None) -> str | None:
+    """The signal that ended a process with exit status ``code``, e.g. ``SIGKILL``; None for a normal exit.
+
+    ``subprocess`` gives ``-N`` for a process a signal ended; a shell, a container runtime or a JVM reporting
+    its child gives ``128 + N`` (137 for SIGKILL, 143 for SIGTERM; other values above 128 are ordinary
+    exit codes as often as not, and are not read as signals).
+
+    :param code: the exit status.
+    """
+    if code is None:
+        return None
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    if code in _SHELL_SIGNAL_CODES:
+        return signal.Signals(code - 128).name
+    return None
 
 
 def pip_spark_home() -> str | None:
@@ -290,6 +362,16 @@ class ReportingSparkSubmitHook(SparkSubmitHook):
     def returncode(self) -> int | None:
         process = self._submit_sp
         return None if process is None else process.returncode
+
+    @property
+    def driver_exit_code(self) -> int | None:
+        """The driver's exit status as the provider reports it: the Kubernetes driver pod's ``Exit code``
+        when spark-submit logged a non-zero one (cluster deploy mode), else spark-submit's return code
+        (client mode: spark-submit's JVM is the driver). The provider's other "killed" outcomes, a
+        standalone driver's ``KILLED`` state and a YARN application's, come from tracking a cluster-mode
+        driver after submission, which this hook's caller does not do."""
+        pod_code = self._spark_exit_code if self._is_kubernetes else None
+        return pod_code if pod_code else self.returncode
 
     def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:
         super()._process_spark_submit_log(self._without_report(itr))

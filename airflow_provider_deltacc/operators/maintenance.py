@@ -20,7 +20,7 @@ from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.advisor import parse_time
 from airflow_provider_deltacc.config import default_deferrable
-from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.occ.operation_class import OperationClass
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_holder
 
@@ -137,14 +137,22 @@ class _GatedMaintenanceOperator(DeltaBaseOperator):
 
         On storage that cannot exclude concurrent writers the run waits for every live lease on the table
         and its own lease blocks every writer (see :meth:`DeltaBaseOperator.guard_storage`).
+
+        A lease store that cannot be reached fails the try as :class:`DeltaCCInfrastructureError` (Airflow
+        retries it): maintenance that cannot see the writers does not run.
         """
+        from airflow_provider_deltacc.windows import LeaseStoreUnavailable
+
         spec, exclusive = self.guard_storage(spec)
         request = self.gate_request(spec, self.table_facts())
         if exclusive:
             request = replace(request, exclusive=True)
         waiting_since = self._waiting_since or datetime.now(UTC)
         while True:
-            outcome = self._attempt(context, spec, request)
+            try:
+                outcome = self._attempt(context, spec, request)
+            except LeaseStoreUnavailable as exc:
+                raise DeltaCCInfrastructureError.lease_store(self.task_id, exc.store, str(exc)) from None
             if isinstance(outcome, dict):
                 return outcome
             self._wait(request, outcome, waiting_since)
@@ -234,6 +242,8 @@ class _GatedMaintenanceOperator(DeltaBaseOperator):
             message = payload.get("message", "no event")
             if payload.get("field"):  # bad input the triggerer met (the lease store's connection)
                 raise DeltaCCInputError(f"{self.task_id}: {message}", field=payload["field"])
+            if store := payload.get("lease_store"):
+                raise DeltaCCInfrastructureError.lease_store(self.task_id, store, message)
             raise AirflowException(f"{self.task_id}: waiting for the gate on {self.table} failed: {message}")
         self.log.info("gate trigger on %s: %s", self.table, decision.get("reason", "go"))
         self._waiting_since = datetime.fromisoformat(waiting_since) if waiting_since else None

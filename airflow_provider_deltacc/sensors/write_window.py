@@ -10,11 +10,12 @@ from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.config import default_deferrable
-from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
+from airflow_provider_deltacc.operators.base import DEFAULT_AIRFLOW_RETRIES, DEFAULT_RETRY_POLICY
 
 if TYPE_CHECKING:
-    from airflow.sdk import Context
+    from airflow.sdk import Context, RetryPolicy
 
     from airflow_provider_deltacc.occ.matrix import EngineProfile, TableTraits
     from airflow_provider_deltacc.windows import GateRequest, WriteWindow
@@ -55,6 +56,11 @@ class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
     :param poll_interval: the longest pause between two gate decisions, in seconds.
     :param lease_store_conn_id: the lease store's ``postgres`` or ``sqlite`` connection; None reads
         ``[deltacc] lease_store_conn_id``, then ``lease_store_url``.
+    :param retries: Airflow retries, as for the Delta operators: a lease store that cannot be reached fails
+        the try as :class:`~airflow_provider_deltacc.exceptions.DeltaCCInfrastructureError`, which the retry
+        policy retries with the task's own ``retry_delay``.
+    :param retry_policy: the Airflow retry policy; the Delta operators' ``DeltaConflictRetryPolicy`` by
+        default.
     """
 
     template_fields: Sequence[str] = ("table", "partitions")
@@ -75,12 +81,14 @@ class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
         deferrable: bool = default_deferrable(),
         poll_interval: float = 30.0,
         lease_store_conn_id: str | None = None,
+        retries: int | None = DEFAULT_AIRFLOW_RETRIES,
+        retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
         **kwargs: Any,
     ) -> None:
         if not deferrable:
             kwargs.setdefault("mode", "reschedule")
         kwargs.setdefault("poke_interval", poll_interval)
-        super().__init__(**kwargs)
+        super().__init__(retries=retries, retry_policy=retry_policy, **kwargs)
         self.table = table
         self.maintenance_op = maintenance_op
         self.partitions = partitions
@@ -125,9 +133,14 @@ class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
             raise DeltaCCInputError(f"{self.task_id}: {exc}") from None
 
     def _decide(self) -> dict[str, Any]:
+        from airflow_provider_deltacc.windows import LeaseStoreUnavailable
+
         request = self._request()
-        with self.open_lease_store() as store:
-            decision = request.decide(store)
+        try:
+            with self.open_lease_store() as store:
+                decision = request.decide(store)
+        except LeaseStoreUnavailable as exc:
+            raise DeltaCCInfrastructureError.lease_store(self.task_id, exc.store, str(exc)) from None
         self.log.info("gate: %s on %s: %s", request.maintenance_op.name, self.table, decision.reason)
         return decision.to_dict()
 
@@ -159,6 +172,8 @@ class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
             message = (event or {}).get("message") or ((event or {}).get("decision") or {}).get("reason")
             if (event or {}).get("field"):  # bad input the triggerer met (the lease store's connection)
                 raise DeltaCCInputError(f"{self.task_id}: {message}", field=(event or {})["field"])
+            if store := (event or {}).get("lease_store"):
+                raise DeltaCCInfrastructureError.lease_store(self.task_id, store, str(message))
             raise AirflowException(
                 f"waiting for a quiet window on {self.table} failed: {message or 'no event'}"
             )

@@ -17,13 +17,14 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.windows.gate import GateDecision
 from airflow_provider_deltacc.windows.request import GateRequest, poll_delay
-from airflow_provider_deltacc.windows.store import LeaseStore
+from airflow_provider_deltacc.windows.store import LeaseStore, LeaseStoreUnavailable
 
 CLASSPATH = "airflow_provider_deltacc.triggers.gate.DeltaGateTrigger"
 
 
 class DeltaGateTrigger(BaseTrigger):
-    """Yield one event when the gate says go (``status: go``), refuses (``refused``) or cannot be asked.
+    """Yield one event when the gate says go (``status: go``), refuses (``refused``) or cannot be asked
+    (``error``, with ``lease_store`` naming the store when it could not be reached).
 
     Between decisions it sleeps ``min(wait_until - now, poll_interval)``: a declared window is re-checked
     right when it closes, a lease (usually released before it expires) at least every ``poll_interval``.
@@ -99,9 +100,13 @@ class DeltaGateTrigger(BaseTrigger):
                     return
                 except Exception as exc:
                     errors += 1
-                    message = f"{type(exc).__name__}: {exc}"
+                    named = isinstance(exc, LeaseStoreUnavailable)  # its message says what it is
+                    message = str(exc) if named else f"{type(exc).__name__}: {exc}"
                     if errors >= self.max_store_errors:
-                        yield TriggerEvent({"status": "error", "message": message})
+                        event: dict[str, Any] = {"status": "error", "message": message}
+                        if isinstance(exc, LeaseStoreUnavailable):
+                            event["lease_store"] = exc.store  # the task fails as infrastructure
+                        yield TriggerEvent(event)
                         return
                     self.log.warning(
                         "gate on %s: lease store error %d of %d (%s); asking again in %.1f s",

@@ -4,6 +4,7 @@
 - :class:`LeaseStore` (:class:`SqliteLeaseStore`, :class:`PostgresLeaseStore`, :func:`store_from_url`):
   live leases writers and maintenance hold, acquired atomically, renewed by heartbeat, expiring by TTL;
   :func:`store_url_from_connection` builds a store's URL from an Airflow connection's fields.
+  :class:`LeaseStoreUnavailable` is raised when a store server cannot be reached.
 - :func:`hold_lease`: hold a lease around a block of work.
 - :func:`decide`: the gate; :func:`maintenance_conflicts` and :func:`maintenance_lease_conflicts` are the
   predicates maintenance runs and writers acquire their leases with.
@@ -46,7 +47,12 @@ from airflow_provider_deltacc.windows.lease import (
 from airflow_provider_deltacc.windows.postgres_store import PostgresLeaseStore, mask_url
 from airflow_provider_deltacc.windows.request import GateRequest, poll_delay, store_url_and_source
 from airflow_provider_deltacc.windows.sqlite_store import LEASE_DB_ENV, SqliteLeaseStore, default_sqlite_path
-from airflow_provider_deltacc.windows.store import AcquireResult, ConflictPredicate, LeaseStore
+from airflow_provider_deltacc.windows.store import (
+    AcquireResult,
+    ConflictPredicate,
+    LeaseStore,
+    LeaseStoreUnavailable,
+)
 from airflow_provider_deltacc.windows.table_facts import TableFacts, read_table_facts, table_partitions
 from airflow_provider_deltacc.windows.writer import (
     ExclusiveLeaseUnavailable,
@@ -73,6 +79,7 @@ __all__ = [
     "Lease",
     "LeaseRequest",
     "LeaseStore",
+    "LeaseStoreUnavailable",
     "PostgresLeaseStore",
     "RetryTurns",
     "SqliteLeaseStore",

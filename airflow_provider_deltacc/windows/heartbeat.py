@@ -55,15 +55,33 @@ class _Heartbeat(threading.Thread):
         self._interval_s = interval_s
         self._lost = lost
         self._stopped = threading.Event()
+        #: True while the store does not answer (warned once per outage).
+        self.failing = False
 
     def run(self) -> None:
         while not self._stopped.wait(self._interval_s):
             try:
                 renewed = self._store.heartbeat(self._lease.lease_id)
-            except Exception:
-                # A transient store outage: keep trying; the TTL bounds how long this may last.
-                log.warning("heartbeat for %s failed; retrying", self._lease.describe(), exc_info=True)
+            except Exception as exc:
+                # A store outage: keep trying; the TTL bounds how long this may last. One warning per outage.
+                if not self.failing:
+                    log.warning(
+                        "heartbeat for %s on %s failed (%s: %s); the work goes on, the heartbeat retries "
+                        "every %.0f s, and the lease ends at its TTL (%.0f s) unless the store answers again",
+                        self._lease.describe(),
+                        self._lease.table,
+                        type(exc).__name__,
+                        exc,
+                        self._interval_s,
+                        self._lease.ttl_s,
+                    )
+                    self.failing = True
+                else:
+                    log.debug("heartbeat for %s failed again (%s)", self._lease.describe(), exc)
                 continue
+            if self.failing and renewed:
+                log.info("heartbeat for %s on %s renewed again", self._lease.describe(), self._lease.table)
+                self.failing = False
             if not renewed:
                 self._lost.set()
                 log.error(
@@ -159,8 +177,15 @@ def hold_lease(
         beat.stop()
         try:
             store.release(lease.lease_id)
-        except Exception:
-            # Do not mask the body's own exception; the TTL ends the lease anyway.
-            log.warning("could not release lease %s; it ends at its TTL", lease.lease_id, exc_info=True)
+        except Exception as exc:
+            # Do not mask the body's own exception; the TTL ends the lease anyway. An outage the heartbeat
+            # already warned about is not warned about twice.
+            (log.info if beat.failing else log.warning)(
+                "could not release %s on %s (%s: %s); it ends at its TTL",
+                lease.describe(),
+                lease.table,
+                type(exc).__name__,
+                exc,
+            )
         else:
             log.info("released %s on %s", lease.describe(), lease.table)

@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import URL, Connection, create_engine, func, literal, make_url, select
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from airflow_provider_deltacc.windows.clock import Clock
 from airflow_provider_deltacc.windows.sql_store import SqlLeaseStore
+from airflow_provider_deltacc.windows.store import LeaseStoreUnavailable
 
 #: First key of every advisory lock this store takes, so it cannot collide with other applications'.
 ADVISORY_NAMESPACE = 0x0DE17ACC
@@ -24,6 +25,20 @@ _SCHEMA_KEY = 0
 
 #: lock_not_available (lock_timeout), serialization_failure, deadlock_detected: nothing was written.
 _TRANSIENT_SQLSTATES = frozenset({"55P03", "40001", "40P01"})
+#: admin_shutdown, crash_shutdown, cannot_connect_now: the server is going away or not up yet.
+_SERVER_GONE_SQLSTATES = frozenset({"57P01", "57P02", "57P03"})
+#: A failed connection attempt carries no SQLSTATE; these answers mean the server was reached and refused
+#: this configuration (password, database, role, pg_hba.conf), which waiting does not mend.
+_MISCONFIGURED = (
+    "authentication failed",
+    "does not exist",
+    "pg_hba.conf",
+    "permission denied",
+    "no password",
+)
+#: Seconds a connection attempt may take (libpq's ``connect_timeout``) unless the URL sets its own: without
+#: it a server that silently drops packets holds the task for minutes.
+CONNECT_TIMEOUT_S = 10
 
 
 def normalize_postgres_url(url: str | URL) -> URL:
@@ -72,8 +87,12 @@ class PostgresLeaseStore(SqlLeaseStore):
     ) -> None:
         self.url = normalize_postgres_url(url)
         self._lock_timeout_ms = max(1, int(lock_timeout_s * 1000))
+        kwargs = dict(engine_kwargs or {})
+        if "connect_timeout" not in self.url.query:
+            connect_args = kwargs.get("connect_args") or {}
+            kwargs["connect_args"] = {"connect_timeout": CONNECT_TIMEOUT_S, **connect_args}
         try:
-            engine = create_engine(self.url, pool_pre_ping=True, **(engine_kwargs or {}))
+            engine = create_engine(self.url, pool_pre_ping=True, **kwargs)
         except ModuleNotFoundError as exc:
             raise ImportError(
                 f"the PostgreSQL lease store at {mask_url(self.url)} needs a driver ({exc.name} is missing); "
@@ -98,3 +117,16 @@ class PostgresLeaseStore(SqlLeaseStore):
 
     def _is_transient(self, exc: BaseException) -> bool:
         return isinstance(exc, DBAPIError) and getattr(exc.orig, "pgcode", None) in _TRANSIENT_SQLSTATES
+
+    def _unavailable(self, exc: BaseException) -> LeaseStoreUnavailable | None:
+        """A lost or refused connection, a server shutting down or starting up; not a wrong password or
+        database name (those stay the driver's own error)."""
+        if not isinstance(exc, DBAPIError):
+            return None
+        code = getattr(exc.orig, "pgcode", None)
+        lost = exc.connection_invalidated or code in _SERVER_GONE_SQLSTATES
+        lost = lost or str(code or "").startswith("08")  # connection_exception
+        if not lost and isinstance(exc, OperationalError | InterfaceError) and code is None:
+            text = str(exc.orig).lower()
+            lost = not any(marker in text for marker in _MISCONFIGURED)
+        return LeaseStoreUnavailable(mask_url(self.url), exc) if lost else None

@@ -18,7 +18,12 @@ from airflow_provider_deltacc.windows.clock import Clock, require_aware, utc_now
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
 from airflow_provider_deltacc.windows.partitions import format_scope
 from airflow_provider_deltacc.windows.sql_schema import lease_to_row, leases, metadata, row_to_lease
-from airflow_provider_deltacc.windows.store import AcquireResult, ConflictPredicate, LeaseStore
+from airflow_provider_deltacc.windows.store import (
+    AcquireResult,
+    ConflictPredicate,
+    LeaseStore,
+    LeaseStoreUnavailable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +70,14 @@ class SqlLeaseStore(LeaseStore):
         :param exc: the exception the step raised.
         """
 
+    def _unavailable(self, exc: BaseException) -> LeaseStoreUnavailable | None:
+        """``exc`` as :class:`LeaseStoreUnavailable` when it says the store cannot be reached, else None (the
+        default: an embedded store has no connection to lose).
+
+        :param exc: the exception a step raised.
+        """
+        return None
+
     def _db_now(self, conn: Connection) -> datetime:
         """The backend's notion of now; the default is this machine's clock.
 
@@ -94,6 +107,7 @@ class SqlLeaseStore(LeaseStore):
         :param step: the work; it must not commit.
         :param table: the Delta table the step works on, for the per-table serialization point.
         :param write: True for a mutating step.
+        :raises LeaseStoreUnavailable: when the store cannot be reached (see :meth:`_unavailable`).
         """
         deadline = time.monotonic() + self._retry_timeout_s
         delay = 0.005
@@ -106,6 +120,9 @@ class SqlLeaseStore(LeaseStore):
                             self._serialize(conn, table)
                         return step(conn, self._current_time(conn))
             except Exception as exc:
+                unavailable = self._unavailable(exc)
+                if unavailable is not None:
+                    raise unavailable from exc
                 if not self._is_transient(exc) or time.monotonic() + delay > deadline:
                     raise
                 log.debug("lease store busy (%s); retrying in %.3f s", type(exc).__name__, delay)

@@ -6,6 +6,8 @@ parse time) whose message names the offending field. "Nothing written" is checke
 independent reader: the table's version and data files are unchanged, and no new path appeared under the
 test's root. Operators run ``execute`` with a task context and ``execution_mode="in_process"`` on the
 shared Spark session (the connection cases use ``spark_submit``, which fails before spark-submit starts).
+One connection case is not bad input: a ``spark://`` master that refuses connections is
+``DeltaCCInfrastructureError`` (Airflow retries it), and it must fail just as fast, naming the connection.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from unittest import mock
 
 import pytest
 
-from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError
+from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
     DeltaDeleteOperator,
@@ -448,7 +450,21 @@ CASES: list[Case] = [
         lambda p: _submit(p, "deltacc_no_such_conn"),
         "conn_id",
     ),
-    Case("unreachable master", "connection", lambda p: _submit(p, "deltacc_refused"), "conn_id"),
+    Case(
+        "malformed spark:// master URL",
+        "connection",
+        lambda p: _submit(p, "deltacc_malformed_master"),
+        "conn_id",
+    ),
+    # Not bad input: a master that is down is infrastructure, which Airflow retries (issue 18). It is here
+    # to show that it still fails fast, names the connection and writes nothing.
+    Case(
+        "spark:// master that refuses connections",
+        "connection",
+        lambda p: _submit(p, "deltacc_refused"),
+        "conn_id",
+        errors=(DeltaCCInfrastructureError,),
+    ),
     Case(
         "connection with an invalid spark-binary",
         "connection",
@@ -501,6 +517,10 @@ def _environment(
     use_temp_lease_store(tmp_path_factory.mktemp("leases"), monkeypatch)
     monkeypatch.setenv("DELTACC_SWEEP_SECRET", "s3cr3t-sweep")
     monkeypatch.setenv("AIRFLOW_CONN_DELTACC_REFUSED", f"spark://127.0.0.1:{_refused_port()}")
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_DELTACC_MALFORMED_MASTER",
+        '{"conn_type": "spark", "host": "spark://127.0.0.1:notaport"}',
+    )
     monkeypatch.setenv("AIRFLOW_CONN_DELTACC_LOCAL", '{"conn_type": "spark", "host": "local[1]"}')
     monkeypatch.setenv(
         "AIRFLOW_CONN_DELTACC_BAD_BINARY",
@@ -543,6 +563,8 @@ def test_bad_input_fails_before_writing_and_names_the_field(case: Case, paths: P
     assert case.field in message, f"{case.id}: the message does not name {case.field!r}: {message}"
     if isinstance(error, DeltaCCError):
         assert "Traceback" not in message and "py4j" not in message.lower(), message
+    if isinstance(error, DeltaCCInfrastructureError):
+        assert case.field in error.unreachable, (error.unreachable, message)
     if isinstance(error, DeltaCCInputError):
         assert error.field is not None, message
         assert case.field in error.field or error.field in case.field, (error.field, message)

@@ -41,6 +41,21 @@ def xcom_value(dr: Any, task_id: str, key: str = "return_value", map_index: int 
         return XComModel.deserialize_value(row)
 
 
+def try_history(dr: Any) -> dict[str, list[Any]]:
+    """The earlier tries of the run ``dr``'s task instances (``TaskInstanceHistory`` rows, with the retry
+    policy's ``retry_reason`` and ``retry_delay_override``), by task id, oldest first."""
+    from airflow.models.taskinstancehistory import TaskInstanceHistory
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        rows = session.query(TaskInstanceHistory).filter_by(dag_id=dr.dag_id, run_id=dr.run_id).all()
+        history: dict[str, list[Any]] = {}
+        for row in sorted(rows, key=lambda r: r.try_number):
+            session.expunge(row)
+            history.setdefault(row.task_id, []).append(row)
+        return history
+
+
 def serialize_dag(dag: Any, folder: Path) -> None:
     """``dag.test()`` needs the DAG serialized in the DB; a DAG built in a test is in no bundle: write it."""
     from airflow.dag_processing.bundles.manager import DagBundlesManager

@@ -2,6 +2,7 @@
 
 Register with ``pytest_plugins = ["tests.support.postgres"]``. Set ``DELTACC_TEST_POSTGRES_URL`` to use an
 existing server instead (e.g. a CI service container); its database must be disposable.
+``stoppable_postgres`` is a server of the test's own that the test stops and starts again (same URL).
 """
 
 from __future__ import annotations
@@ -44,3 +45,33 @@ def postgres_url() -> Iterator[str]:
         yield url
     finally:
         _script("stop", directory, timeout_s=120)
+
+
+class PostgresServer:
+    """A server of one test, in its own directory, that can be stopped and started again on the same port.
+
+    :param directory: the server's directory (see ``scripts/postgres.sh``).
+    """
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.url = _script("start", directory, timeout_s=900)
+
+    def stop(self) -> None:
+        """Stop the server, keeping its data: connections to :attr:`url` are refused until :meth:`start`."""
+        _script("halt", self.directory, timeout_s=120)
+
+    def start(self) -> None:
+        """Start the stopped server again, on the same port."""
+        if _script("start", self.directory, timeout_s=120) != self.url:
+            raise RuntimeError("the restarted PostgreSQL server has another URL")
+
+
+@pytest.fixture
+def stoppable_postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of the test's own, running; removed after the test."""
+    server = PostgresServer(tempfile.mkdtemp(prefix="deltacc-pg-", dir="/tmp"))
+    try:
+        yield server
+    finally:
+        _script("stop", server.directory, timeout_s=120)

@@ -14,7 +14,7 @@ from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOp
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
 from tests.integration.airflow_face.rival import Rival
-from tests.support.airflow_runs import serialize_dag, xcom_value
+from tests.support.airflow_runs import serialize_dag, try_history, xcom_value
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -62,19 +62,6 @@ def _build_dag(orders: str, fresh: str) -> Any:
     return dag
 
 
-def _history(dr: Any) -> dict[str, list[Any]]:
-    from airflow.models.taskinstancehistory import TaskInstanceHistory
-    from airflow.utils.session import create_session
-
-    with create_session() as session:
-        rows = session.query(TaskInstanceHistory).filter_by(dag_id=dr.dag_id, run_id=dr.run_id).all()
-        history: dict[str, list[Any]] = {}
-        for row in sorted(rows, key=lambda r: r.try_number):
-            session.expunge(row)
-            history.setdefault(row.task_id, []).append(row)
-        return history
-
-
 def _report(dr: Any, task_id: str) -> dict[str, Any]:
     report: dict[str, Any] = xcom_value(dr, task_id, REPORT_XCOM_KEY)
     return report
@@ -112,7 +99,7 @@ def test_exhausted_conflict_is_retried_by_airflow_and_fatal_ones_are_not(
     # 1. in-job retries exhausted -> DeltaConflictRetryable -> RETRY -> try 2 commits from a fresh snapshot.
     merge = tis["retried_merge"]
     assert (str(merge.state), merge.try_number, merge.max_tries) == ("success", 2, 2)
-    first_try = _history(dr)["retried_merge"][0]
+    first_try = try_history(dr)["retried_merge"][0]
     # TaskInstanceHistory records a try that went up_for_retry as failed, with the policy's reason and delay.
     assert (first_try.try_number, str(first_try.state)) == (1, "failed")
     reason = first_try.retry_reason or ""
@@ -136,7 +123,7 @@ def test_exhausted_conflict_is_retried_by_airflow_and_fatal_ones_are_not(
     bad = tis["bad_input"]
     assert (str(bad.state), bad.try_number, bad.max_tries) == ("failed", 1, 2)
     assert _report(dr, "bad_input")["status"] == "bad_input"
-    assert "create_race" not in _history(dr) and "bad_input" not in _history(dr)
+    assert "create_race" not in try_history(dr) and "bad_input" not in try_history(dr)
 
     # The policy's decisions are logged on the task ("Retry policy decision", action and reason).
     logged = capfd.readouterr().out

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,60 @@ def test_bad_timings_are_refused(store: SqliteLeaseStore, kwargs: dict[str, floa
         hold_lease(store, optimize_request(), conflicts=lambda _l: False, **options),
     ):
         pass
+
+
+class _Outage:
+    """Wraps a store so that heartbeats and the release fail while ``down`` is set, like a lost server."""
+
+    def __init__(self, store: SqliteLeaseStore) -> None:
+        self.store = store
+        self.down = threading.Event()
+        self.failed_heartbeats = 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+    def heartbeat(self, lease_id: str) -> bool:
+        if self.down.is_set():
+            self.failed_heartbeats += 1
+            raise ConnectionError("the lease store sqlite:///x cannot be reached")
+        return self.store.heartbeat(lease_id)
+
+    def release(self, lease_id: str) -> bool:
+        if self.down.is_set():
+            raise ConnectionError("the lease store sqlite:///x cannot be reached")
+        return self.store.release(lease_id)
+
+
+def _wait_for(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 5
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert condition()
+
+
+def test_a_store_outage_is_warned_about_once_and_its_end_is_logged(
+    store: SqliteLeaseStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    flaky = _Outage(store)
+    with (
+        caplog.at_level(logging.INFO, logger="airflow_provider_deltacc.windows.heartbeat"),
+        hold_lease(
+            flaky,  # type: ignore[arg-type]
+            optimize_request(ttl_s=5),
+            conflicts=lambda _l: False,
+            wait_timeout_s=0,
+            heartbeat_s=0.02,
+        ) as held,
+    ):
+        flaky.down.set()
+        _wait_for(lambda: flaky.failed_heartbeats >= 5)
+        flaky.down.clear()
+        _wait_for(lambda: any("renewed again" in m for m in caplog.messages))
+        flaky.down.set()  # a second outage, still on when the block ends: the release fails too
+        _wait_for(lambda: flaky.failed_heartbeats >= 8)
+    assert held.acquired and not held.lost
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 2, warnings  # one per outage, none for the release during the second
+    assert all("the work goes on" in w and "ends at its TTL (5 s)" in w for w in warnings), warnings
+    assert any(r.levelno == logging.INFO and "could not release" in r.getMessage() for r in caplog.records)
