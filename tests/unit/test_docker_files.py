@@ -192,3 +192,14 @@ def test_example_settings_are_apart_from_the_provider_settings(compose: dict[str
     assert not set(examples_env) & set(provider_env)
     for name in AIRFLOW_SERVICES:
         assert compose["services"][name]["env_file"] == ["airflow.env", "examples.env"], name
+
+
+def test_the_airflow_containers_share_a_postgres_lease_store_by_connection() -> None:
+    """Tasks and the gate trigger run in different containers: an embedded SQLite file is not shared."""
+    from airflow.models.connection import Connection
+
+    env = _airflow_env()
+    conn_id = env["AIRFLOW__DELTACC__LEASE_STORE_CONN_ID"]
+    connection = Connection(conn_id=conn_id, uri=env[f"AIRFLOW_CONN_{conn_id.upper()}"])
+    assert connection.conn_type == "postgres" and connection.host == "postgres"
+    assert "DELTACC_LEASE_STORE_URL" not in env
