@@ -6,9 +6,11 @@ existing server instead (e.g. a CI service container); its database must be disp
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,3 +46,25 @@ def postgres_url() -> Iterator[str]:
         yield url
     finally:
         _script("stop", directory, timeout_s=120)
+
+
+@contextlib.contextmanager
+def scratch_database(server_url: str, prefix: str) -> Iterator[str]:
+    """A new, empty database on the server of ``server_url``, dropped (with its connections) afterwards.
+
+    :param server_url: the SQLAlchemy URL of any database on the server (e.g. ``postgres_url``).
+    :param prefix: the start of the database's name, e.g. ``airflow``; a random suffix follows.
+    :returns: the SQLAlchemy URL of the new database.
+    """
+    from sqlalchemy import create_engine, make_url, text
+
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        yield make_url(server_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
