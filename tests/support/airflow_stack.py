@@ -29,6 +29,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -214,6 +215,7 @@ class AirflowStack:
             **options.env,
         }
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.started_at: dict[str, datetime] = {}
         self._token: str | None = None
 
     # -- processes ---------------------------------------------------------------------------------------
@@ -247,6 +249,7 @@ class AirflowStack:
                 start_new_session=True,
             )
         self.processes[name] = process
+        self.started_at[name] = datetime.now(UTC)
         return process
 
     def kill_component(
@@ -317,6 +320,14 @@ class AirflowStack:
         """``airflow jobs check --job-type SchedulerJob``: the newest scheduler job is heartbeating."""
         return self.cli("jobs", "check", "--job-type", "SchedulerJob", timeout_s=120).returncode == 0
 
+    def _scheduler_is_new(self, health: dict[str, Any] | None) -> bool:
+        """After a restart, whether the newest scheduler heartbeat is the new process's (a killed
+        scheduler's job looks alive until its heartbeat is too old). True when there is no api-server."""
+        if "api-server" not in self.processes:
+            return True
+        beat = ((health or {}).get("scheduler") or {}).get("latest_scheduler_heartbeat")
+        return beat is not None and datetime.fromisoformat(beat) > self.started_at["scheduler"]
+
     def wait_ready(self, names: tuple[str, ...] | list[str], timeout_s: float) -> None:
         """Poll until every named component is up: the api-server answers its health endpoint with a healthy
         metadatabase, the dag-processor and the triggerer report healthy there, and ``airflow jobs check``
@@ -337,7 +348,7 @@ class AirflowStack:
                 for name, key in _HEALTH_KEYS.items():
                     if (health.get(key) or {}).get("status") == "healthy":
                         pending.discard(name)
-            if "scheduler" in pending and self.scheduler_alive():
+            if "scheduler" in pending and self._scheduler_is_new(health) and self.scheduler_alive():
                 pending.discard("scheduler")
             if not pending:
                 return
@@ -422,6 +433,15 @@ class AirflowStack:
         path = f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/{map_index}/tries"
         tries = self.api("GET", path)["task_instances"]
         return sorted(tries, key=lambda t: int(t["try_number"]))
+
+    def xcom(self, dag_id: str, run_id: str, task_id: str, key: str, map_index: int = -1) -> Any:
+        """The value a task instance pushed under ``key``, deserialized; None if it pushed none."""
+        path = (
+            f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries/{key}"
+            f"?map_index={map_index}&deserialize=true"
+        )
+        entry = self.api("GET", path, ok=(200, 404))
+        return entry.get("value") if "value" in entry else None
 
     def wait_for_run(self, dag_id: str, run_id: str, timeout_s: float, *, expect: str = "success") -> None:
         """Wait for the run to finish in ``expect``; otherwise fail with :meth:`diagnostics`."""

@@ -31,6 +31,40 @@ def _script(command: str, directory: str, timeout_s: float) -> str:
     return result.stdout.strip()
 
 
+class PostgresServer:
+    """A throw-away server in a directory of its own under /tmp (``scripts/postgres.sh``).
+
+    :param directory: where its data, log, socket and password go; created if missing.
+    """
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def start(self) -> str:
+        """Start the server (installing PostgreSQL on a fresh machine, which can take minutes); its URL.
+        After :meth:`halt` it comes back on the same port, so the URL stays the same."""
+        return _script("start", self.directory, timeout_s=900)
+
+    def halt(self) -> None:
+        """Stop the server (``pg_ctl stop -m fast``: clients are disconnected) and keep its data."""
+        _script("halt", self.directory, timeout_s=120)
+
+    def stop(self) -> None:
+        """Stop the server and delete its directory."""
+        _script("stop", self.directory, timeout_s=120)
+
+
+@contextlib.contextmanager
+def throwaway_postgres() -> Iterator[tuple[PostgresServer, str]]:
+    """A new server for the block and its URL; stopped and deleted afterwards."""
+    # Not under pytest's tmp_path: its parents are private to root, and the server runs as `postgres`.
+    server = PostgresServer(tempfile.mkdtemp(prefix="deltacc-pg-", dir="/tmp"))
+    try:
+        yield server, server.start()
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """The SQLAlchemy URL of a PostgreSQL server on 127.0.0.1, started (and installed) for this session."""
@@ -38,14 +72,8 @@ def postgres_url() -> Iterator[str]:
     if existing:
         yield existing
         return
-    # Not under pytest's tmp_path: its parents are private to root, and the server runs as `postgres`.
-    directory = tempfile.mkdtemp(prefix="deltacc-pg-", dir="/tmp")
-    # Installing the Debian package on a fresh machine can take minutes.
-    url = _script("start", directory, timeout_s=900)
-    try:
+    with throwaway_postgres() as (_server, url):
         yield url
-    finally:
-        _script("stop", directory, timeout_s=120)
 
 
 @contextlib.contextmanager
