@@ -14,7 +14,6 @@ Checked afterwards with delta-rs, the Delta log and the lease store's records:
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections import defaultdict
@@ -29,6 +28,7 @@ from airflow_provider_deltacc.occ.matrix import OpKind
 from airflow_provider_deltacc.windows import Lease, LeaseStore, PostgresLeaseStore
 from tests.integration.topology import workload
 from tests.support.airflow_stack import AirflowStack, RunDidNotSucceed, StackOptions
+from tests.support.delta_log import log_commits
 from tests.support.postgres import scratch_database
 from tests.support.spark_connect import ConnectServer
 
@@ -87,21 +87,6 @@ def _first_lease(store: LeaseStore, table: str, kind: OpKind, timeout_s: float) 
     raise TimeoutError(f"no {kind.name} lease on {table} within {timeout_s:.0f} s")
 
 
-def _commits(table: str) -> list[dict[str, Any]]:
-    """Every commit of the table's log: ``version``, ``commitInfo`` and its ``txn`` actions."""
-    commits = []
-    for path in sorted((Path(table) / "_delta_log").glob("*.json")):
-        actions = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        commits.append(
-            {
-                "version": int(path.stem),
-                "commitInfo": next((a["commitInfo"] for a in actions if "commitInfo" in a), {}),
-                "txn": [a["txn"] for a in actions if "txn" in a],
-            }
-        )
-    return commits
-
-
 def _commit_time(commit_info: dict[str, Any]) -> datetime:
     return datetime.fromtimestamp(int(commit_info["timestamp"]) / 1000, UTC)
 
@@ -146,7 +131,7 @@ def test_six_writers_and_gated_maintenance_in_a_real_airflow(
     # Every write committed exactly once: the rows, and each txn identity in one commit of the log.
     rows = sorted(DeltaTable(table).to_pyarrow_table().to_pylist(), key=lambda r: r["id"])
     assert rows == workload.expected_rows()
-    commits = _commits(table)
+    commits = log_commits(table)
     by_app: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for commit in commits:
         for txn in commit["txn"]:
