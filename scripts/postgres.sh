@@ -3,7 +3,7 @@
 #
 #   scripts/postgres.sh start [DIR]   initialise DIR (if new), start the server, print its SQLAlchemy URL
 #   scripts/postgres.sh url   [DIR]   print the URL of the server running in DIR
-#   scripts/postgres.sh halt  [DIR]   stop the server, keep DIR: `start DIR` brings it back on the same port
+#   scripts/postgres.sh halt  [DIR]   stop the server and keep DIR (a later start brings it back, same URL)
 #   scripts/postgres.sh stop  [DIR]   stop the server and delete DIR
 #
 # DIR defaults to $DELTACC_PG_DIR or /tmp/deltacc-postgres. It holds the data directory, the server
@@ -47,6 +47,13 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
+# Whether nothing listens on port $1 (connections the last server left in TIME_WAIT do not count).
+port_free() {
+  python3 -c 'import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.close()' "$1" 2>/dev/null
+}
+
 print_url() {
   [ -f "$DIR/port" ] && [ -f "$DIR/password" ] || die "no server in $DIR (run: $0 start $DIR)"
   echo "postgresql+psycopg2://$DB_USER:$(cat "$DIR/password")@127.0.0.1:$(cat "$DIR/port")/$DB_NAME"
@@ -73,8 +80,10 @@ start() {
       || { cat "$DIR/initdb.log" >&2; die "initdb failed"; }
     mv "$DIR/password.tmp" "$DIR/password"
   fi
-  local port
-  if [ -f "$DIR/port" ]; then port="$(cat "$DIR/port")"; else port="$(free_port)"; fi  # a restart keeps it
+  local port=""
+  # A restarted server keeps its port, and so its URL, while the port is free.
+  if [ -f "$DIR/port" ] && port_free "$(cat "$DIR/port")"; then port="$(cat "$DIR/port")"; fi
+  [ -n "$port" ] || port="$(free_port)"
   echo "$port" >"$DIR/port"
   as_owner "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 start \
     -o "-c listen_addresses=127.0.0.1 -c port=$port -k $DIR -c fsync=off -c max_connections=200" \

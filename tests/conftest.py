@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-pytest_plugins = ["tests.support.postgres", "tests.support.spark_standalone", "tests.support.spark_connect"]
+pytest_plugins = [
+    "tests.support.postgres",
+    "tests.support.spark_standalone",
+    "tests.support.spark_connect",
+    "tests.support.airflow_stack",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 # One AIRFLOW_HOME per pytest process, so concurrent runs never delete each other's metadata DB.

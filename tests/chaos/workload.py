@@ -983,12 +983,12 @@ def check_invariants(
     if sum(log_ops.values()) != len(transfers) + 1:
         violations.append(f"{sum(log_ops.values())} log commits for {len(transfers)} transfers (+1 create)")
 
-    bad_versions = _every_version(accounts, _adds_up_to("balance", total))
+    bad_versions = every_version(accounts, adds_up_to("balance", total))
     if bad_versions:
         violations.append(f"accounts versions unreadable or off-total: {bad_versions[:10]}")
     # The log only grows (one file per version): every version's snapshot loads and its files exist; the
     # rows themselves are read at every 20th version (reading all of them would read n^2/2 files).
-    bad_log_versions = _every_version(log_table, _unique_every("transfer_id", 20))
+    bad_log_versions = every_version(log_table, _unique_every("transfer_id", 20))
     if bad_log_versions:
         violations.append(f"log versions unreadable or with repeated ids: {bad_log_versions[:10]}")
     figures = {
@@ -1005,7 +1005,7 @@ def check_invariants(
 VersionCheck = Callable[[Any, int, int, list[str]], str | None]
 
 
-def _every_version(path: str, check: VersionCheck) -> list[str]:
+def every_version(path: str, check: VersionCheck) -> list[str]:
     """Load every version 0..latest with delta-rs; return the ones that fail to load, miss a data file, or
     fail ``check``."""
     from deltalake import DeltaTable
@@ -1030,7 +1030,7 @@ def _every_version(path: str, check: VersionCheck) -> list[str]:
     return bad
 
 
-def _adds_up_to(column: str, total: int) -> VersionCheck:
+def adds_up_to(column: str, total: int) -> VersionCheck:
     """``column`` sums to ``total`` in every version.
 
     Data files never change, so each one is read once and its sum reused by every version that lists it;

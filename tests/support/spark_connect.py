@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -40,10 +42,9 @@ class ConnectServer:
         return new_connect_session(self.url)
 
 
-@pytest.fixture(scope="session")
-def spark_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
-    """Start the server (2 local cores, a warehouse of its own); stop it when the run ends."""
-    work = tmp_path_factory.mktemp("spark-connect")
+@contextlib.contextmanager
+def running_connect_server(work: Path) -> Iterator[ConnectServer]:
+    """Start a server (2 local cores, a warehouse and logs in ``work``) for the block; stop it afterwards."""
     port = _free_port()
     log = work / "server.log"
     env = {
@@ -68,6 +69,13 @@ def spark_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[C
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+@pytest.fixture(scope="session")
+def spark_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
+    """The test run's server, started on first use and stopped when the run ends."""
+    with running_connect_server(tmp_path_factory.mktemp("spark-connect")) as server:
+        yield server
 
 
 @pytest.fixture

@@ -198,7 +198,7 @@ def test_a_driver_killed_mid_run_is_infrastructure_and_the_rerun_commits_once(
 def test_a_lease_store_that_is_down_fails_a_gated_optimize_as_infrastructure_and_the_retry_compacts(
     airflow_db: Path,
     spark: SparkSession,
-    stoppable_postgres: PostgresServer,
+    stoppable_postgres: tuple[PostgresServer, str],
     tmp_path: Path,
 ) -> None:
     import pyarrow as pa
@@ -212,10 +212,10 @@ def test_a_lease_store_that_is_down_fails_a_gated_optimize_as_infrastructure_and
     for ids in ([1, 2], [3, 4], [5, 6]):  # three small files in each partition, for OPTIMIZE to compact
         rows = {"id": pa.array(ids, pa.int32()), "p": ["a", "b"], "v": ["old", "old"]}
         write_deltalake(table, pa.table(rows), partition_by=["p"], mode="append")
-    store = stoppable_postgres
-    password = make_url(store.url).password
+    store, store_url = stoppable_postgres
+    password = make_url(store_url).password
     assert password
-    store.stop()
+    store.halt()
     started_in_callback: list[bool] = []
 
     def start_the_store(context: Any) -> None:
@@ -226,7 +226,7 @@ def test_a_lease_store_that_is_down_fails_a_gated_optimize_as_infrastructure_and
         DeltaOptimizeOperator(
             task_id="optimize",
             table=table,
-            lease_store_url=store.url,
+            lease_store_url=store_url,
             execution_mode="in_process",
             retries=1,
             retry_delay=timedelta(seconds=1),
@@ -241,7 +241,7 @@ def test_a_lease_store_that_is_down_fails_a_gated_optimize_as_infrastructure_and
     [first] = try_history(dr)["optimize"]
     assert (first.try_number, str(first.state)) == (1, "failed")
     reason = first.retry_reason or ""
-    assert reason.startswith(f"lease store {mask_url(store.url)} unreachable: Airflow retry 1 of 1"), reason
+    assert reason.startswith(f"lease store {mask_url(store_url)} unreachable: Airflow retry 1 of 1"), reason
     assert "Maintenance does not run without the lease store" in reason
     assert password not in reason and "***" in reason
     assert first.retry_delay_override is None
@@ -251,6 +251,6 @@ def test_a_lease_store_that_is_down_fails_a_gated_optimize_as_infrastructure_and
     assert history[0]["operation"] == "OPTIMIZE"
     report = xcom_value(dr, "optimize", REPORT_XCOM_KEY)
     assert report["status"] == "committed", report
-    with store_from_url(store.url) as leases:
+    with store_from_url(store_url) as leases:
         [lease] = leases.history(table)
     assert (lease.holder, lease.op_kind.name) == (f"deltacc_test_store_down.optimize/{dr.run_id}", "OPTIMIZE")

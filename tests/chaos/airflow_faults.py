@@ -1,0 +1,107 @@
+"""Faults the tasks of the Airflow chaos DAG bring on themselves on their first try that runs, as planned.
+
+The plan is a JSON file named by :data:`PLAN_ENV` (see :mod:`tests.chaos.airflow_workload`); it maps a mapped
+task's index to a :class:`FaultPoint`. A task with a fault writes its pid into its fault directory and then
+waits where the test kills it (SIGKILL, so nothing of the task runs afterwards):
+
+- ``mid_merge``: the MERGE's first attempt reads its source through a :class:`~tests.support.gate.Gate`, a
+  UDF on the Spark Connect server's Python worker that blocks once the attempt's Spark job runs (the snapshot
+  is read, nothing is committed). The test kills the task while the server holds the MERGE, then opens the
+  gate: the orphaned MERGE may still commit on the server, and the retry must then find it in the log.
+- ``after_commit``: the commit landed and the report is not published yet.
+
+Imported by the DAG file in the Airflow stack's processes (the repository is on their ``PYTHONPATH``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_deltacc.operators import DeltaMergeOperator
+from tests.support.gate import Gate
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+    from pyspark.sql import DataFrame
+
+PLAN_ENV = "DELTACC_CHAOS_PLAN"
+#: How long a task at a fault point waits to be killed before it gives up (and fails its try).
+HOLD_S = 600.0
+
+
+class FaultPoint(StrEnum):
+    """Where a task dies."""
+
+    MID_MERGE = "mid_merge"
+    AFTER_COMMIT = "after_commit"
+
+
+def load_plan() -> dict[str, Any]:
+    """The run's plan, written by the test before the DAG file is parsed."""
+    return dict(json.loads(Path(os.environ[PLAN_ENV]).read_text()))
+
+
+def fault_dir(plan: dict[str, Any], map_index: int) -> Path:
+    """Where the task with this map index leaves its pid and its gate."""
+    return Path(plan["faults_dir"]) / f"transfer-{map_index}"
+
+
+def _planned(context: Context) -> tuple[FaultPoint, Path] | None:
+    """The task's fault and its directory on the first try that runs, else None.
+
+    The first try that runs, not try 1: a try the scheduler's restart caught while queued never runs, and
+    the next one is try 2. Creating the fault directory is the claim; a later try finds it there.
+    """
+    ti = context["ti"]
+    plan = load_plan()
+    map_index = -1 if ti.map_index is None else int(ti.map_index)
+    point = plan["faults"].get(str(map_index))
+    if point is None:
+        return None
+    directory = fault_dir(plan, map_index)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir()
+    except FileExistsError:
+        return None
+    (directory / "pid").write_text(str(os.getpid()))
+    return FaultPoint(point), directory
+
+
+def _hold_first_attempt(directory: Path) -> None:
+    """Make the job's first attempt block on the server at a gate in ``directory``."""
+    import airflow_provider_deltacc.spark_job.main as job_main
+
+    gate = Gate.existing(directory, timeout_s=HOLD_S)
+    run_job = job_main.run_job
+
+    def held(frame: DataFrame, attempt: int) -> DataFrame:
+        return gate.hold(frame, "account") if attempt == 1 else frame
+
+    def run_job_held(spec: Any, spark: Any = None, *, source_hook: Any = None) -> Any:
+        return run_job(spec, spark, source_hook=held)
+
+    job_main.run_job = run_job_held
+
+
+class ChaosMergeOperator(DeltaMergeOperator):
+    """A MERGE that dies where the chaos plan says, on its first try that runs (see the module docstring)."""
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        self._fault = _planned(context)
+        if self._fault is not None and self._fault[0] is FaultPoint.MID_MERGE:
+            _hold_first_attempt(self._fault[1])
+        return super().execute(context)
+
+    def _publish(self, context: Context, report: dict[str, Any]) -> None:
+        fault = getattr(self, "_fault", None)
+        if fault is not None and fault[0] is FaultPoint.AFTER_COMMIT and report.get("status") == "committed":
+            (fault[1] / "entered").touch()
+            time.sleep(HOLD_S)
+            raise RuntimeError(f"the chaos test did not kill this task within {HOLD_S:.0f} s of its commit")
+        super()._publish(context, report)

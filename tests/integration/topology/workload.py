@@ -1,0 +1,70 @@
+"""The topology test's data: one partitioned table, its seed, the writers' sources and the rows they leave.
+
+Imported by the test and by its DAG files (``dags/``), which the Airflow stack parses and runs with the
+repository on ``PYTHONPATH``. The table's path comes from :data:`TABLE_ENV`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+#: The environment variable with the table's path, set in the stack's environment.
+TABLE_ENV = "DELTACC_TOPOLOGY_TABLE"
+WRITERS_DAG = "topology_writers"
+MAINTENANCE_DAG = "topology_maintenance"
+
+SCHEMA = "id BIGINT, part STRING, writer STRING, status STRING"
+PARTS = ("p0", "p1", "p2")
+#: Mapped appends: each adds one row to every partition. Blind appends never conflict with each other.
+APPENDS = 3
+#: Mapped MERGEs, one per partition and pinned to it (``part`` is a key): each updates its partition's seed
+#: rows and inserts new ones. Appends into its partition that commit while it runs make it retry.
+MERGES = len(PARTS)
+SEED_ROWS_PER_PART = 3
+MERGE_INSERTS_PER_PART = 2
+
+
+def table_path() -> str:
+    return os.environ[TABLE_ENV]
+
+
+def _row(row_id: int, part: str, writer: str, status: str) -> dict[str, Any]:
+    return {"id": row_id, "part": part, "writer": writer, "status": status}
+
+
+def seed_rows() -> list[dict[str, Any]]:
+    return [
+        _row(1000 + 10 * p + k, part, "seed", "seed")
+        for p, part in enumerate(PARTS)
+        for k in range(SEED_ROWS_PER_PART)
+    ]
+
+
+def append_rows(index: int) -> list[dict[str, Any]]:
+    return [_row(100 * (index + 1) + p, part, f"append-{index}", "new") for p, part in enumerate(PARTS)]
+
+
+def merge_rows(index: int) -> list[dict[str, Any]]:
+    """MERGE ``index``'s source: its partition's seed rows, updated, and new rows."""
+    part = PARTS[index]
+    updates = [_row(r["id"], part, f"merge-{index}", "merged") for r in seed_rows() if r["part"] == part]
+    inserts = [
+        _row(2000 + 10 * index + k, part, f"merge-{index}", "merged") for k in range(MERGE_INSERTS_PER_PART)
+    ]
+    return updates + inserts
+
+
+def inline(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """An inline-rows source for an operator."""
+    return {"kind": "rows", "rows": rows, "schema": SCHEMA}
+
+
+def expected_rows() -> list[dict[str, Any]]:
+    """The table after every writer committed exactly once, in any order, sorted by id."""
+    rows = {r["id"]: r for r in seed_rows()}
+    for index in range(APPENDS):
+        rows.update({r["id"]: r for r in append_rows(index)})
+    for index in range(MERGES):
+        rows.update({r["id"]: r for r in merge_rows(index)})
+    return sorted(rows.values(), key=lambda r: r["id"])
