@@ -91,6 +91,8 @@ class CommitReport:
     :param txn_app_id: the idempotent-write app id, if any.
     :param txn_version: the idempotent-write version, if any.
     :param metrics: operation metrics from the successful attempt.
+    :param max_attempts: the in-job attempt limit, so attempts read "attempt 1 of 5" everywhere.
+    :param pinned_columns: the partition columns the write pinned its condition to (empty: not pinned).
     """
 
     operation: str
@@ -103,6 +105,8 @@ class CommitReport:
     txn_app_id: str | None = None
     txn_version: int | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
+    max_attempts: int | None = None
+    pinned_columns: list[str] = field(default_factory=list)
 
     @property
     def conflicts(self) -> list[Conflict]:
@@ -127,6 +131,8 @@ class CommitReport:
             "txn_app_id": self.txn_app_id,
             "txn_version": self.txn_version,
             "metrics": dict(self.metrics),
+            "max_attempts": self.max_attempts,
+            "pinned_columns": list(self.pinned_columns),
         }
 
     def to_json(self) -> str:
@@ -150,6 +156,8 @@ class CommitReport:
             txn_app_id=data.get("txn_app_id"),
             txn_version=data.get("txn_version"),
             metrics=dict(data.get("metrics") or {}),
+            max_attempts=data.get("max_attempts"),
+            pinned_columns=list(data.get("pinned_columns") or []),
         )
 
     @classmethod
