@@ -17,6 +17,7 @@ from airflow_provider_deltacc.links import DeltaCommitReportLink
 from airflow_provider_deltacc.occ.operation_class import OperationClass
 from airflow_provider_deltacc.operators.identity import derive_txn_identity
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
+from airflow_provider_deltacc.tries import REPORT_XCOM_KEY
 
 if TYPE_CHECKING:
     import jinja2
@@ -24,9 +25,9 @@ if TYPE_CHECKING:
 
     from airflow_provider_deltacc.engine.storage_safety import StorageSafety
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+    from airflow_provider_deltacc.tries import TryDecision
     from airflow_provider_deltacc.windows import LeaseRequest
 
-REPORT_XCOM_KEY = "deltacc_report"
 DEFAULT_AIRFLOW_RETRIES = 2
 DEFAULT_RETRY_POLICY = DeltaConflictRetryPolicy()
 _SKIPPED_NOTE = " (skipped duplicate: this txn identity already committed)"
@@ -108,11 +109,13 @@ class DeltaBaseOperator(BaseOperator):
         unsafe_storage_wait_timeout: float | timedelta = 300.0,
         retries: int | None = DEFAULT_AIRFLOW_RETRIES,
         retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
+        do_xcom_push: bool = False,
         **kwargs: Any,
     ) -> None:
         # retries/retry_policy are named parameters (not kwargs.setdefault) so that ``.partial()`` of mapped
-        # tasks picks these defaults up and DAG/task-group ``default_args`` can still override them.
-        super().__init__(retries=retries, retry_policy=retry_policy, **kwargs)
+        # tasks picks these defaults up and DAG/task-group ``default_args`` can still override them. The
+        # report is pushed once, as ``deltacc_report``: not again as ``return_value`` (do_xcom_push).
+        super().__init__(retries=retries, retry_policy=retry_policy, do_xcom_push=do_xcom_push, **kwargs)
         self.table = table
         self.conn_id = conn_id
         self.execution_mode = execution_mode
@@ -236,17 +239,40 @@ class DeltaBaseOperator(BaseOperator):
         _seconds(self.unsafe_storage_wait_timeout, "unsafe_storage_wait_timeout")
 
     def execute(self, context: Context) -> dict[str, Any]:
+        """Run the operation and push one commit report to XCom (``deltacc_report``) that lists every try.
+
+        The report is also returned, for direct callers; ``do_xcom_push`` is False by default so Airflow
+        does not store it a second time as ``return_value``.
+
+        A failed try opens its failure with one line stating Airflow's decision and its reason (see
+        :meth:`decide_try`), then the conflict lines, then the summary.
+        """
         spec = self.build_spec(context)
         self.validate_spec(spec)
         self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
         try:
             report = self.run_spec(context, spec)
         except DeltaCCError as exc:
-            if exc.report:
-                self._publish(context, exc.report)
+            decision = self.decide_try(context, exc)
+            if decision is not None:
+                self.log.error("%s", decision.log_line(*_try_numbers(context)))
+            failed = exc.report or {"operation": self.operation.upper(), "table": self.table, "attempts": []}
+            failed.setdefault("status", "error")
+            self._publish(context, failed, decision)
             raise
-        self._publish(context, report)
-        return report
+        return self._publish(context, report, None)
+
+    def decide_try(self, context: Context, exc: DeltaCCError) -> TryDecision | None:
+        """Airflow's decision on this failed try, asked of the task's retry policy now (the policy keeps it,
+        so Airflow gets the same one); None for a retry policy that is not the provider's."""
+        from airflow_provider_deltacc.tries import TryDecision
+
+        policy = getattr(self, "retry_policy", None)
+        if not isinstance(policy, DeltaConflictRetryPolicy):
+            return None
+        try_number, max_tries = _try_numbers(context)
+        decision = policy.evaluate(exc, try_number=try_number, max_tries=max_tries, context=context)
+        return TryDecision.from_retry_decision(decision, try_number, max_tries)
 
     def run_spec(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
         """Submit the spec; a writer does so inside a write lease on the table.
@@ -373,8 +399,13 @@ class DeltaBaseOperator(BaseOperator):
             )
             return None
 
-    def _publish(self, context: Context, report: dict[str, Any]) -> None:
-        context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=report)
+    def _publish(
+        self, context: Context, report: dict[str, Any], decision: TryDecision | None
+    ) -> dict[str, Any]:
+        from airflow_provider_deltacc.tries import record_try
+
+        spanning = record_try(context, report, decision=decision, logger=self.log)
+        context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=spanning)
         attempts = report.get("attempts") or []
         for attempt in attempts:
             if attempt.get("conflict"):
@@ -390,6 +421,7 @@ class DeltaBaseOperator(BaseOperator):
             sum(float(a.get("wasted_s") or 0.0) for a in attempts),
             _SKIPPED_NOTE if report.get("skipped_duplicate") else "",
         )
+        return spanning
 
     def on_kill(self) -> None:
         if "hook" in self.__dict__:
@@ -410,6 +442,12 @@ def lease_holder(context: Context) -> str:
     )
 
 
+def _try_numbers(context: Context) -> tuple[int, int]:
+    """The running try's number and the task instance's ``max_tries`` (tries = max_tries + 1)."""
+    ti = context["ti"]
+    return int(getattr(ti, "try_number", None) or 1), int(getattr(ti, "max_tries", None) or 0)
+
+
 def _seconds(value: float | timedelta, name: str) -> float:
     """A non-negative number of seconds from seconds or a timedelta."""
     try:
@@ -427,10 +465,13 @@ def _seconds(value: float | timedelta, name: str) -> float:
 
 def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: str) -> str:
     """One line per conflict: kind, table, partition if known, attempt n of m, what happened, what to do."""
+    from airflow_provider_deltacc.occ.advice import advice_for
+    from airflow_provider_deltacc.occ.kinds import Conflict
+
     conflict = attempt["conflict"]
     kind = str(conflict.get("kind", "")).upper()
     attempts = report.get("attempts") or []
-    where = conflict.get("table") or report.get("table") or table
+    where = report.get("table") or table
     partition = f" partition {conflict['partition']}" if conflict.get("partition") else ""
     is_last = attempt is attempts[-1]
     if not is_last:
@@ -439,14 +480,13 @@ def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: st
         outcome = "not retryable"
     else:
         outcome = "in-job retries exhausted; Airflow decides the next try"
-    from airflow_provider_deltacc.occ.advice import ADVICE
-    from airflow_provider_deltacc.occ.kinds import ConflictKind
-
     try:
-        advice = ADVICE[ConflictKind(str(conflict.get("kind", "")).lower())]
-    except ValueError:
+        advice = advice_for(Conflict.from_dict(conflict), pinned_columns=report.get("pinned_columns") or ())
+    except (KeyError, ValueError):
         advice = ""
+    limit = report.get("max_attempts") or len(attempts)
     return (
-        f"Delta conflict {kind} on {where}{partition}, attempt {attempt.get('number')} of {len(attempts)}: "
+        f"Delta conflict {kind} on {where}{partition}, attempt {attempt.get('number')} of {limit}: "
         f"{outcome}. {advice}"
     ).strip()
+

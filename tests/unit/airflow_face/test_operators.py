@@ -240,9 +240,13 @@ def test_publish_pushes_the_report_and_logs_a_summary(context: Any) -> None:
             {"number": 2, "wasted_s": 0.0},
         ],
     }
-    op._publish(context, report)
-    assert context["ti"].pushed["deltacc_report"] is report
-    warning = log.warning.call_args.args[1]
+    pushed = op._publish(context, report, None)
+    # One report, this try's plus the list of tries (outside a task runner: this try only, and it says so).
+    assert context["ti"].pushed == {"deltacc_report": pushed}
+    assert {k: pushed[k] for k in report} == report
+    assert [t["try_number"] for t in pushed["tries"]] == [1] and pushed["tries_source"] == "this_try_only"
+    assert op.do_xcom_push is False, "not pushed a second time as return_value"
+    (warning,) = [c.args[1] for c in log.warning.call_args_list if c.args[0] == "%s"]
     assert warning.startswith(
         "Delta conflict APPEND on /t partition [d=1], attempt 1 of 2: retried after 0.25 s"
     )
