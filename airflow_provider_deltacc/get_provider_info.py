@@ -60,4 +60,10 @@ def get_provider_info() -> dict[str, Any]:
         # queue, Kerberos); a second type with the same fields would not earn its place.
         "connection-types": [],
         "extra-links": ["airflow_provider_deltacc.links.DeltaCommitReportLink"],
+        "plugins": [
+            {
+                "name": "deltacc_conflicts",
+                "plugin-class": "airflow_provider_deltacc.ui.plugin.DeltaConflictsPlugin",
+            }
+        ],
     }
