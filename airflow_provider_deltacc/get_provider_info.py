@@ -63,4 +63,10 @@ def get_provider_info() -> dict[str, Any]:
         "extra-links": ["airflow_provider_deltacc.links.DeltaCommitReportLink"],
         # The [deltacc] section: `airflow config list` shows it, AIRFLOW__DELTACC__* sets it.
         "config": provider_config(),
+        "plugins": [
+            {
+                "name": "deltacc_conflicts",
+                "plugin-class": "airflow_provider_deltacc.ui.plugin.DeltaConflictsPlugin",
+            }
+        ],
     }

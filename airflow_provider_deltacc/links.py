@@ -1,4 +1,4 @@
-"""Operator extra link: the commit report of the task instance's latest try."""
+"""Operator extra link: the task instance's page in the Delta conflicts view (every try, its reason)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ if TYPE_CHECKING:
 
 
 class DeltaCommitReportLink(BaseOperatorLink):
-    """Opens the task instance's XCom tab, where ``deltacc_report`` holds the try's commit report.
+    """Opens the task instance's page in the provider's UI plugin (:mod:`airflow_provider_deltacc.ui`):
+    every try, its attempts, Airflow's decision and the reason, from ``deltacc_report`` (which lists every
+    try) and the task instance history.
 
-    Airflow 3 evaluates links on the worker when a try ends (success or failure) and stores the URL,
-    so every try gets a link; XCom itself holds the report of the latest try, and the task log keeps
-    each try's one-line summary.
+    Airflow 3 evaluates links on the worker when a try ends (success or failure) and stores the URL.
     """
 
     name = "Delta commit report"
@@ -26,10 +26,8 @@ class DeltaCommitReportLink(BaseOperatorLink):
         from airflow.sdk import conf
 
         base = (conf.get("api", "base_url", fallback="") or "").rstrip("/")
-        path = (
-            f"/dags/{quote(ti_key.dag_id, safe='')}/runs/{quote(ti_key.run_id, safe='')}"
-            f"/tasks/{quote(ti_key.task_id, safe='')}"
+        map_index = ti_key.map_index if ti_key.map_index is not None else -1
+        return (
+            f"{base}/deltacc/task-instance/{quote(ti_key.dag_id, safe='')}/{quote(ti_key.run_id, safe='')}"
+            f"/{quote(ti_key.task_id, safe='')}/{map_index}"
         )
-        if ti_key.map_index is not None and ti_key.map_index >= 0:
-            path += f"/mapped/{ti_key.map_index}"
-        return f"{base}{path}/xcom"

@@ -13,9 +13,10 @@ classified too.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from airflow.sdk import RetryDecision, RetryPolicy
 
@@ -35,19 +36,42 @@ if TYPE_CHECKING:
 
 # The classifier and the advice texts load on the first failure, not when a DAG file is parsed.
 
+#: Where :meth:`DeltaConflictRetryPolicy.evaluate` keeps its decision on the exception, so that the operator
+#: can log the decision before the try ends and Airflow, asking again, stores the very same one.
+_DECISION_ATTR = "_deltacc_retry_decision"
 
-def _advice(conflict: Conflict | None) -> str:
-    from airflow_provider_deltacc.occ.advice import ADVICE
 
-    return ADVICE.get(conflict.kind, "") if conflict else ""
+def _advice(conflict: Conflict | None, report: dict[str, Any] | None = None) -> str:
+    from airflow_provider_deltacc.occ.advice import advice_for
+
+    if conflict is None:
+        return ""
+    return advice_for(conflict, pinned_columns=(report or {}).get("pinned_columns") or ())
 
 
 def _where(conflict: Conflict | None, table: str | None) -> str:
-    table = (conflict.table if conflict and conflict.table else None) or table or "unknown table"
+    """The table as the user named it (the operator's ``table``); the name Delta's message prints
+    (``delta.`file:/…` ``) only when the failure did not come from one of our jobs."""
+    table = table or (conflict.table if conflict and conflict.table else None) or "unknown table"
     text = f"table {table}"
     if conflict and conflict.partition:
         text += f" partition {conflict.partition}"
     return text
+
+
+def _attempts(report: dict[str, Any]) -> str:
+    """``attempt 3 of 5``: the in-job attempt numbering the commit loop and the operator log too."""
+    made = len(report.get("attempts") or [])
+    return f"attempt {made} of {report.get('max_attempts') or made}"
+
+
+def _next_try(try_number: int, max_tries: int) -> str:
+    """``Airflow try 2 of 3``: Airflow's own try numbering (the UI's try list, the failure e-mail)."""
+    return f"Airflow try {try_number + 1} of {max_tries + 1}"
+
+
+def _last_try(try_number: int, max_tries: int) -> str:
+    return f"try {try_number} of {max_tries + 1} was the last Airflow try"
 
 
 class DeltaConflictRetryPolicy(RetryPolicy):
@@ -97,7 +121,22 @@ class DeltaConflictRetryPolicy(RetryPolicy):
         max_tries: int,
         context: Context | None = None,
     ) -> RetryDecision:
-        """Decide from the exception; see the class docstring."""
+        """Decide from the exception; see the class docstring.
+
+        The decision is kept on the exception: asked again for the same try (the operator asks first, to log
+        it at the top of the failure; then Airflow asks), the policy answers the same, delay included.
+        """
+        kept = getattr(exception, _DECISION_ATTR, None)
+        if kept is not None and kept[0] == try_number:
+            return cast("RetryDecision", kept[1])
+        decision = self._evaluate(exception, try_number, max_tries, context)
+        with contextlib.suppress(AttributeError):  # an exception type with __slots__: decided again
+            setattr(exception, _DECISION_ATTR, (try_number, decision))
+        return decision
+
+    def _evaluate(
+        self, exception: BaseException, try_number: int, max_tries: int, context: Context | None
+    ) -> RetryDecision:
         if isinstance(exception, DeltaCCInputError):
             return RetryDecision.fail(reason=f"bad input, retrying cannot help: {exception}")
         if isinstance(exception, DeltaCCInfrastructureError):
@@ -114,7 +153,7 @@ class DeltaConflictRetryPolicy(RetryPolicy):
         verdict = decide(conflict.kind, op_class, owns_txn_identity=False)
         if not verdict.retry:
             return RetryDecision.fail(reason=self._fatal_reason(conflict, None, verdict.reason))
-        return self._retry(conflict, None, try_number, max_tries, "raised outside the commit loop")
+        return self._retry(conflict, None, None, try_number, max_tries, "raised outside the commit loop")
 
     def decide_message(self, message: str, try_number: int = 1, max_tries: int = 1) -> RetryDecision:
         """Decide from a Delta error message alone (for example one copied from a log)."""
@@ -125,25 +164,32 @@ class DeltaConflictRetryPolicy(RetryPolicy):
 
         conflict = Conflict.from_dict(exc.conflict) if exc.conflict else None
         if isinstance(exc, DeltaConflictFatal):
-            return RetryDecision.fail(reason=self._fatal_reason(conflict, exc.table, str(exc)))
+            return RetryDecision.fail(reason=self._fatal_reason(conflict, exc.table, str(exc), exc.report))
         if isinstance(exc, DeltaConflictRetryable):
-            attempts = len(exc.report.get("attempts") or [])
-            return self._retry(
-                conflict, exc.table, try_number, max_tries, f"in-job retries exhausted ({attempts} attempts)"
-            )
+            why = f"in-job retries exhausted at {_attempts(exc.report)}"
+            return self._retry(conflict, exc.table, exc.report, try_number, max_tries, why)
         return RetryDecision.default()
 
     def _retry(
-        self, conflict: Conflict | None, table: str | None, try_number: int, max_tries: int, why: str
+        self,
+        conflict: Conflict | None,
+        table: str | None,
+        report: dict[str, Any] | None,
+        try_number: int,
+        max_tries: int,
+        why: str,
     ) -> RetryDecision:
-        if try_number > max_tries:
-            return RetryDecision.default()
-        delay = self.delay_for(try_number)
         kind = conflict.kind.name if conflict else "conflict"
-        advice = _advice(conflict)
+        head = f"Delta {kind} conflict on {_where(conflict, table)}: {why}"
+        advice = _advice(conflict, report)
+        if try_number > max_tries:
+            # Airflow fails the task (no retries left); the reason still says why, for the UI and the log.
+            reason = f"{head}; {_last_try(try_number, max_tries)}. {advice}".strip()
+            return RetryDecision(reason=reason)
+        delay = self.delay_for(try_number)
         reason = (
-            f"Delta {kind} conflict on {_where(conflict, table)}: {why}; Airflow retry {try_number} of "
-            f"{max_tries} in {delay.total_seconds():.0f} s from a fresh snapshot. {advice}"
+            f"{head}; {_next_try(try_number, max_tries)} starts in {delay.total_seconds():.0f} s from a "
+            f"fresh snapshot. {advice}"
         ).strip()
         return RetryDecision.retry(delay=delay, reason=reason)
 
@@ -154,21 +200,25 @@ class DeltaConflictRetryPolicy(RetryPolicy):
         """Something the task needs was unreachable (a Spark master or Connect server, a killed driver, the
         lease store of a maintenance task): Airflow retries with the task's own retry delay."""
         if try_number > max_tries:
-            return RetryDecision.default()
+            return RetryDecision(
+                reason=f"{exc.unreachable} unreachable: {_last_try(try_number, max_tries)}. {exc}"
+            )
         return RetryDecision.retry(
             delay=None,  # the task's own retry_delay (and retry_exponential_backoff)
             reason=(
-                f"{exc.unreachable} unreachable: Airflow retry {try_number} of {max_tries} after the task's "
+                f"{exc.unreachable} unreachable: {_next_try(try_number, max_tries)} starts after the task's "
                 f"retry delay. {exc}"
             ),
         )
 
     @staticmethod
-    def _fatal_reason(conflict: Conflict | None, table: str | None, why: str) -> str:
+    def _fatal_reason(
+        conflict: Conflict | None, table: str | None, why: str, report: dict[str, Any] | None = None
+    ) -> str:
         kind = conflict.kind.name if conflict else "conflict"
         from airflow_provider_deltacc.occ.kinds import ConflictKind
 
-        advice = _advice(conflict)
+        advice = _advice(conflict, report)
         if conflict and conflict.kind is ConflictKind.PROTOCOL_CHANGED and conflict.create_race:
             advice = "Create the table once, before concurrent writers start."
         return f"Delta {kind} conflict on {_where(conflict, table)} is not retryable: {why}. {advice}".strip()

@@ -1,7 +1,8 @@
 """Observed against predicted: which predicted pairs really conflicted in past runs.
 
 Input is the commit reports the operators push to XCom (``deltacc_report``), read from the Airflow
-database or from a JSON file. A report names its task by ``dag_id``/``task_id`` keys when exported with
+database or from a JSON file; a report lists every try of its task instance, and every try's conflicts
+count. A report names its task by ``dag_id``/``task_id`` keys when exported with
 them, else by its txn app id ``airflow/<dag_id>/<task_id>/<map_index>[/<run_id>]``. Every conflict in a
 report's attempts has a kind and the winning version; the winner is the report that committed that
 version of the table, or else (``read_history``) the operation the table's Delta history shows there
@@ -23,10 +24,10 @@ from airflow_provider_deltacc.advisor.analysis import Analysis
 from airflow_provider_deltacc.advisor.findings import Finding, Level
 from airflow_provider_deltacc.advisor.loader import AdvisorInputError
 from airflow_provider_deltacc.occ.matrix import OpKind
+from airflow_provider_deltacc.tries import REPORT_XCOM_KEY, report_tries
 
 log = logging.getLogger(__name__)
 
-REPORT_XCOM_KEY = "deltacc_report"
 _SCHEMA = frozenset({OpKind.SCHEMA_CHANGE})
 #: The operations a Delta commit's ``operation`` name can stand for (an INSERT/SQL commit shows as WRITE).
 _OPERATIONS: dict[str, frozenset[OpKind]] = {
@@ -163,7 +164,7 @@ def attach_observed(
     unmatched: list[str] = []
     for report in reports:
         loser, table = report_task(report), _table(report.get("table"))
-        for attempt in report.get("attempts") or []:
+        for attempt in (a for one_try in report_tries(dict(report)) for a in one_try.get("attempts") or []):
             conflict = attempt.get("conflict") if isinstance(attempt, Mapping) else None
             if not conflict:
                 continue

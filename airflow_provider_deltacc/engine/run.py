@@ -59,6 +59,7 @@ def run_operation(
             owns_txn_identity=spec.txn is not None,
             txn_app_id=spec.txn.app_id if spec.txn else None,
             txn_version=spec.txn.version if spec.txn else None,
+            pinned_columns=prepared.pinned_columns,
             logger=logger,
             sleep=sleep,
             turns=turns,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from airflow_provider_deltacc.occ.advice import ADVICE
+from airflow_provider_deltacc.occ.advice import advice_for
 from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.occ.decisions import OperationClass, decide
 from airflow_provider_deltacc.occ.errors import (
@@ -52,6 +52,7 @@ def run_commit_loop(
     owns_txn_identity: bool,
     txn_app_id: str | None = None,
     txn_version: int | None = None,
+    pinned_columns: Sequence[str] = (),
     logger: logging.Logger | logging.LoggerAdapter[Any] | None = None,
     sleep: Callable[[float], object] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
@@ -71,6 +72,8 @@ def run_commit_loop(
     :param owns_txn_identity: True when the work writes with a txn app id/version this provider owns.
     :param txn_app_id: the idempotent-write app id, recorded in the report.
     :param txn_version: the idempotent-write version, recorded in the report.
+    :param pinned_columns: the partition columns the work pins its condition to, recorded in the report and
+        used to fit the advice (a pinned write that still conflicts is not told to pin).
     :param logger: where to log; this module's logger when None.
     :param sleep: the sleep function (tests pass a fake).
     :param clock: a monotonic clock in seconds (tests pass a fake).
@@ -82,7 +85,14 @@ def run_commit_loop(
     :raises ConflictRetriesExhaustedError: a retryable conflict outlasted the policy.
     """
     out = logger if logger is not None else log
-    report = CommitReport(operation=operation, table=table, txn_app_id=txn_app_id, txn_version=txn_version)
+    report = CommitReport(
+        operation=operation,
+        table=table,
+        txn_app_id=txn_app_id,
+        txn_version=txn_version,
+        max_attempts=policy.max_attempts,
+        pinned_columns=list(pinned_columns),
+    )
     if turns is not None:
         report.admission_wait_s = turns.first() or 0.0
     loop_start = clock()
@@ -124,14 +134,14 @@ def run_commit_loop(
                 report.attempts.append(record)
                 _finish(report, "conflict_fatal", clock() - loop_start)
                 out.warning(
-                    "Delta conflict %s on table %s%s, attempt %d/%d, not retrying: %s. Instead: %s",
+                    "Delta conflict %s on table %s%s, attempt %d of %d, not retrying: %s. %s",
                     conflict.kind.name,
                     table,
                     _where(conflict),
                     attempt,
                     policy.max_attempts,
                     decision.reason,
-                    ADVICE[conflict.kind],
+                    advice_for(conflict, pinned_columns=pinned_columns),
                 )
                 raise ConflictFatalError(report, conflict, decision.reason) from exc
 
@@ -140,14 +150,14 @@ def run_commit_loop(
                 report.attempts.append(record)
                 _finish(report, "conflict_exhausted", clock() - loop_start)
                 out.warning(
-                    "Delta conflict %s on table %s%s, attempt %d/%d, giving up: %s. Avoid it: %s",
+                    "Delta conflict %s on table %s%s, attempt %d of %d, giving up: %s. %s",
                     conflict.kind.name,
                     table,
                     _where(conflict),
                     attempt,
                     policy.max_attempts,
                     stop,
-                    ADVICE[conflict.kind],
+                    advice_for(conflict, pinned_columns=pinned_columns),
                 )
                 raise ConflictRetriesExhaustedError(report, conflict) from exc
 
@@ -171,14 +181,14 @@ def run_commit_loop(
                 )
             )
             out.warning(
-                "Delta conflict %s on table %s%s, attempt %d/%d, retrying %s. Avoid it: %s",
+                "Delta conflict %s on table %s%s, attempt %d of %d, retrying %s. %s",
                 conflict.kind.name,
                 table,
                 _where(conflict),
                 attempt,
                 policy.max_attempts,
                 f"now after {queued:.2f} s in the table's queue" if queued else f"in {wait:.2f} s",
-                ADVICE[conflict.kind],
+                advice_for(conflict, pinned_columns=pinned_columns),
             )
             if wait:
                 sleep(wait)

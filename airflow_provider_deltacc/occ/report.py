@@ -98,6 +98,8 @@ class CommitReport:
     :param metrics: operation metrics from the successful attempt.
     :param admission_wait_s: before the first attempt, the time spent waiting for the writers of the table
         granted before this one that it would surely conflict with (see ``windows/admission.py``).
+    :param max_attempts: the in-job attempt limit, so attempts read "attempt 1 of 5" everywhere.
+    :param pinned_columns: the partition columns the write pinned its condition to (empty: not pinned).
     """
 
     operation: str
@@ -111,6 +113,8 @@ class CommitReport:
     txn_version: int | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
     admission_wait_s: float = 0.0
+    max_attempts: int | None = None
+    pinned_columns: list[str] = field(default_factory=list)
 
     @property
     def conflicts(self) -> list[Conflict]:
@@ -136,6 +140,8 @@ class CommitReport:
             "txn_version": self.txn_version,
             "metrics": dict(self.metrics),
             "admission_wait_s": self.admission_wait_s,
+            "max_attempts": self.max_attempts,
+            "pinned_columns": list(self.pinned_columns),
         }
 
     def to_json(self) -> str:
@@ -160,6 +166,8 @@ class CommitReport:
             txn_version=data.get("txn_version"),
             metrics=dict(data.get("metrics") or {}),
             admission_wait_s=data.get("admission_wait_s", 0.0),
+            max_attempts=data.get("max_attempts"),
+            pinned_columns=list(data.get("pinned_columns") or []),
         )
 
     @classmethod

@@ -18,6 +18,7 @@ from airflow_provider_deltacc.links import DeltaCommitReportLink
 from airflow_provider_deltacc.occ.operation_class import OperationClass
 from airflow_provider_deltacc.operators.identity import derive_txn_identity
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
+from airflow_provider_deltacc.tries import REPORT_XCOM_KEY
 
 if TYPE_CHECKING:
     import jinja2
@@ -25,9 +26,9 @@ if TYPE_CHECKING:
 
     from airflow_provider_deltacc.engine.storage_safety import StorageSafety
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+    from airflow_provider_deltacc.tries import TryDecision
     from airflow_provider_deltacc.windows import LeaseRequest
 
-REPORT_XCOM_KEY = "deltacc_report"
 DEFAULT_AIRFLOW_RETRIES = 2
 DEFAULT_RETRY_POLICY = DeltaConflictRetryPolicy()
 _SKIPPED_NOTE = " (skipped duplicate: this txn identity already committed)"
@@ -121,11 +122,13 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         lease_store_conn_id: str | None = None,
         retries: int | None = DEFAULT_AIRFLOW_RETRIES,
         retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
+        do_xcom_push: bool = False,
         **kwargs: Any,
     ) -> None:
         # retries/retry_policy are named parameters (not kwargs.setdefault) so that ``.partial()`` of mapped
-        # tasks picks these defaults up and DAG/task-group ``default_args`` can still override them.
-        super().__init__(retries=retries, retry_policy=retry_policy, **kwargs)
+        # tasks picks these defaults up and DAG/task-group ``default_args`` can still override them. The
+        # report is pushed once, as ``deltacc_report``: not again as ``return_value`` (do_xcom_push).
+        super().__init__(retries=retries, retry_policy=retry_policy, do_xcom_push=do_xcom_push, **kwargs)
         self.table = table
         self.conn_id = conn_id
         self.execution_mode = execution_mode
@@ -252,6 +255,14 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         _seconds(self.unsafe_storage_wait_timeout, "unsafe_storage_wait_timeout")
 
     def execute(self, context: Context) -> dict[str, Any]:
+        """Run the operation and push one commit report to XCom (``deltacc_report``) that lists every try.
+
+        The report is also returned, for direct callers; ``do_xcom_push`` is False by default so Airflow
+        does not store it a second time as ``return_value``.
+
+        A failed try opens its failure with one line stating Airflow's decision and its reason (see
+        :meth:`decide_try`), then the conflict lines, then the summary.
+        """
         spec = self.build_spec(context)
         self.validate_spec(spec)
         self.check_lease_store()
@@ -259,11 +270,26 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         try:
             report = self.run_spec(context, spec)
         except DeltaCCError as exc:
-            if exc.report:
-                self._publish(context, exc.report)
+            decision = self.decide_try(context, exc)
+            if decision is not None:
+                self.log.error("%s", decision.log_line(*_try_numbers(context)))
+            failed = exc.report or {"operation": self.operation.upper(), "table": self.table, "attempts": []}
+            failed.setdefault("status", "error")
+            self._publish(context, failed, decision)
             raise
-        self._publish(context, report)
-        return report
+        return self._publish(context, report, None)
+
+    def decide_try(self, context: Context, exc: DeltaCCError) -> TryDecision | None:
+        """Airflow's decision on this failed try, asked of the task's retry policy now (the policy keeps it,
+        so Airflow gets the same one); None for a retry policy that is not the provider's."""
+        from airflow_provider_deltacc.tries import TryDecision
+
+        policy = getattr(self, "retry_policy", None)
+        if not isinstance(policy, DeltaConflictRetryPolicy):
+            return None
+        try_number, max_tries = _try_numbers(context)
+        decision = policy.evaluate(exc, try_number=try_number, max_tries=max_tries, context=context)
+        return TryDecision.from_retry_decision(decision, try_number, max_tries)
 
     def check_lease_store(self) -> None:
         """Resolve and check the lease store at the task's start (see :class:`UsesLeaseStore`); writers with
@@ -414,14 +440,19 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
             )
             return None
 
-    def _publish(self, context: Context, report: dict[str, Any]) -> None:
-        context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=report)
+    def _publish(
+        self, context: Context, report: dict[str, Any], decision: TryDecision | None
+    ) -> dict[str, Any]:
+        from airflow_provider_deltacc.tries import record_try
+
+        spanning = record_try(context, report, decision=decision, logger=self.log)
+        context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=spanning)
         attempts = report.get("attempts") or []
         for attempt in attempts:
             if attempt.get("conflict"):
                 self.log.warning("%s", conflict_log_line(report, attempt, self.table))
         self.log.info(
-            "Delta %s on %s: status=%s version=%s attempts=%s conflicts=%s wasted=%.2fs%s",
+            "Delta %s on %s: status=%s version=%s attempts=%s conflicts=%s wasted=%.2fs%s%s",
             self.operation.upper(),
             report.get("table") or self.table,
             report.get("status"),
@@ -429,8 +460,10 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
             len(attempts),
             sum(1 for a in attempts if a.get("conflict")),
             sum(float(a.get("wasted_s") or 0.0) for a in attempts),
+            _queue_note(report),
             _SKIPPED_NOTE if report.get("skipped_duplicate") else "",
         )
+        return spanning
 
     def on_kill(self) -> None:
         if "hook" in self.__dict__:
@@ -451,6 +484,12 @@ def lease_holder(context: Context) -> str:
     )
 
 
+def _try_numbers(context: Context) -> tuple[int, int]:
+    """The running try's number and the task instance's ``max_tries`` (tries = max_tries + 1)."""
+    ti = context["ti"]
+    return int(getattr(ti, "try_number", None) or 1), int(getattr(ti, "max_tries", None) or 0)
+
+
 def _seconds(value: float | timedelta, name: str) -> float:
     """A non-negative number of seconds from seconds or a timedelta."""
     try:
@@ -468,10 +507,13 @@ def _seconds(value: float | timedelta, name: str) -> float:
 
 def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: str) -> str:
     """One line per conflict: kind, table, partition if known, attempt n of m, what happened, what to do."""
+    from airflow_provider_deltacc.occ.advice import advice_for
+    from airflow_provider_deltacc.occ.kinds import Conflict
+
     conflict = attempt["conflict"]
     kind = str(conflict.get("kind", "")).upper()
     attempts = report.get("attempts") or []
-    where = conflict.get("table") or report.get("table") or table
+    where = report.get("table") or table
     partition = f" partition {conflict['partition']}" if conflict.get("partition") else ""
     is_last = attempt is attempts[-1]
     queued = float(attempt.get("queue_s") or 0.0)
@@ -485,14 +527,25 @@ def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: st
         outcome = "not retryable"
     else:
         outcome = "in-job retries exhausted; Airflow decides the next try"
-    from airflow_provider_deltacc.occ.advice import ADVICE
-    from airflow_provider_deltacc.occ.kinds import ConflictKind
-
     try:
-        advice = ADVICE[ConflictKind(str(conflict.get("kind", "")).lower())]
-    except ValueError:
+        advice = advice_for(Conflict.from_dict(conflict), pinned_columns=report.get("pinned_columns") or ())
+    except (KeyError, ValueError):
         advice = ""
+    limit = report.get("max_attempts") or len(attempts)
+    admitted = float(report.get("admission_wait_s") or 0.0)
+    if attempt is attempts[0] and admitted:
+        outcome = f"{outcome} (it had waited {admitted:.2f} s for its turn before attempt 1)"
     return (
-        f"Delta conflict {kind} on {where}{partition}, attempt {attempt.get('number')} of {len(attempts)}: "
+        f"Delta conflict {kind} on {where}{partition}, attempt {attempt.get('number')} of {limit}: "
         f"{outcome}. {advice}"
     ).strip()
+
+
+def _queue_note(report: dict[str, Any]) -> str:
+    """The time a writer spent in the table's queue (its admission wait and its queued retries), if any."""
+    admitted = float(report.get("admission_wait_s") or 0.0)
+    queued = sum(float(a.get("queue_s") or 0.0) for a in report.get("attempts") or [])
+    if not admitted and not queued:
+        return ""
+    return f" queued={admitted + queued:.2f}s (admission {admitted:.2f}s, retries {queued:.2f}s)"
+

@@ -46,11 +46,13 @@ class PreparedOperation:
     :param name: the report name, e.g. ``MERGE``.
     :param op_class: what it does, for the retry decision.
     :param work: one attempt; re-plans from a fresh snapshot every call.
+    :param pinned_columns: the partition columns the write pins its condition to (none: not pinned).
     """
 
     name: str
     op_class: OperationClass
     work: Callable[[int], WorkOutcome]
+    pinned_columns: tuple[str, ...] = ()
 
 
 @dataclass

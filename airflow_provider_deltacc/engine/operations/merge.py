@@ -116,7 +116,7 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
     # With schema auto-merge the MERGE may add columns: a schema change, never retried over another one.
     evolves = schema_auto_merge(spark)
     op_class = OperationClass.SCHEMA_CHANGING if evolves else OperationClass.READ_MODIFY_WRITE
-    return PreparedOperation("MERGE", op_class, work)
+    return PreparedOperation("MERGE", op_class, work, pinned_columns=pin_columns)
 
 
 def schema_auto_merge(spark: SparkSession) -> bool:

@@ -62,6 +62,15 @@ def _build_dag(orders: str, fresh: str) -> Any:
     return dag
 
 
+def _xcom_keys(dr: Any, task_id: str) -> list[str]:
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        rows = session.query(XComModel.key).filter_by(dag_id=dr.dag_id, run_id=dr.run_id, task_id=task_id)
+        return sorted(key for (key,) in rows)
+
+
 def _report(dr: Any, task_id: str) -> dict[str, Any]:
     report: dict[str, Any] = xcom_value(dr, task_id, REPORT_XCOM_KEY)
     return report
@@ -103,11 +112,32 @@ def test_exhausted_conflict_is_retried_by_airflow_and_fatal_ones_are_not(
     # TaskInstanceHistory records a try that went up_for_retry as failed, with the policy's reason and delay.
     assert (first_try.try_number, str(first_try.state)) == (1, "failed")
     reason = first_try.retry_reason or ""
-    assert reason.startswith(f"Delta APPEND conflict on table delta.`file:{orders}` partition [p=a]"), reason
-    assert "in-job retries exhausted (1 attempts)" in reason and "Airflow retry 1 of 2" in reason, reason
+    # The table as the DAG wrote it; the MERGE was pinned to p (a key), so the advice is about the rival.
+    assert reason.startswith(
+        f"Delta APPEND conflict on table {orders} partition [p=a]: in-job retries exhausted at attempt 1 "
+        "of 1; Airflow try 2 of 3 starts in 1 s from a fresh snapshot. This write is already pinned to its "
+        "partitions (p)"
+    ), reason
+    assert "Pin the target partitions" not in reason
+    assert len(reason) < 500, "Airflow keeps 500 characters of a retry reason"
     assert first_try.retry_delay_override == pytest.approx(1.0)
+    # One report, pushed once, listing both tries: the lost one with the decision and reason, then the commit.
     final = _report(dr, "retried_merge")
     assert final["status"] == "committed" and len(final["attempts"]) == 1
+    assert final["tries_source"] == "task_state_store"
+    lost, won = final["tries"]
+    assert (lost["try_number"], lost["status"], lost["decision"], lost["reason"]) == (
+        1,
+        "conflict_exhausted",
+        "retry",
+        reason,
+    )
+    (attempt,) = lost["attempts"]
+    assert attempt["conflict"]["kind"] == "append" and attempt["conflict"]["partition"] == "[p=a]"
+    assert attempt["conflict"]["winning_version"] == 1 and attempt["wasted_s"] > 0
+    assert (won["try_number"], won["status"], won["decision"]) == (2, "committed", None)
+    keys = _xcom_keys(dr, "retried_merge")
+    assert REPORT_XCOM_KEY in keys and "return_value" not in keys, keys
     rows = {(r["id"], r["p"], r["v"]) for r in DeltaTable(orders).to_pyarrow_table().to_pylist()}
     assert rows == {(1, "a", "merged"), (2, "b", "old"), (3, "a", "new"), (9, "a", "rival")}
 
@@ -125,8 +155,63 @@ def test_exhausted_conflict_is_retried_by_airflow_and_fatal_ones_are_not(
     assert _report(dr, "bad_input")["status"] == "bad_input"
     assert "create_race" not in try_history(dr) and "bad_input" not in try_history(dr)
 
-    # The policy's decisions are logged on the task ("Retry policy decision", action and reason).
+    # The policy's decisions are logged on the task ("Retry policy decision", action and reason), and the
+    # failed try's failure opens with one line stating the decision and the reason, before the traceback.
     logged = capfd.readouterr().out
     assert "Retry policy decision" in logged
+    top = logged.index(f"Try 1 of 3 failed, Airflow decision RETRY: {reason[:60]}")
+    assert top < logged.index("Task failed with exception") and top < logged.index("Delta conflict APPEND on")
     assert "Delta PROTOCOL_CHANGED conflict on" in logged and "is not retryable" in logged
     assert "bad input, retrying cannot help" in logged
+
+
+def test_without_the_task_state_store_the_tries_are_kept_in_a_variable_until_the_task_ends(
+    airflow_db: Path, spark: SparkSession, rival: Rival, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fallback on the real path: the task state store fails (as a broken store backend would), so the
+    tries go through an Airflow Variable, which is deleted once the task instance has ended."""
+    from airflow.models.variable import Variable as VariableModel
+    from airflow.sdk import DAG
+    from airflow.utils.session import create_session
+
+    from airflow_provider_deltacc import tries
+
+    def unavailable(self: Any) -> list[dict[str, Any]]:
+        raise RuntimeError("task state store unavailable")
+
+    monkeypatch.setattr(tries._StateStoreHistory, "load", unavailable)
+    orders = str(tmp_path / "orders")
+    spark.createDataFrame([(1, "a", "old")], SCHEMA).write.format("delta").partitionBy("p").save(orders)
+
+    def blind_append_into_a(spec: dict[str, Any]) -> None:
+        spark.createDataFrame([(9, "a", "rival")], SCHEMA).write.format("delta").mode("append").save(orders)
+
+    rival.plan("merge", orders, blind_append_into_a, gate_column="id", task_id="retried_merge")
+    policy = DeltaConflictRetryPolicy(
+        min_delay=timedelta(seconds=1), max_delay=timedelta(seconds=1), jitter=0
+    )
+    with DAG(f"{DAG_ID}_fallback", schedule=None, start_date=datetime(2026, 1, 1), catchup=False) as dag:
+        DeltaMergeOperator(
+            task_id="retried_merge",
+            table=orders,
+            source=_rows([[1, "a", "merged"]]),
+            keys=["id", "p"],
+            commit_retry={"max_attempts": 1},
+            execution_mode="in_process",
+            retries=2,
+            retry_policy=policy,
+        )
+    serialize_dag(dag, tmp_path / "no-dags")
+    dr = dag.test()
+
+    rival.check()
+    final = _report(dr, "retried_merge")
+    assert final["tries_source"] == "variable"
+    assert [(t["try_number"], t["status"], t["decision"]) for t in final["tries"]] == [
+        (1, "conflict_exhausted", "retry"),
+        (2, "committed", None),
+    ]
+    assert final["tries"][0]["reason"] == try_history(dr)["retried_merge"][0].retry_reason
+    with create_session() as session:
+        left = session.query(VariableModel).filter(VariableModel.key.like("deltacc_tries.%")).count()
+    assert left == 0, "the fallback Variable is deleted when the task instance ends"

@@ -77,6 +77,14 @@ def test_conflicts_are_counted_on_the_pair_of_loser_and_winner() -> None:
     assert unmatched == []
 
 
+def test_the_conflicts_of_every_try_count_not_only_the_last_tries() -> None:
+    lost = _report("merge", "conflict_exhausted", None, [("append", 5, "WRITE")])
+    won = _report("merge", "committed", 8, [])
+    final = {**won, "tries": [{**lost, "try_number": 1}, {**won, "try_number": 2}]}
+    analysis, _ = attach_observed(_analysis(), [_report("append", "committed", 5, []), final])
+    assert pair(analysis, "merge", "append").observed["conflicts"] == 1
+
+
 def test_a_pair_with_reports_and_no_conflict_says_so_and_surprises_are_flagged() -> None:
     reports = [
         {**_report("u", "committed", 3, []), "table": "/data/other"},

@@ -23,12 +23,19 @@ def make_context(
     run_id: str = "scheduled__2026-11-20T00:00:00+00:00",
     map_index: int = -1,
     try_number: int = 1,
+    max_tries: int = 2,
     interval_end: datetime | None = datetime(2026, 11, 21, tzinfo=UTC),
     **extra: Any,
 ) -> Any:
     """A task context (a plain dict typed as ``Any``, so it stands in for ``airflow.sdk.Context``)."""
     ti = FakeTI(
-        dag_id=dag_id, task_id=task_id, run_id=run_id, map_index=map_index, try_number=try_number, pushed={}
+        dag_id=dag_id,
+        task_id=task_id,
+        run_id=run_id,
+        map_index=map_index,
+        try_number=try_number,
+        max_tries=max_tries,
+        pushed={},
     )
     return {
         "ti": ti,

@@ -240,10 +240,39 @@ def test_publish_pushes_the_report_and_logs_a_summary(context: Any) -> None:
             {"number": 2, "wasted_s": 0.0},
         ],
     }
-    op._publish(context, report)
-    assert context["ti"].pushed["deltacc_report"] is report
-    warning = log.warning.call_args.args[1]
+    pushed = op._publish(context, report, None)
+    # One report, this try's plus the list of tries (outside a task runner: this try only, and it says so).
+    assert context["ti"].pushed == {"deltacc_report": pushed}
+    assert {k: pushed[k] for k in report} == report
+    assert [t["try_number"] for t in pushed["tries"]] == [1] and pushed["tries_source"] == "this_try_only"
+    assert op.do_xcom_push is False, "not pushed a second time as return_value"
+    (warning,) = [c.args[1] for c in log.warning.call_args_list if c.args[0] == "%s"]
     assert warning.startswith(
         "Delta conflict APPEND on /t partition [d=1], attempt 1 of 2: retried after 0.25 s"
     )
-    assert log.info.call_args.args[1:] == ("MERGE", "/t", "committed", 7, 2, 1, 1.5, "")
+    assert log.info.call_args.args[1:] == ("MERGE", "/t", "committed", 7, 2, 1, 1.5, "", "")
+
+
+def test_the_conflict_line_and_the_summary_report_the_time_in_the_tables_queue() -> None:
+    from airflow_provider_deltacc.operators.base import _queue_note, conflict_log_line
+
+    conflict = {"kind": "concurrent_append", "exception": "ConcurrentAppendException", "message": "m"}
+    report: dict[str, Any] = {
+        "table": "/data/orders",
+        "status": "committed",
+        "max_attempts": 5,
+        "admission_wait_s": 3.25,
+        "attempts": [
+            {"number": 1, "conflict": conflict, "queue_s": 1.5, "wait_s": 0.0},
+            {"number": 2, "conflict": None, "queue_s": 0.0, "wait_s": 0.0},
+        ],
+    }
+    line = conflict_log_line(report, report["attempts"][0], "/data/orders")
+    assert line.startswith("Delta conflict CONCURRENT_APPEND on /data/orders, attempt 1 of 5: ")
+    assert "once the writers ahead had finished (1.50 s in the queue)" in line
+    assert "(it had waited 3.25 s for its turn before attempt 1)" in line
+    assert _queue_note(report) == " queued=4.75s (admission 3.25s, retries 1.50s)"
+
+    raced = {**report, "admission_wait_s": 0.0, "attempts": [{**report["attempts"][0], "queue_s": 0.0}]}
+    assert _queue_note(raced) == ""
+    assert "for its turn" not in conflict_log_line(raced, raced["attempts"][0], "/data/orders")

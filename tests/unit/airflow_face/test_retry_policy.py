@@ -29,19 +29,27 @@ def _policy(jitter: float = 0.5) -> DeltaConflictRetryPolicy:
     return DeltaConflictRetryPolicy(min_delay=MIN, max_delay=MAX, jitter=jitter)
 
 
+USER_TABLE = "/lake/orders"
+
+
 def _report(kind: str, status: str, **conflict: Any) -> dict[str, Any]:
+    """A job's report: the table as the user wrote it, the conflict as Delta's message names the table."""
     attempt = {"number": 1, "conflict": {"kind": kind, "table": TABLE, **conflict}}
-    return {"table": TABLE, "status": status, "attempts": [attempt, dict(attempt, number=2)]}
+    return {
+        "table": USER_TABLE,
+        "status": status,
+        "max_attempts": 5,
+        "attempts": [attempt, dict(attempt, number=2)],
+    }
 
 
 def test_retryable_conflict_retries_with_a_bounded_jittered_delay_and_a_reason() -> None:
-    exc = DeltaConflictRetryable(
-        "outlasted", report=_report("append", "retries_exhausted", partition="[date=2026-11-20]")
-    )
+    report = _report("append", "retries_exhausted", partition="[date=2026-11-20]")
     policy = _policy()
     delays = set()
     for try_number, ceiling in ((1, 10.0), (2, 20.0), (3, 40.0), (6, 40.0)):
         for _ in range(20):
+            exc = DeltaConflictRetryable("outlasted", report=report)  # a new failure each time
             decision = policy.evaluate(exc, try_number=try_number, max_tries=6)
             assert decision.action is RetryAction.RETRY
             assert decision.retry_delay is not None
@@ -50,20 +58,42 @@ def test_retryable_conflict_retries_with_a_bounded_jittered_delay_and_a_reason()
             delays.add(seconds)
     assert len(delays) > 10, "the delay is jittered"
     reason = decision.reason or ""
-    assert reason.startswith(f"Delta APPEND conflict on table {TABLE} partition [date=2026-11-20]: "), reason
-    assert "in-job retries exhausted (2 attempts)" in reason and "Airflow retry 6 of 6" in reason
+    assert reason.startswith(f"Delta APPEND conflict on table {USER_TABLE} partition [date=2026-11-20]: "), (
+        reason
+    )
+    assert "in-job retries exhausted at attempt 2 of 5" in reason and "Airflow try 7 of 7 starts in" in reason
+    assert reason.endswith("Pin the target partitions" + reason.split("Pin the target partitions", 1)[1])
 
 
 def test_no_jitter_gives_the_exact_exponential_delay() -> None:
     exc = DeltaConflictRetryable("x", report=_report("delete_read", "retries_exhausted"))
     decision = _policy(jitter=0.0).evaluate(exc, try_number=2, max_tries=3)
     assert decision.retry_delay == timedelta(seconds=20)
-    assert (decision.reason or "").startswith(f"Delta DELETE_READ conflict on table {TABLE}: ")
+    assert (decision.reason or "").startswith(f"Delta DELETE_READ conflict on table {USER_TABLE}: ")
 
 
-def test_retries_beyond_max_tries_fall_back_to_airflow() -> None:
+def test_retries_beyond_max_tries_fall_back_to_airflow_and_say_why() -> None:
     exc = DeltaConflictRetryable("x", report=_report("append", "retries_exhausted"))
-    assert _policy().evaluate(exc, try_number=3, max_tries=2).action is RetryAction.DEFAULT
+    decision = _policy().evaluate(exc, try_number=3, max_tries=2)
+    assert decision.action is RetryAction.DEFAULT and decision.retry_delay is None
+    assert "in-job retries exhausted at attempt 2 of 5; try 3 of 3 was the last Airflow try." in (
+        decision.reason or ""
+    )
+
+
+def test_a_pinned_merge_that_conflicted_in_its_own_partition_gets_advice_about_the_other_writer() -> None:
+    report = {**_report("append", "retries_exhausted", partition="[p=a]"), "pinned_columns": ["p"]}
+    reason = _policy().evaluate(DeltaConflictRetryable("x", report=report), 1, 2).reason or ""
+    assert "This write is already pinned to its partitions (p)" in reason, reason
+    assert "Pin the target partitions" not in reason
+
+
+def test_the_decision_is_kept_so_asking_again_for_the_same_try_gives_the_same_delay() -> None:
+    exc = DeltaConflictRetryable("x", report=_report("append", "retries_exhausted"))
+    policy = _policy(jitter=1.0)
+    first = policy.evaluate(exc, try_number=1, max_tries=3)
+    assert all(policy.evaluate(exc, try_number=1, max_tries=3) == first for _ in range(10))
+    assert policy.evaluate(exc, try_number=2, max_tries=3).reason != first.reason  # a new try, a new decision
 
 
 def test_fatal_conflict_fails_with_a_reason() -> None:
@@ -73,7 +103,9 @@ def test_fatal_conflict_fails_with_a_reason() -> None:
     decision = _policy().evaluate(exc, try_number=1, max_tries=3)
     assert decision.action is RetryAction.FAIL
     reason = decision.reason or ""
-    assert reason.startswith(f"Delta PROTOCOL_CHANGED conflict on table {TABLE} is not retryable"), reason
+    assert reason.startswith(f"Delta PROTOCOL_CHANGED conflict on table {USER_TABLE} is not retryable"), (
+        reason
+    )
     assert "Create the table once, before concurrent writers start." in reason
 
 
@@ -93,9 +125,12 @@ def test_unreachable_infrastructure_retries_with_the_task_delay_and_says_what() 
     decision = _policy().evaluate(exc, try_number=1, max_tries=3)
     assert decision.action is RetryAction.RETRY and decision.retry_delay is None  # the task's own delay
     reason = decision.reason or ""
-    assert reason.startswith("Spark Connect server h:15002 (conn_id='sc') unreachable: Airflow retry 1 of 3")
+    assert reason.startswith(
+        "Spark Connect server h:15002 (conn_id='sc') unreachable: Airflow try 2 of 4 starts"
+    )
     assert "ConnectionRefusedError" in reason
-    assert _policy().evaluate(exc, try_number=4, max_tries=3).action is RetryAction.DEFAULT
+    last = _policy().evaluate(exc, try_number=4, max_tries=3)
+    assert last.action is RetryAction.DEFAULT and "try 4 of 4 was the last Airflow try" in (last.reason or "")
 
 
 def test_non_conflict_failures_keep_airflow_defaults() -> None:

@@ -123,7 +123,7 @@ def test_sensor_input_errors() -> None:
         DeltaTableVersionSensor(task_id="s", table="/t")._condition()
 
 
-def test_commit_report_link_points_at_the_try_xcom() -> None:
+def test_commit_report_link_opens_the_task_instance_in_the_delta_conflicts_view() -> None:
     from airflow.models.taskinstancekey import TaskInstanceKey as Key
 
     link = DeltaCommitReportLink()
@@ -132,8 +132,8 @@ def test_commit_report_link_points_at_the_try_xcom() -> None:
     )
     url = link.get_link(NO_OPERATOR, ti_key=key)
     assert url.endswith(
-        "/dags/orders%20dag/runs/manual__2026-11-22T08%3A00%3A00%2B00%3A00/tasks/merge_batch/mapped/3/xcom"
+        "/deltacc/task-instance/orders%20dag/manual__2026-11-22T08%3A00%3A00%2B00%3A00/merge_batch/3"
     )
     unmapped = Key(dag_id="d", task_id="t", run_id="r", map_index=-1)
-    assert link.get_link(NO_OPERATOR, ti_key=unmapped).endswith("/dags/d/runs/r/tasks/t/xcom")
+    assert link.get_link(NO_OPERATOR, ti_key=unmapped).endswith("/deltacc/task-instance/d/r/t/-1")
     assert link.name == "Delta commit report"

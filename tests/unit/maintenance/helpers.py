@@ -17,6 +17,8 @@ class FakeTI:
     task_id: str = "merge_orders"
     map_index: int = -1
     run_id: str = "manual__2026-11-20"
+    try_number: int = 1
+    max_tries: int = 2  # the operators' default retries
     xcoms: dict[str, Any] = field(default_factory=dict)
 
     def xcom_push(self, key: str, value: Any) -> None:

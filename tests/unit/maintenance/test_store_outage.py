@@ -46,7 +46,9 @@ def _assert_infrastructure(error: DeltaCCInfrastructureError, url: str, task_id:
     assert "Maintenance does not run without the lease store" in str(error)
     decision = DEFAULT_RETRY_POLICY.evaluate(error, try_number=1, max_tries=2)
     assert decision.action is RetryAction.RETRY and decision.retry_delay is None
-    assert (decision.reason or "").startswith(f"lease store {_masked(url)} unreachable: Airflow retry 1 of 2")
+    assert (decision.reason or "").startswith(
+        f"lease store {_masked(url)} unreachable: Airflow try 2 of 3 starts after the task's retry delay"
+    )
     assert PASSWORD not in str(error) and PASSWORD not in (decision.reason or "")
 
 

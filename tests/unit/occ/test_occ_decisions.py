@@ -105,8 +105,30 @@ def test_advice_for_every_kind() -> None:
     assert set(ADVICE) == set(K)
     for text in ADVICE.values():
         assert text.endswith(".")
+        assert text[0].isupper(), text
         assert text.count(". ") == 0, "one sentence"
     assert "partition" in ADVICE[K.APPEND]
     assert "OPTIMIZE" in ADVICE[K.DELETE_READ]
-    assert "create the table" in ADVICE[K.PROTOCOL_CHANGED]
+    assert "Create the table" in ADVICE[K.PROTOCOL_CHANGED]
     assert "app id" in ADVICE[K.CONCURRENT_TRANSACTION]
+
+
+def test_a_pinned_write_that_conflicted_in_its_own_partition_is_not_told_to_pin() -> None:
+    from airflow_provider_deltacc.occ.advice import advice_for
+    from airflow_provider_deltacc.occ.kinds import Conflict
+
+    append = Conflict(K.APPEND, partition="[p=a]")
+    unpinned = advice_for(append)
+    pinned = advice_for(append, pinned_columns=["p"])
+    assert unpinned == ADVICE[K.APPEND] and unpinned.startswith("Pin the target partitions")
+    assert pinned.startswith("This write is already pinned to its partitions (p)"), pinned
+    assert "([p=a])" in pinned and "Pin the target" not in pinned and "disjoint partitions" in pinned
+    assert len(pinned) < 220, "a retry reason carries it, and Airflow keeps 500 characters of a reason"
+    for kind in (K.DELETE_READ, K.DELETE_DELETE):
+        text = advice_for(Conflict(kind), pinned_columns=["p", "q"])
+        assert (
+            text.startswith("This write is already pinned to its partitions (p, q)") and text != ADVICE[kind]
+        )
+    # Pinning says nothing about schema changes: those keep their advice.
+    metadata = Conflict(K.METADATA_CHANGED)
+    assert advice_for(metadata, pinned_columns=["p"]) == ADVICE[K.METADATA_CHANGED]

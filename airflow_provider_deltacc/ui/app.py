@@ -1,0 +1,65 @@
+"""The FastAPI app the plugin mounts under ``/deltacc`` in the Airflow api-server.
+
+Airflow mounts a plugin's app as it is, without authentication, so every route here depends on Airflow's own
+``get_user`` (the JWT in the ``Authorization`` header or the UI's session cookie; an anonymous request gets
+401) and asks the auth manager for read access to the DAGs it shows. It only reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Depends, FastAPI
+from fastapi.responses import HTMLResponse
+
+URL_PREFIX = "/deltacc"
+
+
+def _authorized_dag_ids(user: Any) -> set[str]:
+    from airflow.api_fastapi.app import get_auth_manager
+
+    return set(get_auth_manager().get_authorized_dag_ids(user=user, method="GET"))
+
+
+def create_app() -> FastAPI:
+    """Build the app (routes only; nothing runs until a request comes)."""
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+    from airflow.api_fastapi.core_api.security import get_user, requires_access_dag
+
+    app = FastAPI(title="Delta conflicts", docs_url=None, redoc_url=None, openapi_url=None)
+    @app.get("/conflicts", response_class=HTMLResponse)
+    def conflicts(user: Any = Depends(get_user)) -> str:  # noqa: B008 (FastAPI's dependency idiom)
+        from airflow.configuration import conf
+        from airflow.utils.session import create_session
+
+        from airflow_provider_deltacc.ui.data import buckets_by_table, read_reports, try_rows
+        from airflow_provider_deltacc.ui.pages import conflicts_page
+        from airflow_provider_deltacc.ui.pairs import conflict_pairs
+
+        dag_ids = _authorized_dag_ids(user)
+        with create_session() as session:
+            reports = read_reports(session, dag_ids=dag_ids)
+        decisions = [row for task in reports for row in try_rows(task) if row.decision][:200]
+        pairs = conflict_pairs(
+            [r.with_ids() for r in reports], dags_folder=conf.get("core", "dags_folder", fallback=None)
+        )
+        return conflicts_page(buckets_by_table(reports), decisions, pairs)
+
+    @app.get(
+        "/task-instance/{dag_id}/{run_id}/{task_id}/{map_index}",
+        response_class=HTMLResponse,
+        dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.TASK_INSTANCE))],
+    )
+    def task_instance(dag_id: str, run_id: str, task_id: str, map_index: int) -> str:
+        from airflow.utils.session import create_session
+
+        from airflow_provider_deltacc.ui.data import read_task_instance, try_rows
+        from airflow_provider_deltacc.ui.pages import task_page
+
+        with create_session() as session:
+            report, reasons, states = read_task_instance(session, dag_id, run_id, task_id, map_index)
+        rows = try_rows(report, reasons) if report is not None else []
+        label = f"{dag_id}.{task_id}" + (f"[{map_index}]" if map_index >= 0 else "")
+        return task_page(f"Delta commit report: {label}, {run_id}", rows, states)
+
+    return app

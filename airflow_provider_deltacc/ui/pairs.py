@@ -1,0 +1,141 @@
+"""The task pairs that conflict most, with the conflict advisor's suggested fix.
+
+The advisor (:mod:`airflow_provider_deltacc.advisor`) predicts the pairs from the DAG files and
+:func:`~airflow_provider_deltacc.advisor.observed.attach_observed` counts the observed conflicts on them; a
+pair that needs the DAG files the api-server cannot parse is still listed, from the reports alone, with the
+conflict's own advice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_provider_deltacc.advisor.observed import report_task
+from airflow_provider_deltacc.occ.advice import advice_for
+from airflow_provider_deltacc.occ.kinds import Conflict
+from airflow_provider_deltacc.tries import report_tries
+
+log = logging.getLogger(__name__)
+
+#: Seconds an analysis of the DAG files is reused (parsing DAG files on every page load would be slow).
+_ANALYSIS_TTL_S = 300.0
+_analyses: dict[tuple[str, tuple[str, ...]], tuple[float, Any]] = {}
+
+
+@dataclass(frozen=True)
+class ConflictPair:
+    """Two tasks that conflicted on a table: how often, of which kinds, and what to change."""
+
+    table: str
+    loser: str
+    winner: str
+    conflicts: int
+    kinds: str
+    fix: str
+    source: str
+
+
+def _analysis(dags_folder: str, dag_ids: tuple[str, ...]) -> Any:
+    key = (dags_folder, dag_ids)
+    cached = _analyses.get(key)
+    if cached is not None and time.monotonic() - cached[0] < _ANALYSIS_TTL_S:
+        return cached[1]
+    from airflow.dag_processing.dagbag import DagBag
+
+    from airflow_provider_deltacc.advisor.analysis import analyse
+
+    bag = DagBag(dag_folder=dags_folder)
+    dags = [bag.dags[d] for d in dag_ids if d in bag.dags]
+    analysis = analyse(dags) if dags else None
+    _analyses[key] = (time.monotonic(), analysis)
+    return analysis
+
+
+def _from_advisor(reports: Sequence[Mapping[str, Any]], dags_folder: str) -> list[ConflictPair]:
+    from airflow_provider_deltacc.advisor.observed import attach_observed
+
+    dag_ids = tuple(sorted({str(r.get("dag_id")) for r in reports if r.get("dag_id")}))
+    analysis = _analysis(dags_folder, dag_ids)
+    if analysis is None:
+        return []
+    observed, _ = attach_observed(analysis, reports)
+    pairs = []
+    for finding in observed.findings:
+        seen = finding.observed or {}
+        if not seen.get("conflicts"):
+            continue
+        kinds = ", ".join(f"{k} x{n}" for k, n in sorted(seen.get("kinds", {}).items()))
+        fix = finding.fixes[0] if finding.fixes else seen.get("summary", "")
+        pairs.append(
+            ConflictPair(
+                finding.table, finding.task_a, finding.task_b, int(seen["conflicts"]), kinds, fix, "advisor"
+            )
+        )
+    return pairs
+
+
+def _from_reports(reports: Sequence[Mapping[str, Any]]) -> list[ConflictPair]:
+    """Loser and winner from the reports alone: the winner is the task whose report committed the version
+    the conflict names; the fix is the conflict's advice."""
+    committed: dict[tuple[str, int], str] = {}
+    for report in reports:
+        task, version = report_task(report), report.get("table_version")
+        if task and isinstance(version, int):
+            committed[(str(report.get("table") or "").rstrip("/"), version)] = task
+    counts: Counter[tuple[str, str, str]] = Counter()
+    kinds: dict[tuple[str, str, str], Counter[str]] = {}
+    advice: dict[tuple[str, str, str], str] = {}
+    for report in reports:
+        loser, table = report_task(report) or "an unnamed task", str(report.get("table") or "").rstrip("/")
+        for one_try in report_tries(dict(report)):
+            for attempt in one_try.get("attempts") or []:
+                conflict = attempt.get("conflict") if isinstance(attempt, Mapping) else None
+                if not isinstance(conflict, Mapping):
+                    continue
+                version = conflict.get("winning_version")
+                winner = committed.get((table, version)) if isinstance(version, int) else None
+                winner = winner or str(conflict.get("winning_operation") or "an unknown commit")
+                key = (table, loser, winner)
+                counts[key] += 1
+                kinds.setdefault(key, Counter())[str(conflict.get("kind", "")).upper()] += 1
+                try:
+                    pinned = one_try.get("pinned_columns") or ()
+                    advice[key] = advice_for(Conflict.from_dict(dict(conflict)), pinned_columns=pinned)
+                except (KeyError, ValueError):
+                    advice.setdefault(key, "")
+    return [
+        ConflictPair(
+            key[0],
+            key[1],
+            key[2],
+            n,
+            ", ".join(f"{k} x{c}" for k, c in sorted(kinds[key].items())),
+            advice[key],
+            "reports",
+        )
+        for key, n in counts.items()
+    ]
+
+
+def conflict_pairs(
+    reports: Sequence[Mapping[str, Any]], *, dags_folder: str | None, limit: int = 10
+) -> list[ConflictPair]:
+    """The ``limit`` pairs with the most conflicts, most first.
+
+    :param reports: commit reports with ``dag_id``/``task_id`` (see ``TaskReport.with_ids``).
+    :param dags_folder: where the advisor parses the DAGs; None: from the reports alone.
+    """
+    pairs: list[ConflictPair] = []
+    if dags_folder:
+        try:
+            pairs = _from_advisor(reports, dags_folder)
+        except Exception as exc:
+            log.warning("the conflict advisor could not analyse %s: %s", dags_folder, exc)
+    if not pairs:
+        pairs = _from_reports(reports)
+    return sorted(pairs, key=lambda p: (-p.conflicts, p.table, p.loser, p.winner))[:limit]

@@ -1,0 +1,131 @@
+"""The Delta conflicts view in a real browser: a ``dag.test()`` run whose first try loses a real conflict to
+Airflow's retry, a real ``airflow api-server`` serving the metadata DB it wrote, headless Chromium logged in
+through the simple auth manager's login page. Anonymous requests are refused."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import urllib.error
+import urllib.request
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from airflow_provider_deltacc.operators import DeltaMergeOperator
+from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
+from tests.integration.airflow_face.rival import Rival
+from tests.support.airflow_runs import serialize_dag
+from tests.support.api_server import ADMIN_PASSWORD, ADMIN_USER, api_server
+from tests.support.browser import headless_chromium
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = "id INT, p STRING, v STRING"
+DAG_ID = "deltacc_test_ui"
+DOCS_IMG = Path(__file__).resolve().parents[3] / "docs" / "img"
+
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+def _log_in(driver: Any, url: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(f"{url}/")
+    wait = WebDriverWait(driver, 60)
+    user = wait.until(expected_conditions.presence_of_element_located((By.NAME, "username")))
+    user.send_keys(ADMIN_USER)
+    driver.find_element(By.NAME, "password").send_keys(ADMIN_PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait.until(lambda d: any(c["name"] == "_token" for c in d.get_cookies()))
+
+
+def _save(driver: Any, path: Path) -> None:
+    driver.save_screenshot(str(path))
+    if os.environ.get("DELTACC_DOCS_SCREENSHOTS") == "1":  # refresh docs/img from this run
+        DOCS_IMG.mkdir(exist_ok=True)
+        shutil.copy(path, DOCS_IMG / path.name)
+
+
+def test_the_conflicts_page_and_the_task_view_show_both_tries_and_the_reason(
+    airflow_db: Path, spark: SparkSession, rival: Rival, tmp_path: Path
+) -> None:
+    from airflow.sdk import DAG
+    from selenium.webdriver.common.by import By
+
+    orders = str(tmp_path / "orders")
+    spark.createDataFrame([(1, "a", "old")], SCHEMA).write.format("delta").partitionBy("p").save(orders)
+
+    def blind_append_into_a(spec: dict[str, Any]) -> None:
+        spark.createDataFrame([(9, "a", "rival")], SCHEMA).write.format("delta").mode("append").save(orders)
+
+    rival.plan("merge", orders, blind_append_into_a, gate_column="id", task_id="merge_orders")
+    policy = DeltaConflictRetryPolicy(
+        min_delay=timedelta(seconds=1), max_delay=timedelta(seconds=1), jitter=0
+    )
+    with DAG(DAG_ID, schedule=None, start_date=datetime(2026, 1, 1), catchup=False) as dag:
+        DeltaMergeOperator(
+            task_id="merge_orders",
+            table=orders,
+            source={"kind": "rows", "rows": [[1, "a", "merged"]], "schema": SCHEMA},
+            keys=["id", "p"],
+            commit_retry={"max_attempts": 1},
+            execution_mode="in_process",
+            retries=2,
+            retry_policy=policy,
+        )
+    serialize_dag(dag, tmp_path / "dags")
+    dr = dag.test()
+    rival.check()
+    assert str(dr.get_task_instance("merge_orders").state) == "success"
+
+    with api_server(tmp_path / "api-home", dags_folder=tmp_path / "dags") as server:
+        task_path = f"/deltacc/task-instance/{DAG_ID}/{dr.run_id}/merge_orders/-1"
+        # Anonymous requests are refused: the plugin's app sits behind Airflow's authentication.
+        assert _status(f"{server.url}/deltacc/conflicts") == 401
+        assert _status(f"{server.url}{task_path}") == 401
+
+        with headless_chromium() as driver:
+            _log_in(driver, server.url)
+
+            driver.get(f"{server.url}/deltacc/conflicts")
+            page = driver.find_element(By.TAG_NAME, "body").text
+            chart = driver.find_element(By.CSS_SELECTOR, f"svg.deltacc-chart[data-table='{orders}']")
+            assert chart.find_elements(By.CSS_SELECTOR, "rect.bar.conflicts")
+            assert f"{orders}\n1 commits, 1 conflicts (APPEND x1), 1 Airflow retries" in page, page
+            assert "Delta APPEND conflict on table " + orders + " partition [p=a]" in page
+            assert "This write is already pinned to its partitions (p)" in page
+            pairs = driver.find_elements(By.CSS_SELECTOR, "table.pairs tr.pair")
+            assert pairs and f"{DAG_ID}.merge_orders" in pairs[0].text and "APPEND x1" in pairs[0].text
+            _save(driver, tmp_path / "delta-conflicts.png")
+
+            # The per-task-instance view: every try, its attempts and its reason, nothing to expand.
+            driver.get(f"{server.url}{task_path}")
+            tries = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table.tries tr.try")]
+            assert len(tries) == 2, tries
+            assert tries[0].startswith("try 1 RETRY attempt 1 of 1: APPEND [p=a] (winner: WRITE v1)"), tries[
+                0
+            ]
+            assert "Airflow try 2 of 3 starts in 1 s from a fresh snapshot" in tries[0]
+            assert tries[1].startswith("try 2 committed attempt 1 of 1: committed"), tries[1]
+            _save(driver, tmp_path / "delta-commit-report.png")
+
+            # The same view inside the Airflow UI, as the task instance's "Delta commit report" tab.
+            driver.get(f"{server.url}/plugin/delta-conflicts")
+            driver.implicitly_wait(10)
+            assert driver.find_elements(By.CSS_SELECTOR, "iframe")
+            _save(driver, tmp_path / "delta-conflicts-in-airflow.png")
+    assert (tmp_path / "delta-conflicts.png").stat().st_size > 0
