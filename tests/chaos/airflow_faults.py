@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
     from pyspark.sql import DataFrame
 
+    from airflow_provider_deltacc.tries import TryDecision
+
 PLAN_ENV = "DELTACC_CHAOS_PLAN"
 #: How long a task at a fault point waits to be killed before it gives up (and fails its try).
 HOLD_S = 600.0
@@ -83,8 +85,8 @@ def _hold_first_attempt(directory: Path) -> None:
     def held(frame: DataFrame, attempt: int) -> DataFrame:
         return gate.hold(frame, "account") if attempt == 1 else frame
 
-    def run_job_held(spec: Any, spark: Any = None, *, source_hook: Any = None) -> Any:
-        return run_job(spec, spark, source_hook=held)
+    def run_job_held(spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None) -> Any:
+        return run_job(spec, spark, source_hook=held, turns=turns)
 
     job_main.run_job = run_job_held
 
@@ -98,10 +100,12 @@ class ChaosMergeOperator(DeltaMergeOperator):
             _hold_first_attempt(self._fault[1])
         return super().execute(context)
 
-    def _publish(self, context: Context, report: dict[str, Any]) -> None:
+    def _publish(
+        self, context: Context, report: dict[str, Any], decision: TryDecision | None
+    ) -> dict[str, Any]:
         fault = getattr(self, "_fault", None)
         if fault is not None and fault[0] is FaultPoint.AFTER_COMMIT and report.get("status") == "committed":
             (fault[1] / "entered").touch()
             time.sleep(HOLD_S)
             raise RuntimeError(f"the chaos test did not kill this task within {HOLD_S:.0f} s of its commit")
-        super()._publish(context, report)
+        return super()._publish(context, report, decision)

@@ -103,3 +103,22 @@ def stoppable_postgres() -> Iterator[tuple[PostgresServer, str]]:
     """A server of the test's own and its URL, for tests that halt and restart it; removed afterwards."""
     with throwaway_postgres() as server_and_url:
         yield server_and_url
+
+
+def airflow_connection(url: str) -> str:
+    """A ``postgres`` Airflow connection (JSON, as ``AIRFLOW_CONN_*`` takes it) to the database of ``url``."""
+    import json
+
+    from sqlalchemy import make_url
+
+    parsed = make_url(url)
+    return json.dumps(
+        {
+            "conn_type": "postgres",
+            "host": parsed.host,
+            "port": parsed.port,
+            "login": parsed.username,
+            "password": parsed.password,
+            "schema": parsed.database,
+        }
+    )

@@ -101,7 +101,7 @@ def test_a_master_that_is_down_fails_the_try_as_infrastructure_and_the_retry_com
     assert started_in_callback == [True]
     reason, delay = _first_try_reason(dr)
     assert reason.startswith(
-        f"Spark master {master} (conn_id='{conn_id}') unreachable: Airflow retry 1 of 1"
+        f"Spark master {master} (conn_id='{conn_id}') unreachable: Airflow try 2 of 2 starts after"
     ), reason
     assert "ConnectionRefusedError" in reason
     assert delay is None  # the task's own retry_delay
@@ -183,7 +183,8 @@ def test_a_driver_killed_mid_run_is_infrastructure_and_the_rerun_commits_once(
     assert killed, "no driver was killed"
     reason, delay = _first_try_reason(dr)
     expected = (
-        f"the Spark driver JVM (killed by SIGKILL; conn_id='{conn_id}') unreachable: Airflow retry 1 of 1"
+        f"the Spark driver JVM (killed by SIGKILL; conn_id='{conn_id}') unreachable: "
+        "Airflow try 2 of 2 starts after"
     )
     assert reason.startswith(expected), reason
     assert "the re-run finds its txn identity and skips the write" in reason
@@ -241,7 +242,8 @@ def test_a_lease_store_that_is_down_fails_a_gated_optimize_as_infrastructure_and
     [first] = try_history(dr)["optimize"]
     assert (first.try_number, str(first.state)) == (1, "failed")
     reason = first.retry_reason or ""
-    assert reason.startswith(f"lease store {mask_url(store_url)} unreachable: Airflow retry 1 of 1"), reason
+    expected = f"lease store {mask_url(store_url)} unreachable: Airflow try 2 of 2 starts after"
+    assert reason.startswith(expected), reason
     assert "Maintenance does not run without the lease store" in reason
     assert password not in reason and "***" in reason
     assert first.retry_delay_override is None

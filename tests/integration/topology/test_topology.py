@@ -29,7 +29,7 @@ from airflow_provider_deltacc.windows import Lease, LeaseStore, PostgresLeaseSto
 from tests.integration.topology import workload
 from tests.support.airflow_stack import AirflowStack, RunDidNotSucceed, StackOptions
 from tests.support.delta_log import log_commits
-from tests.support.postgres import scratch_database
+from tests.support.postgres import airflow_connection, scratch_database
 from tests.support.spark_connect import ConnectServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
@@ -60,7 +60,10 @@ def airflow_stack_options(
     return StackOptions(
         env={
             "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": spark_connect_server.conn_uri,
-            "DELTACC_LEASE_STORE_URL": lease_store_url,
+            # The lease store by connection, as a deployment configures it ([deltacc] lease_store_conn_id):
+            # the task processes and the triggerer each resolve it.
+            "AIRFLOW__DELTACC__LEASE_STORE_CONN_ID": "deltacc_leases",
+            "AIRFLOW_CONN_DELTACC_LEASES": airflow_connection(lease_store_url),
             workload.TABLE_ENV: table,
             "PYTHONPATH": str(ROOT),  # the DAG files import tests.integration.topology.workload
         },
