@@ -64,18 +64,8 @@ def clash(
     profile: EngineProfile = EngineProfile.OSS_SERIALIZABLE,
     traits: TableTraits | None = None,
 ) -> Clash:
-    """Whether ``op_a`` on ``scope_a`` and ``op_b`` on ``scope_b`` must not overlap.
-
-    Disjoint partition scopes are looked up as pinned (the matrix keeps table-wide conflicts such as
-    schema changes); overlapping ones as unpinned.
-
-    :param op_a: one operation.
-    :param scope_a: its partitions, or None for the whole table.
-    :param op_b: the other operation.
-    :param scope_b: its partitions, or None for the whole table.
-    :param profile: the engine profile.
-    :param traits: the table's traits; ``pinned`` is decided here from the two scopes.
-    """
+    """Whether ``op_a`` on ``scope_a`` and ``op_b`` on ``scope_b`` must not overlap: VACUUM never overlaps a
+    running operation; any other pair as :func:`pair_verdict` (same parameters) judges it unsafe."""
     if OpKind.VACUUM in (op_a, op_b):
         other = op_b if op_a is OpKind.VACUUM else op_a
         return Clash(True, f"VACUUM never overlaps a running {other.name}: it could delete files in use")
