@@ -254,6 +254,7 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         spec = self.build_spec(context)
         self.validate_spec(spec)
+        self.hook.check_deployment(self.table)
         self.check_lease_store()
         self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
         try:
