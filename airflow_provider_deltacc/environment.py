@@ -80,6 +80,13 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "yours wins; unset, pip's pyspark folder (which has `bin/spark-submit`)",
     ),
     EnvVar(
+        "SPARK_CONF_DIR",
+        "reads",
+        "writers (spark_submit, in_process)",
+        "where the `spark-defaults.conf` spark-submit applies is (else `$SPARK_HOME/conf`, else pip's "
+        "pyspark's `conf`); the operators read a Delta log store set there when they judge S3 storage",
+    ),
+    EnvVar(
         "PATH",
         "sets",
         "the spark_submit hook, for spark-submit",
