@@ -13,24 +13,26 @@ append that spark-submit runs on a ``local[1]`` master, with a stand-in around t
 from __future__ import annotations
 
 import json
-import logging
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.operators import DeltaAppendOperator
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
-from tests.support.airflow_runs import serialize_dag, task_log_lines, xcom_value
+from tests.support.airflow_runs import xcom_value
 from tests.support.lost_report import lose_the_report
+from tests.support.one_row_append import (
+    APPENDED,
+    SEEDED,
+    TASK_ID,
+    append_one_row,
+    seed_events_table,
+    table_rows,
+)
 from tests.support.submit_hold import rival_during_submit
 
 pytestmark = pytest.mark.integration
 
 CONN_ID = "deltacc_lost_report_local"
-TASK_ID = "append_one_row"
-SCHEMA = "id INT, p STRING, v STRING"
 
 
 @pytest.fixture
@@ -43,47 +45,7 @@ def local_conn(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.fixture
 def seeded_table(tmp_path: Path) -> str:
-    import pyarrow as pa
-    from deltalake import write_deltalake
-
-    table = str(tmp_path / "lake" / "events")
-    seed = {"id": pa.array([1, 2], pa.int32()), "p": ["a", "b"], "v": ["old", "old"]}
-    write_deltalake(table, pa.table(seed), partition_by=["p"])
-    return table
-
-
-def _append_one_row(
-    dag_id: str,
-    table: str,
-    tmp_path: Path,
-    caplog: pytest.LogCaptureFixture,
-    capfd: pytest.CaptureFixture[str],
-    **operator_kwargs: Any,
-) -> tuple[Any, str]:
-    from airflow.sdk import DAG
-
-    with DAG(dag_id, schedule=None, start_date=datetime(2026, 1, 1), catchup=False) as dag:
-        DeltaAppendOperator(
-            task_id=TASK_ID,
-            table=table,
-            source={"kind": "rows", "rows": [[7, "a", "new"]], "schema": SCHEMA},
-            conn_id=CONN_ID,
-            execution_mode="spark_submit",
-            retries=0,
-            **operator_kwargs,
-        )
-    serialize_dag(dag, tmp_path / "no-dags")
-    caplog.set_level(logging.INFO)
-    caplog.clear()
-    capfd.readouterr()
-    dr = dag.test()
-    return dr, "\n".join(task_log_lines(capfd.readouterr().out, caplog.records))
-
-
-def _rows(table: str) -> list[tuple[Any, ...]]:
-    from deltalake import DeltaTable
-
-    return sorted((r["id"], r["p"], r["v"]) for r in DeltaTable(table).to_pyarrow_table().to_pylist())
+    return seed_events_table(str(tmp_path / "lake" / "events"))
 
 
 def _user_metadata(table: str, version: int) -> str:
@@ -91,9 +53,6 @@ def _user_metadata(table: str, version: int) -> str:
 
     [commit] = [c for c in DeltaTable(table).history() if c["version"] == version]
     return str(commit.get("userMetadata"))
-
-
-SEEDED = [(1, "a", "old"), (2, "b", "old")]
 
 
 def test_a_lost_report_line_is_read_from_the_report_the_driver_left(
@@ -108,7 +67,7 @@ def test_a_lost_report_line_is_read_from_the_report_the_driver_left(
     report_dir = tmp_path / "reports"
     monkeypatch.setenv("AIRFLOW__DELTACC__REPORT_DIR", str(report_dir))
     lose_the_report(monkeypatch, "line")
-    dr, log = _append_one_row("deltacc_test_lost_line", seeded_table, tmp_path, caplog, capfd)
+    dr, log = append_one_row("deltacc_test_lost_line", seeded_table, tmp_path, caplog, capfd, conn_id=CONN_ID)
 
     assert str(dr.state) == "success", log
     report = xcom_value(dr, TASK_ID, REPORT_XCOM_KEY)
@@ -116,7 +75,7 @@ def test_a_lost_report_line_is_read_from_the_report_the_driver_left(
     assert report["metrics"]["answered_by"] == "report-file", report
     assert len(report["attempts"]) == 1 and report["metrics"]["commit_versions"] == [1], report
     assert f"read the report it left in {report_dir}" in log
-    assert _rows(seeded_table) == [*SEEDED, (7, "a", "new")]
+    assert table_rows(seeded_table) == [*SEEDED, APPENDED]
     assert report_dir.is_dir() and not list(report_dir.iterdir())  # read once, then removed
 
 
@@ -130,7 +89,9 @@ def test_a_driver_killed_right_after_its_commit_is_answered_from_the_delta_log(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
     lose_the_report(monkeypatch, "kill_after_commit")
-    dr, log = _append_one_row("deltacc_test_killed_after_commit", seeded_table, tmp_path, caplog, capfd)
+    dr, log = append_one_row(
+        "deltacc_test_killed_after_commit", seeded_table, tmp_path, caplog, capfd, conn_id=CONN_ID
+    )
 
     assert str(dr.state) == "success", log
     report = xcom_value(dr, TASK_ID, REPORT_XCOM_KEY)
@@ -140,7 +101,7 @@ def test_a_driver_killed_right_after_its_commit_is_answered_from_the_delta_log(
     assert report["metrics"]["numOutputRows"] == 1, report
     assert "the Delta log holds its commits" in log
     assert _user_metadata(seeded_table, 1).startswith("deltacc:")
-    assert _rows(seeded_table) == [*SEEDED, (7, "a", "new")]  # written once
+    assert table_rows(seeded_table) == [*SEEDED, APPENDED]  # written once
 
 
 def test_a_conflict_whose_report_line_is_lost_fails_the_task_with_that_conflict(
@@ -161,12 +122,13 @@ def test_a_conflict_whose_report_line_is_lost_fails_the_task_with_that_conflict(
 
     with rival_during_submit(tmp_path, monkeypatch, change_the_table_properties, gate_column="id"):
         lose_the_report(monkeypatch, "line")
-        dr, log = _append_one_row(
+        dr, log = append_one_row(
             "deltacc_test_lost_conflict",
             seeded_table,
             tmp_path,
             caplog,
             capfd,
+            conn_id=CONN_ID,
             commit_retry={"max_attempts": 1},
         )
 
@@ -178,5 +140,5 @@ def test_a_conflict_whose_report_line_is_lost_fails_the_task_with_that_conflict(
     assert attempt["conflict"]["kind"] == "metadata_changed", report
     assert "Delta conflict outlasted the in-job retries" in log
     assert "printed no report line" not in log and "outcome is unknown" not in log
-    assert _rows(seeded_table) == SEEDED  # the rival's property change is version 1; no row was written
+    assert table_rows(seeded_table) == SEEDED  # the rival's property change is version 1; no row was written
     assert DeltaTable(seeded_table).version() == 1
