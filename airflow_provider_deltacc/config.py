@@ -15,6 +15,7 @@ SECTION = "deltacc"
 LEASE_STORE_CONN_ID = "lease_store_conn_id"
 DEFAULT_DEFERRABLE = "default_deferrable"
 ALLOW_UNSHARED_LEASE_STORE = "allow_unshared_lease_store"
+REPORT_DIR = "report_dir"
 
 #: Spelled as users write them in messages.
 LEASE_STORE_CONN_ID_OPTION = f"[{SECTION}] {LEASE_STORE_CONN_ID}"
@@ -68,6 +69,20 @@ def provider_config() -> dict[str, Any]:
                     "example": "True",
                     "default": "False",
                 },
+                REPORT_DIR: {
+                    "description": (
+                        "Where a spark_submit job's driver leaves its report (a path or URI the cluster "
+                        "can write and the Airflow workers can read, e.g. s3a://bucket/deltacc-reports), "
+                        "for when its report line does not reach the worker: in cluster deploy mode the "
+                        "driver's stdout stays in the cluster's logs. Empty: in client mode the task's "
+                        "own temporary directory; in cluster mode _deltacc_reports in the directory that "
+                        "holds a path table (a catalog table then needs this option)."
+                    ),
+                    "version_added": "0.1.0",
+                    "type": "string",
+                    "example": "s3a://lake/_deltacc_reports",
+                    "default": "",
+                },
             },
         }
     }
@@ -82,6 +97,12 @@ def _conf() -> Any:
 def configured_lease_store_conn_id() -> str | None:
     """``[deltacc] lease_store_conn_id``, or None when it is empty."""
     value = _conf().get(SECTION, LEASE_STORE_CONN_ID, fallback="")
+    return str(value).strip() or None
+
+
+def configured_report_dir() -> str | None:
+    """``[deltacc] report_dir``, or None when it is empty."""
+    value = _conf().get(SECTION, REPORT_DIR, fallback="")
     return str(value).strip() or None
 
 

@@ -108,11 +108,19 @@ class DeltaConflictRetryPolicy(RetryPolicy):
 
     def delay_for(self, try_number: int) -> timedelta:
         """Exponential in the try number, capped, with the configured share of it randomised."""
+        fixed, ceiling = self.delay_range(try_number)
+        return timedelta(seconds=round(fixed + self._rng.uniform(0.0, ceiling - fixed), 3))
+
+    def delay_range(self, try_number: int) -> tuple[float, float]:
+        """The shortest and longest delay, in seconds, after try ``try_number`` failed on a conflict:
+        ``c * (1 - jitter)`` to ``c``, where ``c = min_delay * 2 ** (try_number - 1)``, at most ``max_delay``.
+
+        :param try_number: the try that failed (1 for the first).
+        """
         ceiling = min(
             self.max_delay.total_seconds(), self.min_delay.total_seconds() * 2 ** max(0, try_number - 1)
         )
-        fixed = ceiling * (1.0 - self.jitter)
-        return timedelta(seconds=round(fixed + self._rng.uniform(0.0, ceiling - fixed), 3))
+        return ceiling * (1.0 - self.jitter), ceiling
 
     def evaluate(
         self,

@@ -1,4 +1,6 @@
-"""Regenerate the docs pages that are rendered from data (the retry decisions and the conflict matrix).
+"""Regenerate the docs rendered from data: whole pages (the retry decisions, the conflict matrix) and
+generated blocks inside hand-written pages (the settings table of the deployment guide, between
+``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->``).
 
 ``python scripts/gen_docs.py`` writes them; ``--check`` fails when a committed page is stale (the test
 suite runs that check, so the docs can never drift from the code).
@@ -7,6 +9,7 @@ suite runs that check, so the docs can never drift from the code).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -46,12 +49,40 @@ def pages() -> dict[Path, str]:
     }
 
 
+def blocks() -> dict[tuple[Path, str], str]:
+    """The generated blocks of hand-written pages, by page and block name."""
+    from airflow_provider_deltacc.environment import settings_table_markdown
+
+    return {(ROOT / "docs" / "deployment.md", "settings"): settings_table_markdown()}
+
+
+def with_block(page: str, name: str, body: str) -> str:
+    """``page`` with the block ``name`` replaced by ``body``.
+
+    :raises ValueError: when the page has no such block.
+    """
+    pattern = re.compile(
+        rf"(<!-- generated: {re.escape(name)} -->\n).*?(<!-- end generated: {re.escape(name)} -->)", re.S
+    )
+    if not pattern.search(page):
+        raise ValueError(f"no generated block {name!r}")
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), page)
+
+
+def rendered() -> dict[Path, str]:
+    """Every generated page and every page with generated blocks, as it should read."""
+    result = pages()
+    for (path, name), body in blocks().items():
+        result[path] = with_block(result.get(path) or path.read_text(), name, body)
+    return result
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail if a page is out of date")
     args = parser.parse_args()
     stale = []
-    for path, text in pages().items():
+    for path, text in rendered().items():
         if args.check:
             if not path.exists() or path.read_text() != text:
                 stale.append(path.relative_to(ROOT))

@@ -3,6 +3,10 @@
 The latest version after an operation may belong to a concurrent writer, and Delta skips a duplicate
 idempotent write silently, so "did we commit, and which version" is answered from the table's log: each
 attempt sets ``spark.databricks.delta.commitInfo.userMetadata`` to a fresh token in its own session.
+
+A job that carries a run token (the spec's ``outcome.run_token``, see :func:`tagging_run`) prefixes every
+attempt's token with it, ``deltacc:<run token>:<attempt>``, so whoever submitted the job can find the commits
+of that run in the log without the driver's report (:func:`run_tag_prefix`).
 """
 
 from __future__ import annotations
@@ -10,7 +14,9 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +41,34 @@ TXN_SCAN_VERSIONS = 1000
 log = logging.getLogger(__name__)
 
 
+_RUN_TOKEN: ContextVar[str | None] = ContextVar("deltacc_run_token", default=None)
+
+
 def new_commit_tag() -> str:
-    """Return a unique token for one attempt's commits."""
-    return f"{TAG_PREFIX}{uuid.uuid4().hex}"
+    """Return a unique token for one attempt's commits, under the current run's prefix when there is one."""
+    run_token = _RUN_TOKEN.get()
+    return f"{run_tag_prefix(run_token) if run_token else TAG_PREFIX}{uuid.uuid4().hex}"
+
+
+def run_tag_prefix(run_token: str) -> str:
+    """The start of the ``userMetadata`` of every commit a job with ``run_token`` makes.
+
+    :param run_token: the spec's ``outcome.run_token``.
+    """
+    return f"{TAG_PREFIX}{run_token}:"
+
+
+@contextmanager
+def tagging_run(run_token: str | None) -> Iterator[None]:
+    """Tag the commits made inside the block with ``run_token`` (nothing changes when it is None).
+
+    :param run_token: the spec's ``outcome.run_token``.
+    """
+    reset = _RUN_TOKEN.set(run_token)
+    try:
+        yield
+    finally:
+        _RUN_TOKEN.reset(reset)
 
 
 @dataclass(frozen=True)
@@ -73,7 +104,7 @@ def find_tagged_commits(
     metrics: dict[str, Any] = {}
     for _, _, commit_metrics in found:
         for key, value in commit_metrics.items():
-            metrics[key] = _number(value)
+            metrics[key] = metric_value(value)
     return TaggedCommits(
         versions=tuple(v for v, _, _ in found),
         operations=tuple(o for _, o, _ in found),
@@ -126,7 +157,8 @@ def _epoch(value: Any) -> float:
     return float(value.timestamp()) if hasattr(value, "timestamp") else float("-inf")
 
 
-def _number(text: Any) -> Any:
+def metric_value(text: Any) -> Any:
+    """An ``operationMetrics`` value (Delta writes them as strings) as the number it spells, if it does."""
     if not isinstance(text, str):
         return text
     try:

@@ -214,6 +214,20 @@ OperationOptions = (
 
 
 @dataclass(frozen=True)
+class OutcomeSpec:
+    """How the job's outcome reaches whoever submitted it when the report line does not (a driver in cluster
+    deploy mode, a lost stdout, a driver killed after its commit).
+
+    :param run_token: prefixes the ``userMetadata`` tag of every commit the job makes (see
+        :func:`airflow_provider_deltacc.engine.commits.tagging_run`).
+    :param report_dir: a directory (path or URI) the driver writes ``<run_token>.json`` to, or None.
+    """
+
+    run_token: str
+    report_dir: str | None = None
+
+
+@dataclass(frozen=True)
 class JobSpec:
     """One job: an operation on a table.
 
@@ -227,6 +241,7 @@ class JobSpec:
     :param storage_guard: how concurrent writers are kept safe on storage without a multi-writer log store
         (see :mod:`~airflow_provider_deltacc.engine.storage_safety`): ``exclusive_lease`` (the operator holds
         an exclusive lease on the table), ``override`` (the caller accepts the risk), or None.
+    :param outcome: the run token and report directory, or None.
     """
 
     operation: str
@@ -237,3 +252,4 @@ class JobSpec:
     txn: TxnIdentity | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
     storage_guard: str | None = None
+    outcome: OutcomeSpec | None = None

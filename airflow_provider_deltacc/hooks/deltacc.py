@@ -58,6 +58,8 @@ class DeltaCCHook(BaseHook):
         ``executor_memory``, ``num_executors``, ``principal``, ...).
     :param spark_log_level: the level of the Spark driver's own log in the task log (``spark_submit`` in
         client mode): ``WARN`` by default, ``INFO`` or ``DEBUG`` to see Spark's progress.
+    :param report_dir: where a ``spark_submit`` driver leaves its report for when its report line does not
+        arrive (cluster deploy mode); None: ``[deltacc] report_dir``, else the deploy mode's default.
     """
 
     conn_name_attr = "conn_id"
@@ -75,6 +77,7 @@ class DeltaCCHook(BaseHook):
         job_name: str = "deltacc",
         submit_options: dict[str, Any] | None = None,
         spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
+        report_dir: str | None = None,
     ) -> None:
         super().__init__()
         if execution_mode not in EXECUTION_MODES:
@@ -91,6 +94,17 @@ class DeltaCCHook(BaseHook):
         self.job_name = job_name
         self.submit_options = dict(submit_options or {})
         self.spark_log_level = check_spark_log_level(spark_log_level)
+        self.report_dir = report_dir
+
+    def check_deployment(self, table: str) -> None:
+        """Refuse a deployment that cannot work, at the task's start (``spark_submit``: cluster deploy mode
+        on a standalone or local master, or with nowhere to leave the driver's report; see
+        :meth:`~airflow_provider_deltacc.hooks.submit.SparkSubmitRunner.check_deployment`).
+
+        :param table: the job's table.
+        """
+        if self.execution_mode == "spark_submit":
+            self.submit_runner.check_deployment(table)
 
     def run(
         self, spec: dict[str, Any], *, consult_log: bool = True, turns: Turns | None = None
@@ -176,6 +190,7 @@ class DeltaCCHook(BaseHook):
             job_name=self.job_name,
             submit_options=self.submit_options,
             spark_log_level=self.spark_log_level,
+            report_dir=self.report_dir,
         )
 
 

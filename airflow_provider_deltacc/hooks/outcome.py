@@ -41,5 +41,9 @@ def raise_for_outcome(code: int, report: dict[str, Any] | None) -> dict[str, Any
     if code == ExitCode.CONFLICT_FATAL:
         raise DeltaConflictFatal(f"non-retryable Delta conflict: {message}", report=report)
     if code == ExitCode.SUCCESS:
-        raise AirflowException("the Delta job exited 0 but printed no report line; see the log above")
+        raise AirflowException(
+            "the Delta job exited 0 but its outcome is unknown: no report line, no report in its "
+            "report_dir, and no commit of this run in the Delta log (nothing was committed); see the log "
+            "above"
+        )
     raise AirflowException(f"the Delta job failed (exit code {code}): {message or 'see the log above'}")

@@ -1,19 +1,24 @@
 """Run a job spec through spark-submit: the bundled core as py-files, the cached Delta jars, one driver JVM.
 
 It reuses the apache-spark provider's ``spark`` connection (master, deploy mode, queue, binary, Kerberos) and
-its ``SparkSubmitHook``, in client mode; the job prints one report line, which is taken out of the log.
+its ``SparkSubmitHook``. The job prints one report line, which is taken out of the log. When that line does
+not arrive (cluster deploy mode: the driver's stdout is the cluster's; a driver killed after its commit), the
+outcome is read from the report the driver left in ``report_dir`` or from the run's tagged commits in the
+table's Delta log (see :mod:`airflow_provider_deltacc.outcome_recovery`).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import signal
 import socket
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from functools import cached_property
 from importlib import resources
@@ -33,8 +38,12 @@ from airflow_provider_deltacc.spark_job.report_line import REPORT_PREFIX, parse_
 if TYPE_CHECKING:
     from airflow_provider_deltacc.occ.commit_loop import Turns
 
+log = logging.getLogger(__name__)
+
 #: How long the hook waits for a TCP connection to a ``spark://`` master before it gives up.
 MASTER_CONNECT_TIMEOUT_S = 5.0
+#: Where a cluster-mode driver leaves its report by default, next to a path table (outside it).
+DEFAULT_REPORT_SUBDIR = "_deltacc_reports"
 #: Exit statuses a shell or container runtime reports for a child that SIGKILL or SIGTERM ended.
 _SHELL_SIGNAL_CODES = frozenset({128 + signal.SIGKILL, 128 + signal.SIGTERM})
 
@@ -50,6 +59,8 @@ class SparkSubmitRunner:
     :param submit_options: extra keyword arguments for ``SparkSubmitHook``.
     :param spark_log_level: the level of the driver's own log (log4j), when the driver runs in the
         spark-submit process (client mode); see :mod:`airflow_provider_deltacc.hooks.spark_log`.
+    :param report_dir: where the driver leaves its report (see :meth:`report_dir_for`); None:
+        ``[deltacc] report_dir``, else the default of the deploy mode.
     """
 
     def __init__(
@@ -61,8 +72,10 @@ class SparkSubmitRunner:
         job_name: str,
         submit_options: dict[str, Any],
         spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
+        report_dir: str | None = None,
     ) -> None:
         self.conn_id = conn_id
+        self.report_dir = report_dir
         self.spark_conf = spark_conf
         self.driver_python = driver_python
         self.job_name = job_name
@@ -109,14 +122,70 @@ class SparkSubmitRunner:
         return f"{master}:{conn.port}" if conn.port else master
 
     @property
-    def driver_runs_here(self) -> bool:
-        """True unless the deploy mode (``submit_options`` or the connection's ``deploy-mode`` extra, as
-        ``SparkSubmitHook`` reads them) is ``cluster``: in client mode spark-submit's JVM is the driver."""
+    def deploy_mode(self) -> str:
+        """``client`` or ``cluster``: ``submit_options["deploy_mode"]``, else the connection's ``deploy-mode``
+        extra (as ``SparkSubmitHook`` reads them), else ``client``."""
         deploy_mode = self.submit_options.get("deploy_mode")
         if not deploy_mode:
             extra = self.connection.extra_dejson
             deploy_mode = extra.get("deploy-mode") if isinstance(extra, dict) else None
-        return deploy_mode != "cluster"
+        return str(deploy_mode or "client")
+
+    @property
+    def driver_runs_here(self) -> bool:
+        """True unless the deploy mode is ``cluster``: in client mode spark-submit's JVM is the driver."""
+        return self.deploy_mode != "cluster"
+
+    def check_deployment(self, table: str) -> None:
+        """Refuse, before anything is leased or submitted, a deployment that cannot work.
+
+        Spark refuses cluster deploy mode for Python applications on a standalone master, and on a local
+        one at all; and a cluster-mode driver needs somewhere to leave its report that this worker can read:
+        by default next to a path table, so a catalog table needs ``report_dir``.
+
+        :param table: the job's table.
+        :raises DeltaCCInputError: naming ``deploy_mode`` or ``report_dir``, the value and the fix.
+        """
+        if self.driver_runs_here:
+            return
+        master = self.connection_master
+        if master.startswith(("spark://", "local")):
+            kind = "a standalone" if master.startswith("spark://") else "a local"
+            raise DeltaCCInputError(
+                f"conn_id={self.conn_id!r}: deploy_mode='cluster' cannot run this job on {kind} master "
+                f"({master}): Spark supports cluster deploy mode for Python applications only on YARN and "
+                "Kubernetes. Use deploy_mode='client' (the driver runs in the Airflow worker), or a yarn or "
+                "k8s:// master.",
+                field="deploy_mode",
+                value="cluster",
+            )
+        if self.chosen_report_dir() is None and default_report_dir(table) is None:
+            raise DeltaCCInputError(
+                f"report_dir: in cluster deploy mode the driver of a job on the catalog table {table!r} has "
+                "nowhere to leave its report for this worker. Set [deltacc] report_dir (or the hook's "
+                "report_dir) to a directory both the cluster and the Airflow workers can reach, e.g. "
+                "s3a://bucket/deltacc-reports.",
+                field="report_dir",
+                value=None,
+            )
+
+    def chosen_report_dir(self) -> str | None:
+        """``report_dir`` as given, else ``[deltacc] report_dir``; None when neither is set."""
+        from airflow_provider_deltacc.config import configured_report_dir
+
+        return self.report_dir or configured_report_dir()
+
+    def report_dir_for(self, table: str, work: Path) -> str | None:
+        """Where the driver leaves its report: the chosen ``report_dir``; else, in client mode, the run's
+        own temporary directory (the driver runs on this machine); else :func:`default_report_dir`.
+
+        :param table: the job's table.
+        :param work: the run's temporary directory.
+        """
+        chosen = self.chosen_report_dir()
+        if chosen:
+            return chosen
+        return str(work) if self.driver_runs_here else default_report_dir(table)
 
     def submit_conf(self, master: str, spec: dict[str, Any]) -> dict[str, str]:
         """The ``--conf`` settings: the small-job defaults of a local master (only those no ``spark_conf``
@@ -204,11 +273,18 @@ class SparkSubmitRunner:
             raise DeltaCCInputError(
                 f"{JAR_CACHE_ENV}: {exc}", field=JAR_CACHE_ENV, value=str(cache_root())
             ) from None
+        self.check_deployment(str(spec.get("table")))
         self.check_master_reachable()
         py_files = [str(p) for p in build_bundle()] + [jars[0]]  # jar 0 carries the `delta` Python API
         with tempfile.TemporaryDirectory(prefix="deltacc-spec-") as work:
-            spec_file = Path(work) / "spec.json"
+            outcome = {
+                "run_token": uuid.uuid4().hex,
+                "report_dir": self.report_dir_for(spec["table"], Path(work)),
+            }
+            spec = {**spec, "outcome": outcome}
+            spec_file = Path(work) / f"deltacc-spec-{outcome['run_token']}.json"
             spec_file.write_text(json.dumps(spec))
+            submit_options, spec_arg = self.ship_spec(spec_file)
             env = self.driver_env(master)
             log_here = self.driver_runs_here  # in cluster mode the driver's log is the cluster's
             if log_here:
@@ -219,9 +295,9 @@ class SparkSubmitRunner:
                 py_files=",".join(py_files),
                 jars=",".join(jars),
                 name=self.job_name,
-                application_args=["--spec", str(spec_file)],
+                application_args=["--spec", spec_arg],
                 env_vars=env,
-                **self.submit_options,
+                **submit_options,
             )
             if log_here:
                 hook.log.info("Spark driver log level: %s (spark_log_level)", self.spark_log_level)
@@ -241,9 +317,36 @@ class SparkSubmitRunner:
                 code = hook.returncode
             finally:
                 self._submit_hook = None
-        if hook.report is None and not self._killed_here:
-            self.raise_if_driver_killed(hook.driver_exit_code)
-        return code, hook.report
+            if hook.report is not None or self._killed_here:
+                return code, hook.report
+            recovered = self.recover_outcome(spec)
+        if recovered is not None:
+            return recovered
+        self.raise_if_driver_killed(hook.driver_exit_code)
+        return code, None
+
+    def ship_spec(self, spec_file: Path) -> tuple[dict[str, Any], str]:
+        """The submit options and the ``--spec`` argument that get the spec file to the driver: its path in
+        client mode; in cluster mode the file goes with ``--files`` (added to any ``files`` option), which
+        YARN and Kubernetes put in the driver's working directory, and the job reads it by name there.
+
+        :param spec_file: the spec file on this machine.
+        """
+        if self.driver_runs_here:
+            return self.submit_options, str(spec_file)
+        files = ",".join(filter(None, [self.submit_options.get("files"), str(spec_file)]))
+        return {**self.submit_options, "files": files}, spec_file.name
+
+    def recover_outcome(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """The outcome the report line did not bring: from the report the driver left, else from the run's
+        commits in the Delta log (see :mod:`airflow_provider_deltacc.outcome_recovery`).
+
+        :param spec: the spec as submitted, with its ``outcome``.
+        """
+        from airflow_provider_deltacc.outcome_recovery import recover_outcome
+
+        log.info("No report line from the Spark driver; asking its report directory and the Delta log")
+        return recover_outcome(spec)
 
     def raise_if_driver_killed(self, code: int | None) -> None:
         """A driver that ended by a signal without a report was killed from outside (the cluster's OOM
@@ -299,6 +402,23 @@ class SparkSubmitRunner:
             # fails (and yields "/bin/spark-class: No such file") when the driver Python has no pyspark.
             env["SPARK_HOME"] = home
         return env
+
+
+def default_report_dir(table: str) -> str | None:
+    """The report directory of a cluster-mode driver when none is configured: ``_deltacc_reports`` in the
+    directory that holds a path table (outside the table, so Delta, VACUUM and readers never see it; on the
+    storage the driver writes and this worker's log fast path already reads); None for a catalog table.
+
+    :param table: the job's table.
+    """
+    from airflow_provider_deltacc.engine.table import is_path
+
+    if not is_path(table):
+        return None
+    parent = table.rstrip("/").rpartition("/")[0]
+    if not parent or parent.endswith(":/") or parent.endswith("://"):
+        return None  # a table at the root of a bucket or file system: nothing above it to use
+    return f"{parent}/{DEFAULT_REPORT_SUBDIR}"
 
 
 def killing_signal(code: int | None) -> str | None:

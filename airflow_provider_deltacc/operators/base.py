@@ -265,6 +265,7 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         """
         spec = self.build_spec(context)
         self.validate_spec(spec)
+        self.hook.check_deployment(self.table)
         self.check_lease_store()
         self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
         try:
@@ -357,11 +358,13 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
     # -- storage that cannot exclude concurrent writers ------------------------------------------------
     def storage_safety(self) -> StorageSafety:
         """Whether concurrent Spark writers are safe on this table's storage, from what the task can see:
-        the table path and the operator's ``spark_conf`` (the Spark job checks again with the cluster's
-        effective settings)."""
+        the table path, the operator's ``spark_conf`` and the ``spark-defaults.conf`` spark-submit reads on
+        this worker (see :func:`~airflow_provider_deltacc.hooks.spark_defaults.visible_spark_conf`; the
+        Spark job checks again with the driver's effective settings)."""
         from airflow_provider_deltacc.engine.storage_safety import spark_storage_safety
+        from airflow_provider_deltacc.hooks.spark_defaults import visible_spark_conf
 
-        return spark_storage_safety(self.table, self.spark_conf or {})
+        return spark_storage_safety(self.table, visible_spark_conf(self.execution_mode, self.spark_conf))
 
     def unsafe_writes_allowed(self) -> bool:
         """The explicit override: the operator argument or ``$DELTACC_ALLOW_UNSAFE_CONCURRENT_WRITES``."""

@@ -23,6 +23,7 @@ from airflow_provider_deltacc.occ.errors import (
     ConflictRetriesExhaustedError,
 )
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
+from airflow_provider_deltacc.spark_job.report_file import leave_report
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
 from airflow_provider_deltacc.spark_job.spec import JobSpec, parse_spec
 from airflow_provider_deltacc.spark_job.unavailable import unavailable_reason
@@ -62,12 +63,14 @@ def run_job(
         parsed = parse_spec(dict(spec) if isinstance(spec, Mapping) else spec)
     except InputError as exc:
         return ExitCode.BAD_INPUT, _bare_report(raw, None, "bad_input", exc)
+    from airflow_provider_deltacc.engine.commits import tagging_run
     from airflow_provider_deltacc.engine.run import run_operation
 
     try:
         session = spark if spark is not None else get_or_create_session(parsed.spark_conf)
         storage = check_storage_safety(session, parsed)
-        report = run_operation(session, parsed, logger=log, source_hook=source_hook, turns=turns)
+        with tagging_run(parsed.outcome.run_token if parsed.outcome else None):
+            report = run_operation(session, parsed, logger=log, source_hook=source_hook, turns=turns)
     except ConflictRetriesExhaustedError as exc:
         return ExitCode.CONFLICT_RETRYABLE, _loop_report(exc, exc.report.status, exc)
     except ConflictFatalError as exc:
@@ -182,7 +185,8 @@ def get_or_create_session(spark_conf: Mapping[str, str] | None = None) -> SparkS
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The CLI: read the spec file, run it, print the report line, return the exit code.
+    """The CLI: read the spec file, run it, leave the report in the spec's ``outcome.report_dir`` (if any),
+    print the report line, return the exit code.
 
     :param argv: the arguments (``sys.argv[1:]`` when None).
     """
@@ -199,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         code, report = int(ExitCode.BAD_INPUT), _bare_report(None, None, "bad_input", error)
     else:
         code, report = run_job(text)
+        leave_report(text, int(code), report)
     sys.stdout.write(format_report_line(report) + "\n")
     sys.stdout.flush()
     return int(code)

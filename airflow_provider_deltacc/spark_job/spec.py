@@ -6,7 +6,8 @@ Shape::
      "table": "<path or catalog name>",
      "source": {"kind": "delta|table|parquet|csv|sql|rows", ...} | null,
      "options": {...},  "retry_policy": {...},  "txn": {"app_id": "...", "version": 7} | null,
-     "spark_conf": {...},  "storage_guard": "exclusive_lease|override" | null}
+     "spark_conf": {...},  "storage_guard": "exclusive_lease|override" | null,
+     "outcome": {"run_token": "<hex>", "report_dir": "<path or URI>" | null} | null}
 
 Every problem raises :class:`SpecError` naming the field, the bad value and the fix.
 """
@@ -14,6 +15,7 @@ Every problem raises :class:`SpecError` naming the field, the bad value and the 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -31,6 +33,7 @@ from airflow_provider_deltacc.engine.spec import (
     MergeOptions,
     OperationOptions,
     OptimizeOptions,
+    OutcomeSpec,
     OverwritePartitionsOptions,
     SourceSpec,
     SqlOptions,
@@ -45,7 +48,18 @@ from airflow_provider_deltacc.spark_job.fields import Fields, SpecError
 
 __all__ = ["JobSpec", "SourceSpec", "SpecError", "parse_spec"]
 
-TOP_LEVEL = ("operation", "table", "source", "options", "retry_policy", "txn", "spark_conf", "storage_guard")
+TOP_LEVEL = (
+    "operation",
+    "table",
+    "source",
+    "options",
+    "retry_policy",
+    "txn",
+    "spark_conf",
+    "storage_guard",
+    "outcome",
+)
+_RUN_TOKEN_RE = re.compile(r"^[0-9a-f]{8,64}$")
 NEEDS_SOURCE = ("append", "overwrite_partitions", "merge")
 NO_SOURCE = ("update", "delete", "optimize", "vacuum")
 NO_TXN = ("optimize", "vacuum")
@@ -96,7 +110,22 @@ def parse_spec(spec: str | bytes | dict[str, Any]) -> JobSpec:
         txn=txn,
         spark_conf=top.mapping("spark_conf", values="conf"),
         storage_guard=_storage_guard(top.data.get("storage_guard")),
+        outcome=_outcome(top.data.get("outcome")),
     )
+
+
+def _outcome(raw: Any) -> OutcomeSpec | None:
+    if raw is None:
+        return None
+    fields = Fields(raw, "outcome")
+    fields.only(("run_token", "report_dir"), "outcome")
+    token = fields.data.get("run_token")
+    if not isinstance(token, str) or not _RUN_TOKEN_RE.match(token):
+        raise SpecError("outcome.run_token", token, "must be 8 to 64 lowercase hex digits, e.g. uuid4().hex")
+    report_dir = fields.data.get("report_dir")
+    if report_dir is not None and (not isinstance(report_dir, str) or not report_dir.strip()):
+        raise SpecError("outcome.report_dir", report_dir, "must be a directory path or URI, or null")
+    return OutcomeSpec(run_token=token, report_dir=report_dir)
 
 
 def _storage_guard(raw: Any) -> str | None:

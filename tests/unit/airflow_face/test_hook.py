@@ -61,7 +61,7 @@ def test_other_failures_are_plain_airflow_errors() -> None:
         raise_for_outcome(ExitCode.FAILURE, _failed("error"))
     with pytest.raises(AirflowException, match="exit code 137"):
         raise_for_outcome(137, None)  # killed: no report line at all
-    with pytest.raises(AirflowException, match="printed no report line"):
+    with pytest.raises(AirflowException, match="outcome is unknown: no report line"):
         raise_for_outcome(ExitCode.SUCCESS, None)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from airflow_provider_deltacc.config import (
     configured_lease_store_conn_id,
+    configured_report_dir,
     default_deferrable,
     unshared_lease_store_allowed,
 )
@@ -29,6 +30,7 @@ def test_provider_info_with_its_config_section_matches_airflows_schema() -> None
         "lease_store_conn_id": ("string", ""),
         "default_deferrable": ("boolean", None),
         "allow_unshared_lease_store": ("boolean", "False"),
+        "report_dir": ("string", ""),
     }
     assert all(option["description"] and option["version_added"] for option in options.values())
 
@@ -39,6 +41,7 @@ def clean_config(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
         "AIRFLOW__DELTACC__LEASE_STORE_CONN_ID",
         "AIRFLOW__DELTACC__DEFAULT_DEFERRABLE",
         "AIRFLOW__DELTACC__ALLOW_UNSHARED_LEASE_STORE",
+        "AIRFLOW__DELTACC__REPORT_DIR",
         "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE",
     ):
         monkeypatch.delenv(name, raising=False)
@@ -49,6 +52,7 @@ def test_defaults(clean_config: pytest.MonkeyPatch) -> None:
     assert configured_lease_store_conn_id() is None
     assert default_deferrable() is False
     assert unshared_lease_store_allowed() is False
+    assert configured_report_dir() is None
 
 
 def test_lease_store_conn_id_is_read_and_blank_means_unset(clean_config: pytest.MonkeyPatch) -> None:

@@ -192,3 +192,20 @@ def test_serialize_round_trip() -> None:
     assert (again.min_delay, again.max_delay, again.jitter) == (MIN, MAX, 0.25)
     with pytest.raises(ValueError, match="max_delay"):
         DeltaConflictRetryPolicy(min_delay=MAX, max_delay=MIN)
+
+
+def test_the_documented_delay_range_is_the_default_policys() -> None:
+    from pathlib import Path
+
+    dash = "\N{EN DASH}"
+    policy = DeltaConflictRetryPolicy()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "operators.md").read_text()
+    first, second, capped = policy.delay_range(1), policy.delay_range(2), policy.delay_range(20)
+    assert (first, second, capped) == ((15.0, 30.0), (30.0, 60.0), (300.0, 600.0))
+    for low, high in (first, second):
+        assert f"{low:g}{dash}{high:g} s" in doc
+    assert f"{capped[0] / 60:g}{dash}{capped[1] / 60:g} min" in doc
+    for try_number in (1, 2, 5, 20):
+        low, high = policy.delay_range(try_number)
+        delays = [policy.delay_for(try_number).total_seconds() for _ in range(200)]
+        assert all(low <= d <= high for d in delays)

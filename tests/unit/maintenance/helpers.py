@@ -45,6 +45,9 @@ class RecordingHook:
     def answer_from_log(self, spec: dict[str, Any]) -> dict[str, Any] | None:
         return None
 
+    def check_deployment(self, table: str) -> None:
+        return None
+
     def run(self, spec: dict[str, Any], *, consult_log: bool = True, turns: Any = None) -> dict[str, Any]:
         self.specs.append(spec)
         with store_from_url(self.store_url) as store:

@@ -1,0 +1,97 @@
+"""The report a driver leaves for a submitter that does not see its stdout, the spec's ``outcome`` and the
+run-tagged commit tags."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_deltacc.engine.commits import TAG_PREFIX, new_commit_tag, run_tag_prefix, tagging_run
+from airflow_provider_deltacc.spark_job.report_file import leave_report, read_report, remove_report
+from airflow_provider_deltacc.spark_job.spec import SpecError, parse_spec
+
+pytestmark = pytest.mark.unit
+
+TOKEN = "0123abcd" * 4
+REPORT = {"status": "conflict_exhausted", "summary": "gave up"}
+
+
+def _spec(report_dir: str | None) -> str:
+    return json.dumps(
+        {"operation": "optimize", "table": "/t", "outcome": {"run_token": TOKEN, "report_dir": report_dir}}
+    )
+
+
+@pytest.mark.parametrize("as_uri", [False, True])
+def test_a_left_report_is_read_back_and_removed(tmp_path: Path, as_uri: bool) -> None:
+    directory = tmp_path / "reports" / "nested"
+    report_dir = directory.as_uri() if as_uri else str(directory)
+    assert leave_report(_spec(report_dir), 3, REPORT) == str(directory / f"{TOKEN}.json")
+    assert read_report(report_dir, TOKEN) == (3, REPORT)
+    remove_report(report_dir, TOKEN)
+    assert read_report(report_dir, TOKEN) is None
+    remove_report(report_dir, TOKEN)  # already gone: fine
+
+
+def test_a_uri_report_is_read_and_removed_through_delta_rs_object_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow_provider_deltacc.spark_job import report_file
+
+    directory = tmp_path / "reports"
+    leave_report(_spec(str(directory)), 0, REPORT)
+    assert report_file.local_dir("s3a://bucket/reports") is None  # an object store: read through delta-rs
+    # The same directory as a URI the submitter reads as it reads s3a:// or abfss://: through delta-rs.
+    monkeypatch.setattr(report_file, "local_dir", lambda report_dir: None)
+    uri = directory.as_uri()
+    assert read_report(uri, TOKEN) == (0, REPORT)
+    remove_report(uri, TOKEN)
+    assert read_report(uri, TOKEN) is None and not list(directory.iterdir())
+
+
+def test_no_outcome_or_no_report_dir_leaves_nothing(tmp_path: Path) -> None:
+    assert leave_report(json.dumps({"operation": "optimize", "table": "/t"}), 0, REPORT) is None
+    assert leave_report(_spec(None), 0, REPORT) is None
+    assert leave_report("not json", 0, REPORT) is None
+
+
+def test_a_report_that_cannot_be_written_does_not_fail_the_job(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert leave_report(_spec(str(blocker / "reports")), 0, REPORT) is None
+
+
+def test_a_foreign_file_is_not_taken_for_a_report(tmp_path: Path) -> None:
+    (tmp_path / f"{TOKEN}.json").write_text(json.dumps({"something": "else"}))
+    with pytest.raises(ValueError, match="is not a report the job wrote"):
+        read_report(str(tmp_path), TOKEN)
+
+
+def test_the_spec_outcome_is_validated() -> None:
+    parsed = parse_spec(_spec("s3a://b/r"))
+    assert parsed.outcome is not None and (parsed.outcome.run_token, parsed.outcome.report_dir) == (
+        TOKEN,
+        "s3a://b/r",
+    )
+    for outcome, field in [
+        ({"run_token": "NOT-HEX!"}, "outcome.run_token"),
+        ({"run_token": TOKEN, "report_dir": ""}, "outcome.report_dir"),
+        ({"run_token": TOKEN, "where": "x"}, "outcome.where"),
+    ]:
+        with pytest.raises(SpecError) as raised:
+            parse_spec({"operation": "optimize", "table": "/t", "outcome": outcome})
+        assert raised.value.field == field
+
+
+def test_commit_tags_carry_the_run_token_inside_tagging_run() -> None:
+    plain = new_commit_tag()
+    assert plain.startswith(TAG_PREFIX) and ":" not in plain.removeprefix(TAG_PREFIX)
+    with tagging_run(TOKEN):
+        first, second = new_commit_tag(), new_commit_tag()
+    assert first.startswith(run_tag_prefix(TOKEN)) and second.startswith(run_tag_prefix(TOKEN))
+    assert first != second
+    assert not new_commit_tag().startswith(run_tag_prefix(TOKEN))
+    with tagging_run(None):
+        assert ":" not in new_commit_tag().removeprefix(TAG_PREFIX)
