@@ -73,6 +73,7 @@ def _merge(outcomes: list[Any]) -> DeltaMergeOperator:
         keys=["id", "p"],
         retries=2,
         retry_policy=DeltaConflictRetryPolicy(min_delay=timedelta(seconds=1), max_delay=timedelta(seconds=1)),
+        execution_mode="in_process",  # no Spark connection to check at the task's start: run_spec is replaced
     )
 
     def run_spec(context: Any, spec: dict[str, Any]) -> dict[str, Any]:
