@@ -27,12 +27,13 @@ def create_app() -> FastAPI:
     from airflow.api_fastapi.core_api.security import get_user, requires_access_dag
 
     app = FastAPI(title="Delta conflicts", docs_url=None, redoc_url=None, openapi_url=None)
+
     @app.get("/conflicts", response_class=HTMLResponse)
     def conflicts(user: Any = Depends(get_user)) -> str:  # noqa: B008 (FastAPI's dependency idiom)
         from airflow.configuration import conf
         from airflow.utils.session import create_session
 
-        from airflow_provider_deltacc.ui.data import buckets_by_table, read_reports, try_rows
+        from airflow_provider_deltacc.ui.data import REPORT_LIMIT, buckets_by_table, read_reports, try_rows
         from airflow_provider_deltacc.ui.pages import conflicts_page
         from airflow_provider_deltacc.ui.pairs import conflict_pairs
 
@@ -43,7 +44,8 @@ def create_app() -> FastAPI:
         pairs = conflict_pairs(
             [r.with_ids() for r in reports], dags_folder=conf.get("core", "dags_folder", fallback=None)
         )
-        return conflicts_page(buckets_by_table(reports), decisions, pairs)
+        bounded = REPORT_LIMIT if len(reports) >= REPORT_LIMIT else None
+        return conflicts_page(buckets_by_table(reports), decisions, pairs, newest_only=bounded)
 
     @app.get(
         "/task-instance/{dag_id}/{run_id}/{task_id}/{map_index}",

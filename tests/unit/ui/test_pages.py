@@ -49,7 +49,7 @@ def test_the_conflicts_page_shows_per_table_totals_a_chart_per_day_and_every_ret
     assert svg is not None
     assert svg.group(0).count("class='bar commits'") == 2  # two days, one bar of each series per day
     assert "<title>2026-11-20: 2 commits</title>" in svg.group(0)
-    assert "<title>2026-11-21: 1 conflicts</title>" in svg.group(0)
+    assert "<title>2026-11-21: 1 conflicts (APPEND x1)</title>" in svg.group(0)  # the kinds of the day
     assert "0.5 s wasted" in svg.group(0)
     tries = re.findall(r"<tr class='try'>.*?</tr>", html)
     assert len(tries) == 2  # only the failed tries, with the task that links to its view
@@ -62,6 +62,13 @@ def test_the_conflicts_page_shows_per_table_totals_a_chart_per_day_and_every_ret
 def test_the_conflicts_page_without_reports_says_so() -> None:
     text = _text(conflicts_page({}, [], []))
     assert "No Delta commit reports yet." in text and "No failed tries." in text
+    assert "From the newest" not in text
+
+
+def test_a_page_that_read_only_the_newest_reports_says_how_many() -> None:
+    task, _ = _retried()
+    text = _text(conflicts_page(buckets_by_table([task]), [], [], newest_only=2000))
+    assert "From the newest 2,000 commit reports." in text
 
 
 def test_the_pairs_table_lists_loser_winner_count_and_fix() -> None:
