@@ -186,7 +186,7 @@ def conflicts_page(
             for p in pairs
         )
         body.append(
-            "<table class='pairs'><tr><th>table</th><th>lost</th><th>to</th><th>conflicts</th>"
+            "<table class='pairs'><tr><th>table</th><th>task</th><th>conflicts with</th><th>conflicts</th>"
             f"<th>suggested fix</th></tr>{rows}</table>"
         )
     else:
