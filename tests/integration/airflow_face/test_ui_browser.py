@@ -4,6 +4,7 @@ through the simple auth manager's login page. Anonymous requests are refused."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import urllib.error
@@ -11,6 +12,7 @@ import urllib.request
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -114,8 +116,16 @@ def test_the_conflicts_page_and_the_task_view_show_both_tries_and_the_reason(
             assert len(ours) == 1 and "APPEND x1" in ours[0], pairs
             _save(driver, tmp_path / "delta-conflicts.png")
 
-            # The per-task-instance view: every try, its attempts and its reason, nothing to expand.
-            driver.get(f"{server.url}{task_path}")
+            # The per-task-instance view, opened as the Airflow UI opens the "Delta commit report" extra
+            # link (the URL the links endpoint returns): every try, its attempts and its reason.
+            links_url = (
+                f"{server.url}/api/v2/dags/{DAG_ID}/dagRuns/{dr.run_id}/taskInstances/merge_orders/links"
+            )
+            driver.get(links_url)
+            links = json.loads(driver.find_element(By.TAG_NAME, "pre").text)["extra_links"]
+            link = urlsplit(links["Delta commit report"])
+            assert unquote(link.path) == task_path, links
+            driver.get(f"{server.url}{link.path}")
             tries = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table.tries tr.try")]
             assert len(tries) == 2, tries
             assert tries[0].startswith("try 1 RETRY attempt 1 of 1: APPEND [p=a] (winner: WRITE v1)"), tries[
