@@ -12,7 +12,7 @@ import urllib.request
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import pytest
 
@@ -135,9 +135,15 @@ def test_the_conflicts_page_and_the_task_view_show_both_tries_and_the_reason(
             assert tries[1].startswith("try 2 committed attempt 1 of 1: committed"), tries[1]
             _save(driver, tmp_path / "delta-commit-report.png")
 
-            # The same view inside the Airflow UI, as the task instance's "Delta commit report" tab.
-            driver.get(f"{server.url}/plugin/delta-conflicts")
+            # The views inside the Airflow UI: the task instance's "Delta commit report" tab (an iframe whose
+            # URL the UI fills in) and the "Delta conflicts" page in the navigation.
             driver.implicitly_wait(10)
+            run_in_ui = f"{server.url}/dags/{DAG_ID}/runs/{quote(dr.run_id, safe='')}"
+            driver.get(f"{run_in_ui}/tasks/merge_orders/plugin/delta-commit-report")
+            driver.switch_to.frame(driver.find_element(By.CSS_SELECTOR, "iframe"))
+            assert len(driver.find_elements(By.CSS_SELECTOR, "table.tries tr.try")) == 2
+            driver.switch_to.default_content()
+            driver.get(f"{server.url}/plugin/delta-conflicts")
             assert driver.find_elements(By.CSS_SELECTOR, "iframe")
             _save(driver, tmp_path / "delta-conflicts-in-airflow.png")
     assert (tmp_path / "delta-conflicts.png").stat().st_size > 0

@@ -81,3 +81,16 @@ def test_a_user_sees_only_the_dags_they_may_read(client: Any) -> None:
 
     admin = client.get("/conflicts", headers=_bearer("admin", "admin"))
     assert "/lake/mine" in admin.text and "/lake/theirs" in admin.text
+
+
+def test_the_task_instance_tabs_url_of_an_unmapped_task_opens_its_view(client: Any) -> None:
+    """The Airflow UI leaves ``{MAP_INDEX}`` unreplaced in the tab's URL when the task is not mapped."""
+    from airflow_provider_deltacc.ui.plugin import TASK_VIEW_HREF
+
+    admin = _bearer("admin", "admin")
+    path = TASK_VIEW_HREF.removeprefix("/deltacc").replace("{DAG_ID}", MINE).replace("{RUN_ID}", "run_1")
+    tab = client.get(path.replace("{TASK_ID}", "merge"), headers=admin)
+    assert tab.status_code == 200 and "try 1" in tab.text and "try 2" in tab.text
+    assert f"Delta commit report: {MINE}.merge, run_1" in tab.text
+    bad = client.get(f"/task-instance/{MINE}/run_1/merge/first", headers=admin)
+    assert bad.status_code == 404 and "-1 for an unmapped task" in bad.text
