@@ -90,3 +90,14 @@ def test_a_winner_no_report_committed_is_named_by_its_operation_and_pairs_are_ra
         ("orders.merge", "orders.append", 1),
     ]
     assert conflict_pairs(reports, dags_folder=None, limit=1) == pairs[:1]
+
+
+def test_dags_without_a_parseable_file_keep_their_pairs_next_to_the_advisors(tmp_path: Path) -> None:
+    (tmp_path / "orders.py").write_text(DAG_FILE)
+    lost = lost_try("/lake/stock", started_at=START, winning_version=7, winning_operation="OPTIMIZE")
+    elsewhere = {**_ids(final_report((lost, None)), "restock"), "dag_id": "no_file"}
+    pairs = conflict_pairs([*_reports(2), elsewhere], dags_folder=str(tmp_path))
+    assert [(p.source, p.table, p.loser, p.winner, p.conflicts) for p in pairs] == [
+        ("advisor", ORDERS, "orders.merge", "orders.append", 2),
+        ("reports", "/lake/stock", "no_file.restock", "OPTIMIZE", 1),
+    ]
