@@ -12,7 +12,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_install() {
   echo "setup: installing $* with apt-get"
   as_root apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq -o DPkg::Lock::Timeout=600 "$@" >/dev/null
 }
 
 if command -v uv >/dev/null 2>&1; then
@@ -34,6 +34,9 @@ PY=$(command -v python3.11 || command -v python3)
 command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
 # The PostgreSQL lease-store tests start their own throw-away server from these binaries.
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || apt_install postgresql
+# The UI's browser test drives Debian's headless Chromium; installed here so the test does not pay for it
+# (tests/support/browser.py installs them the same way when they are still missing).
+command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || apt_install chromium chromium-driver
 
 # Reports the cached jars; fetches them (once) only when the cache lacks them.
 if ! .venv/bin/python -m airflow_provider_deltacc.engine.delta_jars 2>/dev/null; then

@@ -13,6 +13,8 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import HTMLResponse
 
 URL_PREFIX = "/deltacc"
+#: What the Airflow UI replaces with the map index in a task instance tab's URL (mapped tasks only).
+MAP_INDEX_PLACEHOLDER = "{MAP_INDEX}"
 
 
 def _authorized_dag_ids(user: Any) -> set[str]:
@@ -21,18 +23,32 @@ def _authorized_dag_ids(user: Any) -> set[str]:
     return set(get_auth_manager().get_authorized_dag_ids(user=user, method="GET"))
 
 
+def _map_index(segment: str) -> int:
+    """The map index in a task view's path. The Airflow UI fills ``{MAP_INDEX}`` in the task instance tab's
+    URL only for a mapped task and leaves the placeholder as it is otherwise: that means unmapped (-1)."""
+    from fastapi import HTTPException
+
+    if segment == MAP_INDEX_PLACEHOLDER:
+        return -1
+    try:
+        return int(segment)
+    except ValueError:
+        raise HTTPException(404, f"map index {segment!r} is not a number (-1 for an unmapped task)") from None
+
+
 def create_app() -> FastAPI:
     """Build the app (routes only; nothing runs until a request comes)."""
     from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
     from airflow.api_fastapi.core_api.security import get_user, requires_access_dag
 
     app = FastAPI(title="Delta conflicts", docs_url=None, redoc_url=None, openapi_url=None)
+
     @app.get("/conflicts", response_class=HTMLResponse)
     def conflicts(user: Any = Depends(get_user)) -> str:  # noqa: B008 (FastAPI's dependency idiom)
         from airflow.configuration import conf
         from airflow.utils.session import create_session
 
-        from airflow_provider_deltacc.ui.data import buckets_by_table, read_reports, try_rows
+        from airflow_provider_deltacc.ui.data import REPORT_LIMIT, buckets_by_table, read_reports, try_rows
         from airflow_provider_deltacc.ui.pages import conflicts_page
         from airflow_provider_deltacc.ui.pairs import conflict_pairs
 
@@ -43,23 +59,25 @@ def create_app() -> FastAPI:
         pairs = conflict_pairs(
             [r.with_ids() for r in reports], dags_folder=conf.get("core", "dags_folder", fallback=None)
         )
-        return conflicts_page(buckets_by_table(reports), decisions, pairs)
+        bounded = REPORT_LIMIT if len(reports) >= REPORT_LIMIT else None
+        return conflicts_page(buckets_by_table(reports), decisions, pairs, newest_only=bounded)
 
     @app.get(
         "/task-instance/{dag_id}/{run_id}/{task_id}/{map_index}",
         response_class=HTMLResponse,
         dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.TASK_INSTANCE))],
     )
-    def task_instance(dag_id: str, run_id: str, task_id: str, map_index: int) -> str:
+    def task_instance(dag_id: str, run_id: str, task_id: str, map_index: str) -> str:
         from airflow.utils.session import create_session
 
         from airflow_provider_deltacc.ui.data import read_task_instance, try_rows
         from airflow_provider_deltacc.ui.pages import task_page
 
+        index = _map_index(map_index)
         with create_session() as session:
-            report, reasons, states = read_task_instance(session, dag_id, run_id, task_id, map_index)
+            report, reasons, states = read_task_instance(session, dag_id, run_id, task_id, index)
         rows = try_rows(report, reasons) if report is not None else []
-        label = f"{dag_id}.{task_id}" + (f"[{map_index}]" if map_index >= 0 else "")
+        label = f"{dag_id}.{task_id}" + (f"[{index}]" if index >= 0 else "")
         return task_page(f"Delta commit report: {label}, {run_id}", rows, states)
 
     return app

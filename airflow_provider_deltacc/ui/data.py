@@ -73,7 +73,8 @@ def read_reports(
     """The newest ``deltacc_report`` XComs (of ``dag_ids`` when given; None: every DAG), newest first."""
     from airflow.models.xcom import XComModel
 
-    query = session.query(XComModel).filter(XComModel.key == REPORT_XCOM_KEY)
+    columns = (XComModel.dag_id, XComModel.run_id, XComModel.task_id, XComModel.map_index, XComModel.value)
+    query = session.query(*columns).filter(XComModel.key == REPORT_XCOM_KEY)
     if dag_ids is not None:
         query = query.filter(XComModel.dag_id.in_(list(dag_ids)))
     rows = query.order_by(XComModel.timestamp.desc()).limit(limit)

@@ -50,12 +50,14 @@ def chart_svg(table: str, buckets: Sequence[Bucket]) -> str:
             ("conflicts", sum(bucket.conflicts.values())),
             ("retries", bucket.retries),
         )
+        kinds = ", ".join(f"{k} x{n}" for k, n in sorted(bucket.conflicts.items()))
         for j, (name, value) in enumerate(values):
             bar = round(height * value / peak)
+            detail = f" ({kinds})" if name == "conflicts" and kinds else ""
             parts.append(
                 f"<rect class='bar {name}' x='{x + j * 18}' y='{top + height - bar}' width='16' "
                 f"height='{bar}' fill='{_COLOURS[name]}'>"
-                f"<title>{escape(bucket.day)}: {value} {name}</title></rect>"
+                f"<title>{escape(bucket.day)}: {value} {name}{escape(detail)}</title></rect>"
             )
         parts.append(
             f"<text x='{x}' y='{top + height + 16}' font-size='10'>{escape(bucket.day[5:])}</text>"
@@ -145,10 +147,19 @@ def _tries_table(rows: Sequence[TryRow], *, with_task: bool) -> str:
 
 
 def conflicts_page(
-    tables: Mapping[str, Sequence[Bucket]], decisions: Sequence[TryRow], pairs: Sequence[ConflictPair]
+    tables: Mapping[str, Sequence[Bucket]],
+    decisions: Sequence[TryRow],
+    pairs: Sequence[ConflictPair],
+    *,
+    newest_only: int | None = None,
 ) -> str:
-    """The "Delta conflicts" page."""
+    """The "Delta conflicts" page.
+
+    :param newest_only: when the page read only the newest reports (the read is bounded), how many.
+    """
     body = [_legend()]
+    if newest_only is not None:
+        body.append(f"<p class='muted bounded'>From the newest {newest_only:,} commit reports.</p>")
     if not tables:
         body.append("<p>No Delta commit reports yet.</p>")
     for table, buckets in tables.items():
@@ -175,7 +186,7 @@ def conflicts_page(
             for p in pairs
         )
         body.append(
-            "<table class='pairs'><tr><th>table</th><th>lost</th><th>to</th><th>conflicts</th>"
+            "<table class='pairs'><tr><th>table</th><th>task</th><th>conflicts with</th><th>conflicts</th>"
             f"<th>suggested fix</th></tr>{rows}</table>"
         )
     else:

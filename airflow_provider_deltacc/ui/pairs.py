@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 #: Seconds an analysis of the DAG files is reused (parsing DAG files on every page load would be slow).
 _ANALYSIS_TTL_S = 300.0
-_analyses: dict[tuple[str, tuple[str, ...]], tuple[float, Any]] = {}
+_analyses: dict[tuple[str, tuple[str, ...]], tuple[float, tuple[Any, frozenset[str]]]] = {}
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,9 @@ class ConflictPair:
     source: str
 
 
-def _analysis(dags_folder: str, dag_ids: tuple[str, ...]) -> Any:
+def _analysis(dags_folder: str, dag_ids: tuple[str, ...]) -> tuple[Any, frozenset[str]]:
+    """The advisor's analysis of the DAGs ``dag_ids`` found in ``dags_folder`` (None: none found), and
+    which DAGs it covers."""
     key = (dags_folder, dag_ids)
     cached = _analyses.get(key)
     if cached is not None and time.monotonic() - cached[0] < _ANALYSIS_TTL_S:
@@ -51,18 +53,21 @@ def _analysis(dags_folder: str, dag_ids: tuple[str, ...]) -> Any:
 
     bag = DagBag(dag_folder=dags_folder)
     dags = [bag.dags[d] for d in dag_ids if d in bag.dags]
-    analysis = analyse(dags) if dags else None
-    _analyses[key] = (time.monotonic(), analysis)
-    return analysis
+    found = (analyse(dags) if dags else None, frozenset(d.dag_id for d in dags))
+    _analyses[key] = (time.monotonic(), found)
+    return found
 
 
-def _from_advisor(reports: Sequence[Mapping[str, Any]], dags_folder: str) -> list[ConflictPair]:
+def _from_advisor(
+    reports: Sequence[Mapping[str, Any]], dags_folder: str
+) -> tuple[list[ConflictPair], frozenset[str]]:
+    """The advisor's pairs with observed conflicts, and the DAGs it analysed."""
     from airflow_provider_deltacc.advisor.observed import attach_observed
 
     dag_ids = tuple(sorted({str(r.get("dag_id")) for r in reports if r.get("dag_id")}))
-    analysis = _analysis(dags_folder, dag_ids)
+    analysis, analysed = _analysis(dags_folder, dag_ids)
     if analysis is None:
-        return []
+        return [], frozenset()
     observed, _ = attach_observed(analysis, reports)
     pairs = []
     for finding in observed.findings:
@@ -76,12 +81,15 @@ def _from_advisor(reports: Sequence[Mapping[str, Any]], dags_folder: str) -> lis
                 finding.table, finding.task_a, finding.task_b, int(seen["conflicts"]), kinds, fix, "advisor"
             )
         )
-    return pairs
+    return pairs, analysed
 
 
-def _from_reports(reports: Sequence[Mapping[str, Any]]) -> list[ConflictPair]:
+def _from_reports(
+    reports: Sequence[Mapping[str, Any]], *, losers_not_in: frozenset[str] = frozenset()
+) -> list[ConflictPair]:
     """Loser and winner from the reports alone: the winner is the task whose report committed the version
-    the conflict names; the fix is the conflict's advice."""
+    the conflict names; the fix is the conflict's advice. Losers of the DAGs ``losers_not_in`` are left
+    out (the advisor's pairs count them)."""
     committed: dict[tuple[str, int], str] = {}
     for report in reports:
         task, version = report_task(report), report.get("table_version")
@@ -91,6 +99,8 @@ def _from_reports(reports: Sequence[Mapping[str, Any]]) -> list[ConflictPair]:
     kinds: dict[tuple[str, str, str], Counter[str]] = {}
     advice: dict[tuple[str, str, str], str] = {}
     for report in reports:
+        if report.get("dag_id") in losers_not_in:
+            continue
         loser, table = report_task(report) or "an unnamed task", str(report.get("table") or "").rstrip("/")
         for one_try in report_tries(dict(report)):
             for attempt in one_try.get("attempts") or []:
@@ -131,11 +141,12 @@ def conflict_pairs(
     :param dags_folder: where the advisor parses the DAGs; None: from the reports alone.
     """
     pairs: list[ConflictPair] = []
+    analysed: frozenset[str] = frozenset()
     if dags_folder:
         try:
-            pairs = _from_advisor(reports, dags_folder)
+            pairs, analysed = _from_advisor(reports, dags_folder)
         except Exception as exc:
             log.warning("the conflict advisor could not analyse %s: %s", dags_folder, exc)
-    if not pairs:
-        pairs = _from_reports(reports)
+    # The DAGs the advisor could not analyse (no file, an import error) still have their pairs.
+    pairs += _from_reports(reports, losers_not_in=analysed if pairs else frozenset())
     return sorted(pairs, key=lambda p: (-p.conflicts, p.table, p.loser, p.winner))[:limit]

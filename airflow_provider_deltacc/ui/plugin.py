@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
 
-from airflow_provider_deltacc.ui.app import URL_PREFIX, create_app
+from airflow_provider_deltacc.ui.app import MAP_INDEX_PLACEHOLDER, URL_PREFIX, create_app
 
-TASK_VIEW_HREF = f"{URL_PREFIX}/task-instance/{{DAG_ID}}/{{RUN_ID}}/{{TASK_ID}}/{{MAP_INDEX}}"
+TASK_VIEW_HREF = f"{URL_PREFIX}/task-instance/{{DAG_ID}}/{{RUN_ID}}/{{TASK_ID}}/{MAP_INDEX_PLACEHOLDER}"
 
 
 class DeltaConflictsPlugin(AirflowPlugin):

@@ -16,18 +16,28 @@ from typing import Any
 PACKAGES = ("chromium", "chromium-driver")
 
 
+def _apt_get(*args: str) -> None:
+    apt = shutil.which("apt-get")
+    if apt is None:
+        raise RuntimeError(
+            f"chromium and chromedriver are missing and there is no apt-get to install them: install "
+            f"{' '.join(PACKAGES)} (or run scripts/setup.sh on a Debian machine)"
+        )
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    result = subprocess.run([*sudo, apt, *args], env=env, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"apt-get {' '.join(args)} failed ({result.returncode}):\n{result.stderr[-2000:]}")
+
+
 def ensure_chromium() -> tuple[str, str]:
-    """The paths of ``chromium`` and ``chromedriver``, installed with apt-get first if needed."""
+    """The paths of ``chromium`` and ``chromedriver``, installed with apt-get first if needed (idempotent:
+    nothing runs when both are on PATH; ``scripts/setup.sh`` installs them up front)."""
     browser, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if browser and driver:
         return browser, driver
-    apt = shutil.which("apt-get")
-    if apt is None:
-        raise RuntimeError("chromium and chromedriver are missing and there is no apt-get to install them")
-    sudo = [] if os.geteuid() == 0 else ["sudo"]
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run([*sudo, apt, "update", "-qq"], check=True, env=env, capture_output=True)
-    subprocess.run([*sudo, apt, "install", "-y", "-qq", *PACKAGES], check=True, env=env, capture_output=True)
+    _apt_get("update", "-qq")
+    _apt_get("install", "-y", "-qq", "-o", "DPkg::Lock::Timeout=600", *PACKAGES)
     browser, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if not (browser and driver):
         raise RuntimeError(

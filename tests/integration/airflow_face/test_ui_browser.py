@@ -4,6 +4,7 @@ through the simple auth manager's login page. Anonymous requests are refused."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import urllib.error
@@ -11,6 +12,7 @@ import urllib.request
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote, urlsplit
 
 import pytest
 
@@ -114,8 +116,16 @@ def test_the_conflicts_page_and_the_task_view_show_both_tries_and_the_reason(
             assert len(ours) == 1 and "APPEND x1" in ours[0], pairs
             _save(driver, tmp_path / "delta-conflicts.png")
 
-            # The per-task-instance view: every try, its attempts and its reason, nothing to expand.
-            driver.get(f"{server.url}{task_path}")
+            # The per-task-instance view, opened as the Airflow UI opens the "Delta commit report" extra
+            # link (the URL the links endpoint returns): every try, its attempts and its reason.
+            links_url = (
+                f"{server.url}/api/v2/dags/{DAG_ID}/dagRuns/{dr.run_id}/taskInstances/merge_orders/links"
+            )
+            driver.get(links_url)
+            links = json.loads(driver.find_element(By.TAG_NAME, "pre").text)["extra_links"]
+            link = urlsplit(links["Delta commit report"])
+            assert unquote(link.path) == task_path, links
+            driver.get(f"{server.url}{link.path}")
             tries = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table.tries tr.try")]
             assert len(tries) == 2, tries
             assert tries[0].startswith("try 1 RETRY attempt 1 of 1: APPEND [p=a] (winner: WRITE v1)"), tries[
@@ -125,9 +135,15 @@ def test_the_conflicts_page_and_the_task_view_show_both_tries_and_the_reason(
             assert tries[1].startswith("try 2 committed attempt 1 of 1: committed"), tries[1]
             _save(driver, tmp_path / "delta-commit-report.png")
 
-            # The same view inside the Airflow UI, as the task instance's "Delta commit report" tab.
-            driver.get(f"{server.url}/plugin/delta-conflicts")
+            # The views inside the Airflow UI: the task instance's "Delta commit report" tab (an iframe whose
+            # URL the UI fills in) and the "Delta conflicts" page in the navigation.
             driver.implicitly_wait(10)
+            run_in_ui = f"{server.url}/dags/{DAG_ID}/runs/{quote(dr.run_id, safe='')}"
+            driver.get(f"{run_in_ui}/tasks/merge_orders/plugin/delta-commit-report")
+            driver.switch_to.frame(driver.find_element(By.CSS_SELECTOR, "iframe"))
+            assert len(driver.find_elements(By.CSS_SELECTOR, "table.tries tr.try")) == 2
+            driver.switch_to.default_content()
+            driver.get(f"{server.url}/plugin/delta-conflicts")
             assert driver.find_elements(By.CSS_SELECTOR, "iframe")
             _save(driver, tmp_path / "delta-conflicts-in-airflow.png")
     assert (tmp_path / "delta-conflicts.png").stat().st_size > 0

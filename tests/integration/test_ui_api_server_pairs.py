@@ -1,0 +1,93 @@
+"""The conflicts page of a real ``airflow api-server`` whose DAG folder holds the DAG file: the task pairs
+and their fixes are the conflict advisor's (it parses the DAG files in the api-server), not the fallback
+read from the reports alone. No browser: a JWT from the simple auth manager's ``/auth/token``."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.support.api_server import ADMIN_PASSWORD, ADMIN_USER, api_server
+from tests.support.commit_reports import committed_try, final_report, lost_try, retried_then_committed
+from tests.support.ui_metadata import PastTry, TaskRow, add_task_instances, clear_task_instances
+
+pytestmark = pytest.mark.integration
+
+DAG_ID = "deltacc_test_ui_pairs"
+TABLE = "/lake/ui_pairs_orders"
+DAG_FILE = f"""
+from datetime import datetime
+
+from airflow.sdk import DAG
+
+from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator
+
+ROWS = {{"kind": "rows", "rows": [[1, "2026-11-01", "x"]], "schema": "id INT, date STRING, v STRING"}}
+
+with DAG("{DAG_ID}", schedule=None, start_date=datetime(2026, 1, 1)):
+    DeltaMergeOperator(task_id="merge", table="{TABLE}", source=ROWS, keys=["id"], partition_pin=None)
+    DeltaAppendOperator(task_id="append", table="{TABLE}", source=ROWS)
+"""
+
+
+def _rows() -> list[TaskRow]:
+    """Two runs: ``append`` commits, then ``merge`` loses an unpinned APPEND conflict to it and is retried."""
+    rows = []
+    for n in range(2):
+        start = datetime(2026, 11, 20 + n, 9, tzinfo=UTC)
+        version = 10 + n
+        append = final_report((committed_try(TABLE, started_at=start.timestamp(), version=version), None))
+        lost = lost_try(TABLE, started_at=start.timestamp(), winning_version=version, pinned_columns=())
+        merge, reason = retried_then_committed(TABLE, started_at=start.timestamp(), version=20 + n, lost=lost)
+        run_id = f"manual__{start:%Y-%m-%d}"
+        rows.append(TaskRow(DAG_ID, run_id, "append", append, ended=start))
+        past = (PastTry(1, retry_reason=reason),)
+        rows.append(TaskRow(DAG_ID, run_id, "merge", merge, try_number=2, past=past, ended=start))
+    return rows
+
+
+def _get(url: str, token: str) -> str:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return str(response.read().decode())
+
+
+def test_the_conflicts_page_shows_the_advisors_pairs_when_the_api_server_parses_the_dag_files(
+    airflow_db: Path, tmp_path: Path
+) -> None:
+    from airflow.utils.session import create_session
+
+    dags = tmp_path / "dags"
+    dags.mkdir()
+    (dags / "orders.py").write_text(DAG_FILE)
+    with create_session() as session:
+        add_task_instances(session, _rows())
+    try:
+        with api_server(tmp_path / "api-home", dags_folder=dags) as server:
+            login = urllib.request.Request(
+                f"{server.url}/auth/token",
+                data=json.dumps({"username": ADMIN_USER, "password": ADMIN_PASSWORD}).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(login, timeout=30) as response:
+                token = json.loads(response.read())["access_token"]
+            page = _get(f"{server.url}/deltacc/conflicts", token)
+    finally:
+        with create_session() as session:
+            clear_task_instances(session, [DAG_ID])
+
+    pairs = [re.sub(r"<[^>]+>", "|", row) for row in re.findall(r"<tr class='pair'>(.*?)</tr>", page)]
+    mine = [row for row in pairs if TABLE in row]
+    assert len(mine) == 1, pairs
+    cells = [cell for cell in mine[0].split("|") if cell]
+    assert cells[0] == TABLE
+    assert {cells[1], cells[2]} == {f"{DAG_ID}.merge", f"{DAG_ID}.append"}
+    assert cells[3] == "2 (APPEND x2)"
+    # The advisor's fix names the task and its partition_pin setting; the reports' fallback would say
+    # "Pin the target partitions with literal predicates ...".
+    assert cells[4].startswith("pin merge:") and "partition_pin=" in cells[4], cells
