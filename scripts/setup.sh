@@ -32,6 +32,8 @@ PY=$(command -v python3.11 || command -v python3)
 "$UV" sync --frozen --all-extras --compile-bytecode --python "$PY" --quiet
 
 command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
+# The YARN cluster-mode tests compile a small MiniYARNCluster launcher (tests/support/mini_yarn/).
+command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
 # The PostgreSQL lease-store tests start their own throw-away server from these binaries.
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || apt_install postgresql
 # The UI's browser test drives Debian's headless Chromium; installed here so the test does not pay for it
@@ -42,4 +44,9 @@ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 |
 if ! .venv/bin/python -m airflow_provider_deltacc.engine.delta_jars 2>/dev/null; then
   command -v mvn >/dev/null 2>&1 || apt_install maven
   .venv/bin/python -m airflow_provider_deltacc.engine.delta_jars --fetch
+fi
+# Hadoop's MiniYARNCluster for the deploy_mode=cluster tests: fetched (once) with Maven into .cache/.
+if ! ls .cache/mini-yarn-*/fetched >/dev/null 2>&1; then
+  command -v mvn >/dev/null 2>&1 || apt_install maven
+  .venv/bin/python -m tests.support.mini_yarn >/dev/null
 fi
