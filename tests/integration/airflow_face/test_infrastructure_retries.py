@@ -182,12 +182,18 @@ def test_a_driver_killed_mid_run_is_infrastructure_and_the_rerun_commits_once(
     assert (str(ti.state), ti.try_number) == ("success", 2)
     assert killed, "no driver was killed"
     reason, delay = _first_try_reason(dr)
-    expected = (
+    # Who notices first races: spark-submit ending by the signal, or the driver's Python losing its JVM
+    # (it then leaves an UNAVAILABLE report in report_dir). Either way the JVM is named as unreachable.
+    killed_reason = (
         f"the Spark driver JVM (killed by SIGKILL; conn_id='{conn_id}') unreachable: "
         "Airflow try 2 of 2 starts after"
     )
-    assert reason.startswith(expected), reason
-    assert "the re-run finds its txn identity and skips the write" in reason
+    lost_reason = "the Spark driver JVM unreachable: Airflow try 2 of 2 starts after the task's retry delay. "
+    assert reason.startswith((killed_reason, lost_reason)), reason
+    if reason.startswith(killed_reason):
+        assert "the re-run finds its txn identity and skips the write" in reason
+    else:
+        assert "Spark went away while the job ran" in reason
     assert delay is None
     report = xcom_value(dr, TASK_ID, REPORT_XCOM_KEY)
     assert (report["status"], report["table_version"]) == ("committed", 1), report
