@@ -156,8 +156,9 @@ def test_base_class_alone_is_not_a_conflict_kind() -> None:
     assert classify(delta_class("DeltaConcurrentModificationException")("something")) is None
 
 
-def test_real_delta_spark_classes_when_installed() -> None:
-    base = pytest.importorskip("delta.exceptions.base")
+def test_real_delta_spark_classes() -> None:
+    import delta.exceptions.base as base  # delta-spark is a dependency: its absence must fail, not skip
+
     exc = base.ConcurrentAppendException(message=V41_APPEND)
 
     conflict = classify(exc)
@@ -167,8 +168,9 @@ def test_real_delta_spark_classes_when_installed() -> None:
     assert conflict.partition == "[date=2026-11-20]"
 
 
-def test_real_deltalake_commit_failed_error_when_installed() -> None:
-    exceptions = pytest.importorskip("deltalake.exceptions")
+def test_real_deltalake_commit_failed_error() -> None:
+    import deltalake.exceptions as exceptions  # a dependency too
+
     exc = exceptions.CommitFailedError("Failed to commit transaction: Metadata changed since last commit.")
 
     conflict = classify(exc)
