@@ -285,8 +285,18 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
             self._publish(context, failed, decision)
             raise
         published = self._publish(context, report, None)
+        self.committed_run = (spec, report)  # for get_openlineage_facets_on_complete
         record_table_event(self, context, spec, report)
         return published
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The run's OpenLineage inputs and output (see :mod:`airflow_provider_deltacc.lineage`); called by
+        the OpenLineage provider only, when it is installed."""
+        from airflow_provider_deltacc.lineage import operator_lineage
+
+        spec, report = getattr(self, "committed_run", None) or ({}, None)
+        source = spec.get("source") if isinstance(spec, dict) else None
+        return operator_lineage(self.table, source, report)
 
     def decide_try(self, context: Context, exc: DeltaCCError) -> TryDecision | None:
         """Airflow's decision on this failed try, asked of the task's retry policy now (the policy keeps it,
