@@ -118,10 +118,19 @@ def check_outlets(outlets: Iterable[Any], *, task_id: str) -> None:
             )
 
 
+def is_template(table: Any) -> bool:
+    """A Jinja-templated ``table``: its value is known only when the task runs."""
+    return isinstance(table, str) and ("{{" in table or "{%" in table)
+
+
 def declare_table_outlet(operator: Any, *, emit_asset: bool) -> Asset | None:
-    """Check the operator's outlets and, unless ``emit_asset`` is False, add its table's asset to them."""
+    """Check the operator's outlets and, unless ``emit_asset`` is False, add its table's asset to them.
+
+    A templated ``table`` gets no automatic outlet (its URI is unknown when the DAG is parsed, and an
+    outlet must be declared then): the DAG keeps working, and users name the asset in ``outlets``.
+    """
     check_outlets(operator.outlets, task_id=operator.task_id)
-    if not emit_asset:
+    if not emit_asset or is_template(operator.table):
         return None
     asset = table_asset(operator.table, task_id=operator.task_id)
     if asset not in operator.outlets:

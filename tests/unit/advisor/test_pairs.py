@@ -113,9 +113,7 @@ def test_timedelta_schedules_and_catchup() -> None:
 
 def test_a_templated_table_is_paired_with_every_table() -> None:
     with dag() as d:
-        DeltaUpdateOperator(
-            task_id="any", table="{{ params.table }}", set_values={"v": "1"}, emit_asset=False
-        )
+        DeltaUpdateOperator(task_id="any", table="{{ params.table }}", set_values={"v": "1"})
         DeltaAppendOperator(task_id="a", table=T, source=rows("2026-11-01", 1))
         DeltaAppendOperator(task_id="b", table="/data/other", source=rows("2026-11-01", 1))
     analysis = run(d)
@@ -128,8 +126,8 @@ def test_a_templated_table_is_paired_with_every_table() -> None:
 
 def test_two_templated_tables_pair_under_the_unknown_table() -> None:
     with dag() as d:
-        DeltaUpdateOperator(task_id="x", table="{{ params.a }}", set_values={"v": "1"}, emit_asset=False)
-        DeltaUpdateOperator(task_id="y", table="{{ params.b }}", set_values={"v": "1"}, emit_asset=False)
+        DeltaUpdateOperator(task_id="x", table="{{ params.a }}", set_values={"v": "1"})
+        DeltaUpdateOperator(task_id="y", table="{{ params.b }}", set_values={"v": "1"})
     assert pair(run(d), "x", "y").table == UNKNOWN_TABLE
 
 

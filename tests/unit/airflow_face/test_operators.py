@@ -38,7 +38,6 @@ def test_templated_fields_render(context: Any) -> None:
         when_matched=[{"action": "update", "condition": "s.ts > '{{ ds }}'"}],
         spark_conf={"spark.app.day": "{{ ds }}"},
         txn_app_id="orders/{{ params.day }}",
-        emit_asset=False,  # a templated table has no asset URI at parse time
     )
     merge.render_template_fields(context)
     assert merge.table == "/data/2026-11-20/orders"
@@ -54,7 +53,6 @@ def test_templated_fields_render(context: Any) -> None:
         set_values={"status": "{{ params.day }}"},
         partition_values=[{"date": "{{ ds }}"}],
         equals={"id": "{{ ds }}"},
-        emit_asset=False,
     )
     update.render_template_fields(context)
     assert update.partition_values == [{"date": "2026-11-20"}]
