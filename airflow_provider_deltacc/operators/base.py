@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
+from airflow_provider_deltacc.assets import declare_table_outlet, record_table_event
 from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError, DeltaUnsafeStorageError
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
@@ -85,6 +86,8 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
     :param lease_store_conn_id: the lease store's Airflow connection: ``postgres`` (shared by every worker)
         or ``sqlite`` (its host is the file). None reads ``[deltacc] lease_store_conn_id``, then
         ``lease_store_url``; see :mod:`airflow_provider_deltacc.hooks.lease_store`.
+    :param emit_asset: declare the table as an outlet (:mod:`airflow_provider_deltacc.assets`) and emit an
+        asset event on each commit; False declares nothing (``outlets`` given by you are kept).
     """
 
     operation: ClassVar[str]
@@ -120,6 +123,7 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         allow_unsafe_concurrent_writes: bool = False,
         unsafe_storage_wait_timeout: float | timedelta = 300.0,
         lease_store_conn_id: str | None = None,
+        emit_asset: bool = True,
         retries: int | None = DEFAULT_AIRFLOW_RETRIES,
         retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
         do_xcom_push: bool = False,
@@ -149,6 +153,8 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         self.allow_unsafe_concurrent_writes = allow_unsafe_concurrent_writes
         self.unsafe_storage_wait_timeout = unsafe_storage_wait_timeout
         self.lease_store_conn_id = lease_store_conn_id
+        self.emit_asset = emit_asset
+        self.table_outlet = declare_table_outlet(self, emit_asset=emit_asset)
 
     @cached_property
     def hook(self) -> DeltaCCHook:
@@ -278,7 +284,19 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
             failed.setdefault("status", "error")
             self._publish(context, failed, decision)
             raise
-        return self._publish(context, report, None)
+        published = self._publish(context, report, None)
+        self.committed_run = (spec, report)  # for get_openlineage_facets_on_complete
+        record_table_event(self, context, spec, report)
+        return published
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """The run's OpenLineage inputs and output (see :mod:`airflow_provider_deltacc.lineage`); called by
+        the OpenLineage provider only, when it is installed."""
+        from airflow_provider_deltacc.lineage import operator_lineage
+
+        spec, report = getattr(self, "committed_run", None) or ({}, None)
+        source = spec.get("source") if isinstance(spec, dict) else None
+        return operator_lineage(self.table, source, report)
 
     def decide_try(self, context: Context, exc: DeltaCCError) -> TryDecision | None:
         """Airflow's decision on this failed try, asked of the task's retry policy now (the policy keeps it,

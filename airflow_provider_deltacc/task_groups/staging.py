@@ -168,6 +168,7 @@ def staging_append_then_merge(
     if lease_store_conn_id is not None:  # else DAG default_args may still set it
         extra["lease_store_conn_id"] = lease_store_conn_id
     merge_extra = dict(extra)
+    extra.pop("emit_asset", None)  # only the MERGE declares an asset (the target's)
     if schema_evolution:
         merge_extra["spark_conf"] = {
             **(extra.get("spark_conf") or {}),
@@ -200,6 +201,7 @@ def staging_append_then_merge(
             create_if_missing=False,
             merge_schema=schema_evolution,
             commit_retry=append_commit_retry,
+            emit_asset=False,  # staging is internal: only the MERGE emits, for the target
             **extra,
         ).expand(source=plan)
         merge = DeltaMergeOperator(
@@ -218,6 +220,7 @@ def staging_append_then_merge(
             table=staging_table,
             partition_values=plan["cleanup_partitions"],  # type: ignore[index]
             commit_retry=merge_commit_retry,
+            emit_asset=False,
             **extra,
         )
         appends >> merge >> cleanup
@@ -229,6 +232,7 @@ def staging_append_then_merge(
                 partition_by=[batch_column],
                 txn_app_id=create_identity(staging_table),
                 txn_version=1,
+                emit_asset=False,
                 **extra,
             )
             create_target = DeltaAppendOperator(
@@ -238,6 +242,7 @@ def staging_append_then_merge(
                 partition_by=list(checked["partition_columns"]) or None,
                 txn_app_id=create_identity(target_table),
                 txn_version=1,
+                emit_asset=False,  # an empty create is no new data
                 **extra,
             )
             create_staging >> appends

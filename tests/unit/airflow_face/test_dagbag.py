@@ -19,6 +19,7 @@ pytestmark = pytest.mark.unit
 
 DAGS_FOLDER = Path(__file__).resolve().parents[3] / "dags"
 EXPECTED = {
+    "example_deltacc_asset_downstream",
     "example_deltacc_concurrent_merges",
     "example_deltacc_sensor_downstream",
     "example_deltacc_spark_connect",
@@ -119,3 +120,11 @@ def test_parsing_the_dags_imports_no_spark() -> None:
         [sys.executable, "-c", code], check=True, capture_output=True, text=True, env=os.environ.copy()
     ).stdout
     assert json.loads(out.strip().splitlines()[-1]) == []
+
+
+def test_the_asset_consumer_is_scheduled_on_the_table_the_merges_write() -> None:
+    bag = _dagbag_class()(dag_folder=str(DAGS_FOLDER))
+    writer = bag.dags["example_deltacc_concurrent_merges"].get_task("create_orders")
+    consumer = bag.dags["example_deltacc_asset_downstream"]
+    assert [outlet.uri for outlet in writer.outlets] == [writer.table_outlet.uri]
+    assert list(consumer.timetable.asset_condition.objects) == [writer.table_outlet]

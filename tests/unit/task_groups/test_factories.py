@@ -284,3 +284,21 @@ def test_lease_store_conn_id_is_checked_by_both_groups(change: dict[str, Any]) -
             factory(**{**arguments, **change})
         assert caught.value.field == argument
         assert str(caught.value).startswith(f"{factory.__name__}({argument}=")
+
+
+def test_only_the_staging_groups_merge_declares_an_asset_the_targets() -> None:
+    with _dag() as dag:
+        staging_append_then_merge(group_id="ingest", **BASE, operator_kwargs={"emit_asset": True})
+    outlets = {
+        t.task_id: [o.uri for o in _argument(t, "outlets") or []]
+        for t in dag.tasks
+        if t.task_id != "ingest.plan_batches"
+    }
+    assert outlets == {
+        "ingest.create_staging": [],
+        "ingest.create_target": [],
+        "ingest.append_batch": [],
+        "ingest.merge_batches": ["file:///data/target"],
+        "ingest.cleanup_batches": [],
+    }
+    assert _argument(dag.get_task("ingest.append_batch"), "emit_asset") is False

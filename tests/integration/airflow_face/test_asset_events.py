@@ -1,0 +1,136 @@
+"""Delta tables as assets on real runs: a ``dag.test()`` producer's commit is an asset event in the metadata
+DB with the committed version in its extra, the scheduler's own asset-triggered run creation queues the
+consumer DAG, and a re-run Delta skips as a duplicate emits nothing."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_deltacc.assets import table_asset_uri
+from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaOptimizeOperator
+
+pytestmark = pytest.mark.integration
+
+PRODUCER, CONSUMER = "deltacc_asset_producer", "deltacc_asset_consumer"
+
+
+def _dags(orders: str) -> tuple[Any, Any]:
+    from airflow.sdk import DAG, Asset, task
+
+    with DAG(PRODUCER, schedule=None, start_date=datetime(2026, 1, 1), catchup=False) as producer:
+        append = DeltaAppendOperator(
+            task_id="append_orders",
+            table=orders,
+            source="SELECT /*+ REPARTITION(4) */ id, 'a' AS p FROM range(8)",  # 4 files OPTIMIZE compacts
+            partition_by=["p"],
+            execution_mode="in_process",
+            # One fixed identity: the second run of this DAG is the same write, which Delta skips.
+            txn_app_id="asset-test/orders",
+            txn_version=1,
+        )
+        optimize = DeltaOptimizeOperator(
+            task_id="optimize_orders", table=orders, execution_mode="in_process", deferrable=False
+        )
+        append >> optimize
+
+    with DAG(
+        CONSUMER, schedule=[Asset(table_asset_uri(orders))], start_date=datetime(2026, 1, 1)
+    ) as consumer:
+
+        @task
+        def read_orders() -> None:
+            return None
+
+        read_orders()
+    return producer, consumer
+
+
+def _sync(folder: Path, *dags: Any) -> None:
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+
+    DagBundlesManager().sync_bundles_to_db()
+    folder.mkdir()
+    bag = DagBag(dag_folder=str(folder))
+    for dag in dags:
+        bag.bag_dag(dag)
+    sync_bag_to_db(bag, "dags-folder", None)
+    with create_session() as session:
+        session.query(DagModel).filter(DagModel.dag_id.in_([d.dag_id for d in dags])).update(
+            {DagModel.is_paused: False}, synchronize_session=False
+        )
+
+
+def _events(uri: str) -> list[dict[str, Any]]:
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        rows = (
+            session.query(AssetEvent)
+            .join(AssetModel, AssetEvent.asset_id == AssetModel.id)
+            .filter(AssetModel.uri == uri)
+            .order_by(AssetEvent.id)
+            .all()
+        )
+        return [
+            {"task_id": r.source_task_id, "run_id": r.source_run_id, "extra": dict(r.extra)} for r in rows
+        ]
+
+
+def _create_runs_as_the_scheduler_does() -> list[Any]:
+    """The scheduler loop's dag-run creation step (the one that turns queued asset events into runs)."""
+    from airflow.jobs.job import Job
+    from airflow.jobs.scheduler_job_runner import SchedulerJobRunner
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+    from airflow.utils.sqlalchemy import prohibit_commit
+
+    runner = SchedulerJobRunner(job=Job())
+    with create_session() as session:
+        with prohibit_commit(session) as guard:
+            runner._create_dagruns_for_dags(guard, session)
+            guard.commit()
+        runs = session.query(DagRun).filter(DagRun.dag_id == CONSUMER).all()
+        for run in runs:
+            session.expunge(run)
+        return runs
+
+
+def test_commits_emit_asset_events_that_trigger_the_consumer(
+    airflow_db: Path, spark: Any, tmp_path: Path
+) -> None:
+    orders = str(tmp_path / "orders")
+    uri = table_asset_uri(orders)
+    producer, consumer = _dags(orders)
+    _sync(tmp_path / "no-dags", producer, consumer)
+
+    first = producer.test()
+    assert {ti.task_id: str(ti.state) for ti in first.get_task_instances()} == {
+        "append_orders": "success",
+        "optimize_orders": "success",
+    }
+    events = [e for e in _events(uri) if e["run_id"] == first.run_id]
+    append_event = next(e["extra"] for e in events if e["task_id"] == "append_orders")
+    assert append_event["version"] == 0 and append_event["operation"] == "append"
+    assert append_event["changes_data"] is True and append_event["skipped_duplicate"] is False
+    assert append_event["rows_written"] == 8
+    assert append_event["txn_app_id"] == "asset-test/orders"
+    optimize_event = next(e["extra"] for e in events if e["task_id"] == "optimize_orders")
+    assert (optimize_event["version"], optimize_event["operation"]) == (1, "optimize")
+    assert optimize_event["changes_data"] is False
+
+    runs = _create_runs_as_the_scheduler_does()
+    assert [str(r.run_type) for r in runs] == ["asset_triggered"], runs
+
+    second = producer.test()
+    assert str(second.get_task_instance("append_orders").state) == "success"
+    # The append is a skipped duplicate and OPTIMIZE finds nothing to compact: neither is new data.
+    assert [e for e in _events(uri) if e["run_id"] == second.run_id] == []
+    assert len(_create_runs_as_the_scheduler_does()) == 1, "no new consumer run without a new event"

@@ -1,0 +1,135 @@
+"""Delta tables as assets: the URI of path and catalog tables, the automatic outlet, opting out, user outlets,
+bad input at parse time, and the event extra."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from airflow.sdk import Asset, AssetAlias
+
+from airflow_provider_deltacc.assets import emits_event, event_extra, table_asset_uri
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.operators import (
+    DeltaAppendOperator,
+    DeltaMergeOperator,
+    DeltaOptimizeOperator,
+    DeltaVacuumOperator,
+)
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("table", "uri"),
+    [
+        ("/data/orders", "file:///data/orders"),
+        ("/data//orders/", "file:///data/orders"),
+        ("/data/x/../orders", "file:///data/orders"),
+        ("file:///data/orders/", "file:///data/orders"),
+        ("s3a://bucket/warehouse/orders/", "s3://bucket/warehouse/orders"),
+        ("s3n://bucket/orders", "s3://bucket/orders"),
+        ("S3://bucket/orders", "s3://bucket/orders"),
+        ("abfss://c@acct.dfs.core.windows.net/orders", "abfss://c@acct.dfs.core.windows.net/orders"),
+        ("orders", "x-deltacc-table://spark_catalog/default/orders"),
+        ("Sales.Orders", "x-deltacc-table://spark_catalog/sales/orders"),
+        ("unity.sales.orders", "x-deltacc-table://unity/sales/orders"),
+    ],
+)
+def test_table_uri_is_stable_and_normalized(table: str, uri: str) -> None:
+    assert table_asset_uri(table) == uri
+    assert Asset(uri=uri).uri == uri, "Airflow keeps the URI as derived"
+
+
+@pytest.mark.parametrize("table", ["relative/orders", "a.b.c.d", "bad-name", " "])
+def test_underivable_uri_fails_at_parse_time_naming_table(table: str) -> None:
+    with pytest.raises(DeltaCCInputError) as caught:
+        DeltaAppendOperator(task_id="w", table=table, source="SELECT 1")
+    assert caught.value.field == "table"
+    assert "w: table=" in str(caught.value) and "emit_asset=False" in str(caught.value)
+
+
+@pytest.mark.parametrize("table", ["{{ params.table }}", "/data/{% if x %}a{% endif %}"])
+def test_a_templated_table_gets_no_automatic_outlet_and_parses(table: str) -> None:
+    """Its URI is unknown at parse time, when outlets are declared: a DAG that works today keeps working."""
+    op = DeltaAppendOperator(task_id="w", table=table, source="SELECT 1")
+    assert op.outlets == [] and op.table_outlet is None
+    with pytest.raises(DeltaCCInputError) as caught:  # asked for directly, the URI is still refused
+        table_asset_uri(table)
+    assert caught.value.field == "table"
+
+
+def test_templated_table_works_without_the_asset() -> None:
+    op = DeltaAppendOperator(
+        task_id="w",
+        table="{{ params.table }}",
+        source="SELECT 1",
+        emit_asset=False,
+        outlets=[Asset("s3://b/k")],
+    )
+    assert op.outlets == [Asset("s3://b/k")]
+
+
+def test_every_writer_and_maintenance_operator_declares_its_table() -> None:
+    ops = [
+        DeltaAppendOperator(task_id="a", table="/t/orders", source="SELECT 1"),
+        DeltaMergeOperator(task_id="m", table="/t/orders", source="SELECT 1", keys=["id"]),
+        DeltaOptimizeOperator(task_id="o", table="/t/orders"),
+        DeltaVacuumOperator(task_id="v", table="/t/orders"),
+    ]
+    for op in ops:
+        assert [outlet.uri for outlet in op.outlets] == ["file:///t/orders"], op.task_id
+        assert op.outlets[0].name == "file:///t/orders"
+
+
+def test_user_outlets_are_kept_next_to_the_table() -> None:
+    alias = AssetAlias("orders-alias")
+    op = DeltaAppendOperator(
+        task_id="a", table="/t/orders", source="SELECT 1", outlets=[Asset("s3://b/k"), alias]
+    )
+    assert [getattr(o, "uri", o.name) for o in op.outlets] == ["s3://b/k", "orders-alias", "file:///t/orders"]
+
+
+def test_emit_asset_false_declares_nothing() -> None:
+    op = DeltaAppendOperator(task_id="a", table="/t/orders", source="SELECT 1", emit_asset=False)
+    assert op.outlets == [] and op.table_outlet is None
+
+
+@pytest.mark.parametrize("outlet", ["s3://bucket/key", {"uri": "s3://b/k"}, 42])
+def test_an_outlet_that_is_not_an_asset_is_refused(outlet: Any) -> None:
+    with pytest.raises(DeltaCCInputError) as caught:
+        DeltaAppendOperator(task_id="a", table="/t/orders", source="SELECT 1", outlets=[outlet])
+    assert caught.value.field == "outlets"
+    assert "not an airflow.sdk.Asset" in str(caught.value) and repr(outlet) in str(caught.value)
+
+
+def test_event_extra_of_a_commit() -> None:
+    spec = {"operation": "overwrite_partitions", "options": {"partition_values": [{"date": "2026-11-20"}]}}
+    report = {
+        "table_version": 7,
+        "skipped_duplicate": False,
+        "txn_app_id": "airflow/d/t/-1/r",
+        "metrics": {"numOutputRows": "12", "numFiles": 2, "commit_versions": [7]},
+    }
+    assert event_extra(spec, report) == {
+        "version": 7,
+        "operation": "overwrite_partitions",
+        "changes_data": True,
+        "rows_written": 12,
+        "metrics": {"numOutputRows": "12", "numFiles": 2},
+        "partitions": [{"date": "2026-11-20"}],
+        "skipped_duplicate": False,
+        "txn_app_id": "airflow/d/t/-1/r",
+    }
+
+
+@pytest.mark.parametrize("operation", ["optimize", "vacuum"])
+def test_maintenance_events_do_not_change_data(operation: str) -> None:
+    extra = event_extra({"operation": operation}, {"table_version": 3, "metrics": {}})
+    assert extra["changes_data"] is False and extra["rows_written"] is None and extra["partitions"] is None
+
+
+def test_duplicates_and_noops_emit_no_event() -> None:
+    assert emits_event({"table_version": 3})
+    assert not emits_event({"table_version": 3, "skipped_duplicate": True})
+    assert not emits_event({"table_version": 3, "metrics": {"noop": True}})
