@@ -18,12 +18,12 @@ sys.path.insert(0, str(ROOT))
 
 
 def pages() -> dict[Path, str]:
+    from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits, matrix_markdown
     from airflow_provider_deltacc.occ import decision_table_markdown
-    from airflow_provider_deltacc.occ.matrix import EngineProfile, TableTraits, matrix_markdown
 
     matrix = [
         "# The conflict matrix\n",
-        "Generated from `airflow_provider_deltacc.occ.matrix` by `scripts/gen_docs.py`; do not edit.\n",
+        "Generated from `airflow_provider_deltacc.conflict_matrix` by `scripts/gen_docs.py`; do not edit.\n",
         "Which pairs of concurrent operations can make one of them fail, per engine profile. The gate",
         "that schedules OPTIMIZE and VACUUM, and the conflict advisor, read the same data.\n",
     ]

@@ -19,7 +19,7 @@ from airflow_provider_deltacc.advisor.tasks import (
     table_partition_columns,
     task_facts,
 )
-from airflow_provider_deltacc.occ.matrix import EngineProfile, TableTraits
+from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 
 log = logging.getLogger(__name__)
 

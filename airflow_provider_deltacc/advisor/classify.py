@@ -1,6 +1,6 @@
 """Judge one pair with the conflict matrix: resolve both scopes, decide the traits, word the reason.
 
-Partition overlap decides the traits :func:`~airflow_provider_deltacc.occ.matrix.can_conflict` sees:
+Partition overlap decides the traits :func:`~airflow_provider_deltacc.conflict_matrix.can_conflict` sees:
 disjoint partitions are ``pinned`` (file-level conflicts vanish); partitions known to be shared are
 ``same_files`` (a file-level "can" becomes "will", except for OPTIMIZE, which may find nothing to compact);
 partitions known only at run time leave the seed cell's "can".
@@ -24,8 +24,7 @@ from airflow_provider_deltacc.advisor.scopes import (
     project_rows,
 )
 from airflow_provider_deltacc.advisor.tasks import MERGE_AUTO, TaskFacts
-from airflow_provider_deltacc.occ.kinds import ConflictKind
-from airflow_provider_deltacc.occ.matrix import (
+from airflow_provider_deltacc.conflict_matrix import (
     EXCEPTION_NAMES,
     EngineProfile,
     Hazard,
@@ -34,9 +33,10 @@ from airflow_provider_deltacc.occ.matrix import (
     Verdict,
     can_conflict,
 )
-from airflow_provider_deltacc.occ.matrix import Level as MatrixLevel
-from airflow_provider_deltacc.occ.matrix.ops import exposure
-from airflow_provider_deltacc.occ.matrix.profiles import PROFILE_SPECS
+from airflow_provider_deltacc.conflict_matrix import Level as MatrixLevel
+from airflow_provider_deltacc.conflict_matrix.ops import exposure
+from airflow_provider_deltacc.conflict_matrix.profiles import PROFILE_SPECS
+from airflow_provider_deltacc.occ.kinds import ConflictKind
 
 _OPTIMIZES = {OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER}
 _ADDERS = {OpKind.BLIND_APPEND, OpKind.INSERT_SELECT}

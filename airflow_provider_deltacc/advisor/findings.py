@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from airflow_provider_deltacc.occ.matrix import OpKind, Verdict
+from airflow_provider_deltacc.conflict_matrix import OpKind, Verdict
 
 
 class Level(StrEnum):

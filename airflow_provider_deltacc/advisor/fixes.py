@@ -7,7 +7,7 @@ from airflow_provider_deltacc.advisor.findings import Level
 from airflow_provider_deltacc.advisor.pairs import Candidate
 from airflow_provider_deltacc.advisor.scopes import Scope
 from airflow_provider_deltacc.advisor.tasks import TaskFacts
-from airflow_provider_deltacc.occ.matrix import OpKind
+from airflow_provider_deltacc.conflict_matrix import OpKind
 
 _MAINTENANCE = {OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER, OpKind.VACUUM}
 _READERS = {OpKind.MERGE, OpKind.UPDATE, OpKind.DELETE, OpKind.OVERWRITE, OpKind.INSERT_SELECT}

@@ -23,7 +23,7 @@ from typing import Any
 from airflow_provider_deltacc.advisor.analysis import Analysis
 from airflow_provider_deltacc.advisor.findings import Finding, Level
 from airflow_provider_deltacc.advisor.loader import AdvisorInputError
-from airflow_provider_deltacc.occ.matrix import OpKind
+from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.tries import REPORT_XCOM_KEY, report_tries
 
 log = logging.getLogger(__name__)

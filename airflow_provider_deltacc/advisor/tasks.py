@@ -14,7 +14,7 @@ from typing import Any
 
 from airflow_provider_deltacc.advisor.arguments import RunTime, argument, is_mapped, operator_class
 from airflow_provider_deltacc.advisor.scopes import WHOLE, Scope, literal_scope
-from airflow_provider_deltacc.occ.matrix import EngineProfile, OpKind, TableTraits
+from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
 from airflow_provider_deltacc.windows.table_facts import canonical_partition_value
 from airflow_provider_deltacc.windows.writer import _schema_columns, writer_op_kind
 

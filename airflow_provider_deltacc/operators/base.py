@@ -569,4 +569,3 @@ def _queue_note(report: dict[str, Any]) -> str:
     if not admitted and not queued:
         return ""
     return f" queued={admitted + queued:.2f}s (admission {admitted:.2f}s, retries {queued:.2f}s)"
-

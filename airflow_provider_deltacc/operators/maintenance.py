@@ -27,7 +27,7 @@ from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_hol
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from airflow_provider_deltacc.occ.matrix import EngineProfile, OpKind, TableTraits
+    from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
     from airflow_provider_deltacc.windows import GateDecision, GateRequest, TableFacts, WriteWindow
     from airflow_provider_deltacc.windows.partitions import PartitionScope
 
@@ -50,8 +50,9 @@ class _GatedMaintenanceOperator(DeltaBaseOperator):
         their dict form); those for other tables are ignored.
     :param profile: the engine profile the table's writers commit with (``oss_serializable``,
         ``databricks_write_serializable``, ...), for the conflict matrix.
-    :param table_traits: the table's traits (:class:`~airflow_provider_deltacc.occ.matrix.TableTraits` or a
-        dict); None reads ``partitioned`` and deletion vectors from the table's log when it is a path.
+    :param table_traits: the table's traits
+        (:class:`~airflow_provider_deltacc.conflict_matrix.TableTraits` or a dict); None reads
+        ``partitioned`` and deletion vectors from the table's log when it is a path.
     :param deferrable: wait in the triggerer instead of polling in the worker; the default is
         ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False).
     :param poll_interval: the longest pause, in seconds, between two gate decisions while waiting.
@@ -292,7 +293,7 @@ class DeltaOptimizeOperator(_GatedMaintenanceOperator):
         return options
 
     def maintenance_op(self) -> OpKind:
-        from airflow_provider_deltacc.occ.matrix import OpKind
+        from airflow_provider_deltacc.conflict_matrix import OpKind
 
         return OpKind.OPTIMIZE_ZORDER if self.zorder_by else OpKind.OPTIMIZE
 
@@ -386,7 +387,7 @@ class DeltaVacuumOperator(_GatedMaintenanceOperator):
         return options
 
     def maintenance_op(self) -> OpKind:
-        from airflow_provider_deltacc.occ.matrix import OpKind
+        from airflow_provider_deltacc.conflict_matrix import OpKind
 
         return OpKind.VACUUM
 

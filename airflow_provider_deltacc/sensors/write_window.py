@@ -17,7 +17,7 @@ from airflow_provider_deltacc.operators.base import DEFAULT_AIRFLOW_RETRIES, DEF
 if TYPE_CHECKING:
     from airflow.sdk import Context, RetryPolicy
 
-    from airflow_provider_deltacc.occ.matrix import EngineProfile, TableTraits
+    from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
     from airflow_provider_deltacc.windows import GateRequest, WriteWindow
 
 

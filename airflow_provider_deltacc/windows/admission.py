@@ -24,7 +24,7 @@ import logging
 import time
 from typing import Any
 
-from airflow_provider_deltacc.occ.matrix import EngineProfile, Level, TableTraits
+from airflow_provider_deltacc.conflict_matrix import EngineProfile, Level, TableTraits
 from airflow_provider_deltacc.windows.conflicts import writer_turn_conflicts
 from airflow_provider_deltacc.windows.lease import Lease
 from airflow_provider_deltacc.windows.store import LeaseStore

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from airflow_provider_deltacc.occ.matrix import (
+from airflow_provider_deltacc.conflict_matrix import (
     FOOTPRINTS,
     EngineProfile,
     Level,
@@ -26,7 +26,7 @@ from airflow_provider_deltacc.occ.matrix import (
     Verdict,
     can_conflict,
 )
-from airflow_provider_deltacc.occ.matrix.ops import exposure
+from airflow_provider_deltacc.conflict_matrix.ops import exposure
 from airflow_provider_deltacc.windows.lease import MAINTENANCE_OPS, Lease
 from airflow_provider_deltacc.windows.partitions import PartitionSpec, scopes_overlap
 from airflow_provider_deltacc.windows.store import ConflictPredicate

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
-from airflow_provider_deltacc.occ.matrix import OpKind
+from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.windows.clock import require_aware
 from airflow_provider_deltacc.windows.lease import parse_op_kind
 from airflow_provider_deltacc.windows.partitions import PartitionScope, format_scope, normalize_scope

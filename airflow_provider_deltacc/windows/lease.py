@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from airflow_provider_deltacc.occ.matrix import OpKind
+from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.windows.clock import require_aware
 from airflow_provider_deltacc.windows.partitions import PartitionScope, format_scope, normalize_scope
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any
 
-from airflow_provider_deltacc.occ.matrix import EngineProfile, OpKind, TableTraits
+from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_conflicts
 from airflow_provider_deltacc.windows.declared import WriteWindow
 from airflow_provider_deltacc.windows.factory import LEASE_STORE_URL_ENV

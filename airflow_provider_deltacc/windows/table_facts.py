@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from airflow_provider_deltacc.occ.matrix import TableTraits
+from airflow_provider_deltacc.conflict_matrix import TableTraits
 from airflow_provider_deltacc.windows.partitions import PartitionSpec
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
+from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
 from airflow_provider_deltacc.engine.ddl import split_ddl_columns
-from airflow_provider_deltacc.occ.matrix import EngineProfile, OpKind, TableTraits
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest

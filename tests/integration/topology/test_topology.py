@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.occ.matrix import OpKind
+from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.windows import Lease, LeaseStore, PostgresLeaseStore
 from tests.integration.topology import workload
 from tests.support.airflow_stack import AirflowStack, RunDidNotSucceed, StackOptions

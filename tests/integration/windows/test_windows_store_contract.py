@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from airflow_provider_deltacc.occ.matrix import OpKind, TableTraits
+from airflow_provider_deltacc.conflict_matrix import OpKind, TableTraits
 from airflow_provider_deltacc.windows import (
     LeaseRequest,
     LeaseStore,

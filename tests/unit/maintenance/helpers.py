@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_provider_deltacc.occ.matrix import OpKind
+from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.windows import Lease, LeaseRequest, LeaseStore, store_from_url
 
 

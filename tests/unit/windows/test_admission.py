@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.occ.matrix import Level, OpKind
+from airflow_provider_deltacc.conflict_matrix import Level, OpKind
 from airflow_provider_deltacc.windows import Lease, SqliteLeaseStore, TurnQueue
 from airflow_provider_deltacc.windows.conflicts import writers_pair_level
 from tests.unit.windows.helpers import grant

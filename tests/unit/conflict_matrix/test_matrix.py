@@ -10,26 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.occ.kinds import ConflictKind
-from airflow_provider_deltacc.occ.matrix import (
+from airflow_provider_deltacc.conflict_matrix import (
     ADJUSTMENTS,
     EXCEPTION_NAMES,
     FOOTPRINTS,
     MATRIX,
-    SEED_CELLS,
-    SEED_TERMS,
     EngineProfile,
     Hazard,
     Level,
     OpClass,
     OpKind,
-    SeedCell,
     TableTraits,
     can_conflict,
     matrix_markdown,
 )
-from airflow_provider_deltacc.occ.matrix.ops import exposure
-from airflow_provider_deltacc.occ.matrix.rules import RLC_FALLBACK
+from airflow_provider_deltacc.conflict_matrix.ops import exposure
+from airflow_provider_deltacc.conflict_matrix.rules import RLC_FALLBACK
+from airflow_provider_deltacc.occ.kinds import ConflictKind
+from tests.support.matrix_seeds import SEED_CELLS, SEED_TERMS, SeedCell
 
 pytestmark = pytest.mark.unit
 

@@ -10,7 +10,6 @@ reference section behind it. The write windows' maintenance gate, the docs and t
   without row-level concurrency) and :class:`TableTraits`.
 - ``table``: ``MATRIX``, the seed tables as rows of data (:class:`Cell`: level, mechanism, source).
 - ``rules``: the named trait ``ADJUSTMENTS`` and :func:`can_conflict`.
-- ``seeds``: ``SEED_CELLS``, every cell of the five seed pages' conflict tables, which the tests replay.
 - ``render``: :func:`matrix_markdown`.
 
 VACUUM takes no part in optimistic concurrency: its verdicts are always ``never``, but against a writer
@@ -24,20 +23,17 @@ exhausted commit retries; and protocol races when creating a table.
 
 from __future__ import annotations
 
-from airflow_provider_deltacc.occ.matrix.ops import EXCEPTION_NAMES, FOOTPRINTS, OpClass, OpKind
-from airflow_provider_deltacc.occ.matrix.profiles import EngineProfile, TableTraits, effective_profile
-from airflow_provider_deltacc.occ.matrix.render import matrix_markdown
-from airflow_provider_deltacc.occ.matrix.rules import ADJUSTMENTS, Adjustment, Verdict, can_conflict
-from airflow_provider_deltacc.occ.matrix.seeds import SEED_CELLS, SEED_TERMS, SeedCell
-from airflow_provider_deltacc.occ.matrix.table import MATRIX, Cell, Hazard, Level
+from airflow_provider_deltacc.conflict_matrix.ops import EXCEPTION_NAMES, FOOTPRINTS, OpClass, OpKind
+from airflow_provider_deltacc.conflict_matrix.profiles import EngineProfile, TableTraits, effective_profile
+from airflow_provider_deltacc.conflict_matrix.render import matrix_markdown
+from airflow_provider_deltacc.conflict_matrix.rules import ADJUSTMENTS, Adjustment, Verdict, can_conflict
+from airflow_provider_deltacc.conflict_matrix.table import MATRIX, Cell, Hazard, Level
 
 __all__ = [
     "ADJUSTMENTS",
     "EXCEPTION_NAMES",
     "FOOTPRINTS",
     "MATRIX",
-    "SEED_CELLS",
-    "SEED_TERMS",
     "Adjustment",
     "Cell",
     "EngineProfile",
@@ -45,7 +41,6 @@ __all__ = [
     "Level",
     "OpClass",
     "OpKind",
-    "SeedCell",
     "TableTraits",
     "Verdict",
     "can_conflict",

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from airflow_provider_deltacc.occ.matrix.ops import OpClass
-from airflow_provider_deltacc.occ.matrix.profiles import EngineProfile
+from airflow_provider_deltacc.conflict_matrix.ops import OpClass
+from airflow_provider_deltacc.conflict_matrix.profiles import EngineProfile
 
 
 class Level(StrEnum):

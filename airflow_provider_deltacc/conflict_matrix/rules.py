@@ -10,15 +10,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from airflow_provider_deltacc.occ.kinds import ConflictKind
-from airflow_provider_deltacc.occ.matrix.ops import EXCEPTION_NAMES, FOOTPRINTS, OpClass, OpKind, exposure
-from airflow_provider_deltacc.occ.matrix.profiles import (
+from airflow_provider_deltacc.conflict_matrix.ops import (
+    EXCEPTION_NAMES,
+    FOOTPRINTS,
+    OpClass,
+    OpKind,
+    exposure,
+)
+from airflow_provider_deltacc.conflict_matrix.profiles import (
     PROFILE_SPECS,
     EngineProfile,
     TableTraits,
     effective_profile,
 )
-from airflow_provider_deltacc.occ.matrix.table import MATRIX, Granularity, Hazard, Level
+from airflow_provider_deltacc.conflict_matrix.table import MATRIX, Granularity, Hazard, Level
+from airflow_provider_deltacc.occ.kinds import ConflictKind
 
 C = OpClass
 NEVER, CAN, WILL = Level.NEVER, Level.CAN, Level.WILL
