@@ -169,9 +169,10 @@ def mapped_outlets(partial_kwargs: dict[str, Any], *, dag_id: str | None) -> lis
     outlets = list(partial_kwargs.get("outlets") or [])
     check_outlets(outlets, task_id=task_id)
     table = partial_kwargs.get("table")
-    known = isinstance(table, str) and not is_template(table)
     outlet: Asset | AssetAlias = (
-        table_asset(table, task_id=task_id) if known else table_alias(dag_id, task_id)
+        table_asset(table, task_id=task_id)
+        if isinstance(table, str) and not is_template(table)
+        else table_alias(dag_id, task_id)
     )
     if outlet not in outlets:
         outlets.append(outlet)
@@ -231,6 +232,7 @@ def record_table_event(
     if asset is not None:
         events[asset].extra = extra
     else:
+        assert alias is not None  # checked above
         try:
             asset = table_asset(operator.table, task_id=operator.task_id)
         except DeltaCCInputError as exc:
