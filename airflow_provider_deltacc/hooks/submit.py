@@ -467,13 +467,21 @@ class ReportingSparkSubmitHook(SparkSubmitHook):
 
     It overrides two private methods of ``SparkSubmitHook`` (``_mask_cmd`` and
     ``_process_spark_submit_log``) and reads its private ``_submit_sp``: the provider has no public way to
-    filter or redact the output stream it logs.
+    filter or redact the output stream it logs. Its ``on_kill`` also covers a kill that arrives while
+    spark-submit is being started.
     """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.report: dict[str, Any] | None = None
         self.secrets: list[str] = []
+        self._kill_requested = False
+
+    def on_kill(self) -> None:
+        # A kill that comes while spark-submit is being started, before ``_submit_sp`` exists, would be
+        # lost: remember it, and kill the process as soon as its output is read (just after it started).
+        self._kill_requested = True
+        super().on_kill()
 
     def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
         return redact_text(super()._mask_cmd(connection_cmd), self.secrets)
@@ -494,6 +502,8 @@ class ReportingSparkSubmitHook(SparkSubmitHook):
         return pod_code if pod_code else self.returncode
 
     def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:
+        if self._kill_requested and self._submit_sp is not None and self._submit_sp.poll() is None:
+            self._submit_sp.kill()
         super()._process_spark_submit_log(self._without_report(itr))
 
     def _without_report(self, itr: Iterator[Any]) -> Iterator[Any]:
