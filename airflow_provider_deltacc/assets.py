@@ -208,6 +208,27 @@ def emits_event(report: dict[str, Any]) -> bool:
     return not report.get("skipped_duplicate") and not metrics.get("noop")
 
 
+def unannounced_commit(report: dict[str, Any]) -> dict[str, Any] | None:
+    """The commit an earlier try of this task instance made, when this try skipped it as a duplicate.
+
+    A try that committed and then failed (its worker lost, a later step raising) emitted no event, and the
+    retry that finds its txn identity committed is not new data by itself: the retry announces that commit.
+    ``report`` is the report spanning the task instance's tries (:mod:`airflow_provider_deltacc.tries`).
+    """
+    from airflow_provider_deltacc.tries import report_tries
+
+    if not report.get("skipped_duplicate"):
+        return None
+    for entry in reversed(report_tries(report)[:-1]):
+        if (
+            entry.get("status") == "committed"
+            and entry.get("table_version") is not None
+            and entry.get("txn_app_id") == report.get("txn_app_id")
+        ):
+            return entry
+    return None
+
+
 def record_table_event(
     operator: Any, context: Context, spec: dict[str, Any], report: dict[str, Any]
 ) -> dict[str, Any] | None:
@@ -219,6 +240,14 @@ def record_table_event(
     alias = _declared_alias(operator)
     if asset is None and alias is None:
         return None
+    earlier = unannounced_commit(report)
+    if earlier is not None:
+        operator.log.info(
+            "try %s committed version %s and failed before its asset event: announcing it now",
+            earlier.get("try_number"),
+            earlier.get("table_version"),
+        )
+        report = {**earlier, "tries": report.get("tries")}
     if not emits_event(report):
         if asset is not None:
             # Airflow registers one event per asset outlet the finished task reports: no outlet, no event.

@@ -297,7 +297,7 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
             raise
         published = self._publish(context, report, None)
         self.committed_run = (spec, report)  # for get_openlineage_facets_on_complete
-        record_table_event(self, context, spec, report)
+        record_table_event(self, context, spec, published)
         return published
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:

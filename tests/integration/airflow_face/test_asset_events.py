@@ -12,6 +12,7 @@ import pytest
 
 from airflow_provider_deltacc.assets import table_asset_uri
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaOptimizeOperator
+from tests.support.asset_events import asset_events
 
 pytestmark = pytest.mark.integration
 
@@ -67,23 +68,6 @@ def _sync(folder: Path, *dags: Any) -> None:
         )
 
 
-def _events(uri: str) -> list[dict[str, Any]]:
-    from airflow.models.asset import AssetEvent, AssetModel
-    from airflow.utils.session import create_session
-
-    with create_session() as session:
-        rows = (
-            session.query(AssetEvent)
-            .join(AssetModel, AssetEvent.asset_id == AssetModel.id)
-            .filter(AssetModel.uri == uri)
-            .order_by(AssetEvent.id)
-            .all()
-        )
-        return [
-            {"task_id": r.source_task_id, "run_id": r.source_run_id, "extra": dict(r.extra)} for r in rows
-        ]
-
-
 def _create_runs_as_the_scheduler_does(dag_id: str = CONSUMER) -> list[Any]:
     """The scheduler loop's dag-run creation step (the one that turns queued asset events into runs)."""
     from airflow.jobs.job import Job
@@ -116,7 +100,7 @@ def test_commits_emit_asset_events_that_trigger_the_consumer(
         "append_orders": "success",
         "optimize_orders": "success",
     }
-    events = [e for e in _events(uri) if e["run_id"] == first.run_id]
+    events = [e for e in asset_events(uri) if e["run_id"] == first.run_id]
     append_event = next(e["extra"] for e in events if e["task_id"] == "append_orders")
     assert append_event["version"] == 0 and append_event["operation"] == "append"
     assert append_event["changes_data"] is True and append_event["skipped_duplicate"] is False
@@ -132,7 +116,7 @@ def test_commits_emit_asset_events_that_trigger_the_consumer(
     second = producer.test()
     assert str(second.get_task_instance("append_orders").state) == "success"
     # The append is a skipped duplicate and OPTIMIZE finds nothing to compact: neither is new data.
-    assert [e for e in _events(uri) if e["run_id"] == second.run_id] == []
+    assert [e for e in asset_events(uri) if e["run_id"] == second.run_id] == []
     assert len(_create_runs_as_the_scheduler_does()) == 1, "no new consumer run without a new event"
 
 
@@ -187,7 +171,7 @@ def test_tables_known_only_at_run_time_emit_through_the_tasks_alias(
     for table, rows, task_id in zip(
         tables, (3, 2, 2), ("append_templated", "append_mapped", "append_mapped"), strict=True
     ):
-        events = [e for e in _events(table_asset_uri(table)) if e["run_id"] == first.run_id]
+        events = [e for e in asset_events(table_asset_uri(table)) if e["run_id"] == first.run_id]
         assert [(e["task_id"], e["extra"]["version"], e["extra"]["rows_written"]) for e in events] == [
             (task_id, 0, rows)
         ], table
@@ -197,8 +181,8 @@ def test_tables_known_only_at_run_time_emit_through_the_tasks_alias(
 
     second = producer.test()
     assert str(second.get_task_instance("append_templated").state) == "success"
-    assert [e for e in _events(table_asset_uri(tables[0])) if e["run_id"] == second.run_id] == [], (
+    assert [e for e in asset_events(table_asset_uri(tables[0])) if e["run_id"] == second.run_id] == [], (
         "a skipped duplicate emits nothing, also through the alias"
     )
-    mapped_b = [e for e in _events(table_asset_uri(tables[2])) if e["run_id"] == second.run_id]
+    mapped_b = [e for e in asset_events(table_asset_uri(tables[2])) if e["run_id"] == second.run_id]
     assert [e["extra"]["version"] for e in mapped_b] == [1]

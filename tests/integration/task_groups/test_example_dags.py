@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from airflow_provider_deltacc.assets import table_asset_uri
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
 from tests.support.airflow_runs import xcom_value
+from tests.support.asset_events import asset_events
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -113,6 +115,18 @@ def test_ingestion_then_maintenance_survive_a_retry_of_every_task(
     }
     code, again = run_job(spec, spark)
     assert (code, again["skipped_duplicate"]) == (0, True), again
+    # The MERGE's first try committed and failed before Airflow saw it: its retry, a skipped duplicate,
+    # announces that commit, once, on the target's asset. Staging is internal: no events.
+    merge_version = next(
+        h["version"] for h in DeltaTable(module.TARGET_TABLE).history() if h["operation"] == "MERGE"
+    )
+    target_events = [
+        e for e in asset_events(table_asset_uri(module.TARGET_TABLE)) if e["run_id"] == dr.run_id
+    ]
+    assert [(e["task_id"], e["extra"]["version"], e["extra"]["operation"]) for e in target_events] == [
+        (f"{GROUP}.merge_batches", merge_version, "merge")
+    ]
+    assert asset_events(table_asset_uri(module.STAGING_TABLE)) == []
     code, anonymous = run_job({k: v for k, v in spec.items() if k != "txn"}, spark)
     assert code == 0 and anonymous["status"] in ("noop", "committed"), anonymous
     assert _rows(module.TARGET_TABLE, "order_id") == module.expected_rows(2)

@@ -14,6 +14,7 @@ from airflow_provider_deltacc.assets import (
     table_alias,
     table_asset,
     table_asset_uri,
+    unannounced_commit,
 )
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import (
@@ -140,6 +141,30 @@ def test_duplicates_and_noops_emit_no_event() -> None:
     assert emits_event({"table_version": 3})
     assert not emits_event({"table_version": 3, "skipped_duplicate": True})
     assert not emits_event({"table_version": 3, "metrics": {"noop": True}})
+
+
+def _try(number: int, status: str, version: int | None, app: str = "airflow/d/t/-1/r") -> dict[str, Any]:
+    return {"try_number": number, "status": status, "table_version": version, "txn_app_id": app}
+
+
+def test_a_retry_announces_the_commit_of_an_earlier_try_that_failed_after_it() -> None:
+    committed = _try(1, "committed", 4)
+    retry = {**_try(2, "skipped_duplicate", None), "skipped_duplicate": True}
+    assert unannounced_commit({**retry, "tries": [committed, retry]}) == committed
+
+
+@pytest.mark.parametrize(
+    "earlier",
+    [
+        [],  # another run's commit of a fixed identity: not this task instance's
+        [_try(1, "error", None)],  # the earlier try did not commit
+        [_try(1, "committed", 4, app="airflow/other")],  # another identity
+    ],
+)
+def test_a_skipped_duplicate_announces_nothing_else(earlier: list[dict[str, Any]]) -> None:
+    retry = {**_try(2, "skipped_duplicate", None), "skipped_duplicate": True}
+    assert unannounced_commit({**retry, "tries": [*earlier, retry]}) is None
+    assert unannounced_commit({**_try(1, "committed", 5), "tries": [_try(1, "committed", 5)]}) is None
 
 
 def test_a_mapped_writer_declares_its_partial_table_when_the_dag_is_parsed() -> None:
