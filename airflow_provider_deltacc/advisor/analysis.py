@@ -65,6 +65,9 @@ def _context(table: str, members: list[TaskFacts], read_columns: ColumnsReader |
     traits = next((t.traits for t in members if t.traits is not None), TableTraits())
     if partitioned is not None:
         traits = replace(traits, partitioned=partitioned)
+    if not traits.partitioned and any(t.cluster_by for t in members):
+        # A task creates it CLUSTER BY: no partitions, whatever pins the other tasks name.
+        traits, columns, partitioned = replace(traits, clustered=True), [], False
     return TableContext(table, tuple(columns), partitioned, profile, traits)
 
 
