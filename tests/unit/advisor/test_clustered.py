@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_deltacc.advisor.findings import Level
+from airflow_provider_deltacc.advisor.findings import Finding, Level
 from airflow_provider_deltacc.advisor.fixes import CLUSTERED_FIX
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator, DeltaUpdateOperator
 from tests.unit.advisor.helpers import T, dag, pair, rows, run
@@ -12,11 +12,10 @@ from tests.unit.advisor.helpers import T, dag, pair, rows, run
 pytestmark = pytest.mark.unit
 
 
-def test_dml_on_different_clustering_values_will_conflict_and_the_fix_is_not_a_pin() -> None:
+def _merge_and_update_on_different_values(**layout: list[str]) -> Finding:
+    """A MERGE of date 2026-11-01 and an UPDATE of 2026-11-02 after the task that creates the table."""
     with dag() as d:
-        create = DeltaAppendOperator(
-            task_id="create", table=T, source=rows("2026-11-01", 1), cluster_by=["date"]
-        )
+        create = DeltaAppendOperator(task_id="create", table=T, source=rows("2026-11-01", 1), **layout)
         merge = DeltaMergeOperator(
             task_id="merge", table=T, source=rows("2026-11-01", 2), keys=["id", "date"]
         )
@@ -24,7 +23,11 @@ def test_dml_on_different_clustering_values_will_conflict_and_the_fix_is_not_a_p
             task_id="update", table=T, set_values={"v": "y"}, partition_values=[{"date": "2026-11-02"}]
         )
         create >> [merge, update]
-    finding = pair(run(d), "merge", "update")
+    return pair(run(d), "merge", "update")
+
+
+def test_dml_on_different_clustering_values_will_conflict_and_the_fix_is_not_a_pin() -> None:
+    finding = _merge_and_update_on_different_values(cluster_by=["date"])
     assert finding.level is Level.WILL
     assert "ConcurrentAppendException" in finding.exceptions
     assert "liquid-clustered" in finding.reason and "clustering columns" in finding.reason
@@ -33,15 +36,4 @@ def test_dml_on_different_clustering_values_will_conflict_and_the_fix_is_not_a_p
 
 
 def test_the_same_dag_on_a_partitioned_table_is_kept_apart_by_its_pins() -> None:
-    with dag() as d:
-        create = DeltaAppendOperator(
-            task_id="create", table=T, source=rows("2026-11-01", 1), partition_by=["date"]
-        )
-        merge = DeltaMergeOperator(
-            task_id="merge", table=T, source=rows("2026-11-01", 2), keys=["id", "date"]
-        )
-        update = DeltaUpdateOperator(
-            task_id="update", table=T, set_values={"v": "y"}, partition_values=[{"date": "2026-11-02"}]
-        )
-        create >> [merge, update]
-    assert pair(run(d), "merge", "update").level is Level.CANNOT
+    assert _merge_and_update_on_different_values(partition_by=["date"]).level is Level.CANNOT
