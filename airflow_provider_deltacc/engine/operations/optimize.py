@@ -37,7 +37,8 @@ def build_optimize(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     opts = spec.options
     assert isinstance(opts, OptimizeOptions)
     state = require_table_state(spark, spec.table)
-    _check_clustering(opts, clustering_columns(spark, spec.table))
+    if opts.full or opts.zorder_by or opts.partition_values is not None:  # a plain OPTIMIZE suits both
+        _check_clustering(opts, clustering_columns(spark, spec.table))
     if opts.partition_values is not None:
         check_partition_values(opts.partition_values, state)
     for index, column in enumerate(opts.zorder_by):
