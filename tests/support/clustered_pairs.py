@@ -74,7 +74,7 @@ WRITERS: dict[str, Writer] = {
         Writer("delete_on_other_k", OpKind.DELETE, "DELETE FROM {t} WHERE k = 'b' AND id = 4", True),
         Writer("optimize", OpKind.OPTIMIZE, "OPTIMIZE {t}", optimizes=True),
         Writer("optimize_full", OpKind.OPTIMIZE, "OPTIMIZE {t} FULL", optimizes=True),
-        Writer("cluster_by", OpKind.SCHEMA_CHANGE, "ALTER TABLE {t} CLUSTER BY (k, v)"),
+        Writer("cluster_by", OpKind.CLUSTER_BY, "ALTER TABLE {t} CLUSTER BY (k, v)"),
     )
 }
 HOLDABLE = frozenset({"append", "merge_on_k", "merge", "update_on_k", "update", "delete_on_k", "delete"})
