@@ -31,6 +31,10 @@ class OpKind(StrEnum):
     - ``SCHEMA_CHANGE``: ALTER TABLE, schema evolution, a table property change, feature enablement: anything
       committing a Metadata (or Protocol) action. A schema-evolving write (``mergeSchema``) is both: look up
       the pair as ``SCHEMA_CHANGE`` for what it does to others and as its data op for its own exposure.
+    - ``CLUSTER_BY``: ``ALTER TABLE … CLUSTER BY``. On a table that is not clustered yet it enables the
+      clustering table feature (a Protocol change: its footprint is a schema change's); on a liquid-clustered
+      table it commits only the ``delta.clustering`` domain metadata, which fails no writer (the
+      ``clustered`` adjustment in :mod:`.clustered`).
     """
 
     BLIND_APPEND = "blind_append"
@@ -43,6 +47,7 @@ class OpKind(StrEnum):
     OPTIMIZE_ZORDER = "optimize_zorder"
     VACUUM = "vacuum"
     SCHEMA_CHANGE = "schema_change"
+    CLUSTER_BY = "cluster_by"
 
 
 class OpClass(StrEnum):
@@ -79,6 +84,9 @@ class Footprint:
     :param metadata: it commits a Metadata/Protocol action.
     :param inserts_rows: it can insert new rows (generate identity values).
     :param commits: it takes part in optimistic concurrency at all (VACUUM does not).
+    :param domain_metadata: it commits a (non row-tracking) domain metadata action; two such commits of one
+        domain fail the second with ConcurrentTransactionException (Delta's ConflictChecker,
+        ``checkIfDomainMetadataConflict``).
     """
 
     op_class: OpClass
@@ -90,6 +98,7 @@ class Footprint:
     metadata: bool = False
     inserts_rows: bool = False
     commits: bool = True
+    domain_metadata: bool = False
 
 
 def _dml(label: str, *, inserts_rows: bool = False) -> Footprint:
@@ -119,6 +128,9 @@ FOOTPRINTS: dict[OpKind, Footprint] = {
     OpKind.OPTIMIZE_ZORDER: _compaction(OpClass.ZORDER, "OPTIMIZE ZORDER BY"),
     OpKind.VACUUM: Footprint(OpClass.VACUUM, "VACUUM", commits=False),
     OpKind.SCHEMA_CHANGE: Footprint(OpClass.SCHEMA, "schema or table-property change", metadata=True),
+    OpKind.CLUSTER_BY: Footprint(
+        OpClass.SCHEMA, "ALTER TABLE … CLUSTER BY", metadata=True, domain_metadata=True
+    ),
 }
 
 #: Delta's exception class for each conflict kind, as reasons name them.
@@ -158,4 +170,6 @@ def exposure(loser: OpKind, winner: OpKind, *, serializable: bool) -> tuple[Conf
         kinds.append(ConflictKind.DELETE_READ)
     if lose.removes and win.removes:
         kinds.append(ConflictKind.DELETE_DELETE)
+    if lose.domain_metadata and win.domain_metadata:
+        kinds.append(ConflictKind.CONCURRENT_TRANSACTION)
     return tuple(kinds)

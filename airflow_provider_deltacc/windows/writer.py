@@ -49,6 +49,8 @@ _SQL_VERBS: tuple[tuple[re.Pattern[str], OpKind], ...] = (
     (re.compile(r"^\s*optimize\b", re.IGNORECASE), OpKind.OPTIMIZE),
     (re.compile(r"^\s*(alter|create|replace)\b", re.IGNORECASE), OpKind.SCHEMA_CHANGE),
 )
+#: ``ALTER TABLE … CLUSTER BY``: only domain metadata on a clustered table (whatever op_class it is given).
+_CLUSTER_BY_SQL = re.compile(r"^\s*alter\s+table\b.*\bcluster\s+by\b", re.IGNORECASE | re.DOTALL)
 _CLASS_KINDS: dict[str, OpKind] = {
     "blind_append": OpKind.BLIND_APPEND,
     "schema_changing": OpKind.SCHEMA_CHANGE,
@@ -76,6 +78,8 @@ def writer_op_kind(spec: Mapping[str, Any]) -> OpKind:
     if operation == "sql":
         op_class = str(options.get("op_class") or "read_modify_write")
         statement = str(options.get("statement") or "")
+        if op_class in ("read_modify_write", "schema_changing") and _CLUSTER_BY_SQL.search(statement):
+            return OpKind.CLUSTER_BY
         if op_class in _CLASS_KINDS and op_class != "maintenance":
             return _CLASS_KINDS[op_class]
         for pattern, kind in _SQL_VERBS:
