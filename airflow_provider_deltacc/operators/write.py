@@ -1,4 +1,7 @@
-"""Writer operators: append, overwrite partitions, MERGE, UPDATE, DELETE and arbitrary SQL."""
+"""Writer operators: append, overwrite partitions, MERGE, UPDATE, DELETE and arbitrary SQL.
+
+Each builds its job spec; :class:`~airflow_provider_deltacc.operators.write_base.DeltaWriteOperator` runs it.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.advisor import parse_time
 from airflow_provider_deltacc.occ.operation_class import OperationClass
-from airflow_provider_deltacc.operators.base import DeltaBaseOperator
 from airflow_provider_deltacc.operators.sources import source_spec
+from airflow_provider_deltacc.operators.write_base import DeltaWriteOperator
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -18,7 +21,7 @@ def _drop_none(options: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in options.items() if value is not None}
 
 
-class DeltaAppendOperator(DeltaBaseOperator):
+class DeltaAppendOperator(DeltaWriteOperator):
     """Append the source's rows to a Delta table (a blind append: it conflicts with nothing but schema
     and protocol changes, and is exactly-once across retries).
 
@@ -31,7 +34,7 @@ class DeltaAppendOperator(DeltaBaseOperator):
 
     operation = "append"
     operation_class = OperationClass.BLIND_APPEND
-    template_fields: Sequence[str] = (*DeltaBaseOperator.template_fields, "source")
+    template_fields: Sequence[str] = (*DeltaWriteOperator.template_fields, "source")
 
     def __init__(
         self,
@@ -63,7 +66,7 @@ class DeltaAppendOperator(DeltaBaseOperator):
         )
 
 
-class DeltaOverwritePartitionsOperator(DeltaBaseOperator):
+class DeltaOverwritePartitionsOperator(DeltaWriteOperator):
     """Replace whole partitions with the source's rows (``replaceWhere`` built from quoted literals).
 
     :param source: the new rows (see :class:`DeltaAppendOperator`). (templated)
@@ -72,7 +75,7 @@ class DeltaOverwritePartitionsOperator(DeltaBaseOperator):
     """
 
     operation = "overwrite_partitions"
-    template_fields: Sequence[str] = (*DeltaBaseOperator.template_fields, "source", "partition_values")
+    template_fields: Sequence[str] = (*DeltaWriteOperator.template_fields, "source", "partition_values")
 
     def __init__(
         self,
@@ -92,7 +95,7 @@ class DeltaOverwritePartitionsOperator(DeltaBaseOperator):
         return _drop_none({"partition_values": self.partition_values})
 
 
-class DeltaMergeOperator(DeltaBaseOperator):
+class DeltaMergeOperator(DeltaWriteOperator):
     """MERGE the source into a Delta table, with partition pinning so writers on different partitions do
     not conflict.
 
@@ -110,7 +113,7 @@ class DeltaMergeOperator(DeltaBaseOperator):
 
     operation = "merge"
     template_fields: Sequence[str] = (
-        *DeltaBaseOperator.template_fields,
+        *DeltaWriteOperator.template_fields,
         "source",
         "keys",
         "condition",
@@ -160,12 +163,12 @@ class DeltaMergeOperator(DeltaBaseOperator):
         return options
 
 
-class _FilteredDmlOperator(DeltaBaseOperator):
+class _FilteredDmlOperator(DeltaWriteOperator):
     """UPDATE and DELETE share their row filter: a SQL condition, column equalities (quoted for you),
     and/or explicit partitions (quoted literal predicates that keep concurrent writers apart)."""
 
     template_fields: Sequence[str] = (
-        *DeltaBaseOperator.template_fields,
+        *DeltaWriteOperator.template_fields,
         "condition",
         "equals",
         "partition_values",
@@ -232,7 +235,7 @@ class DeltaDeleteOperator(_FilteredDmlOperator):
     operation = "delete"
 
 
-class DeltaSqlOperator(DeltaBaseOperator):
+class DeltaSqlOperator(DeltaWriteOperator):
     """Run one SQL statement against a Delta table inside the commit loop.
 
     ``{table}`` in the statement is replaced by the quoted table; an optional source is available as
@@ -246,9 +249,9 @@ class DeltaSqlOperator(DeltaBaseOperator):
     """
 
     operation = "sql"
-    template_fields: Sequence[str] = (*DeltaBaseOperator.template_fields, "statement", "source", "args")
+    template_fields: Sequence[str] = (*DeltaWriteOperator.template_fields, "statement", "source", "args")
     template_ext: Sequence[str] = (".sql",)
-    template_fields_renderers = {**DeltaBaseOperator.template_fields_renderers, "statement": "sql"}
+    template_fields_renderers = {**DeltaWriteOperator.template_fields_renderers, "statement": "sql"}
 
     def __init__(
         self,
