@@ -18,7 +18,7 @@ from airflow_provider_deltacc.operators import (
 )
 from airflow_provider_deltacc.sensors.table_version import DeltaTableVersionSensor
 from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
-from airflow_provider_deltacc.task_groups import table_maintenance
+from airflow_provider_deltacc.task_groups import staging_append_then_merge, table_maintenance
 from airflow_provider_deltacc.triggers.table_version import DeltaTableTrigger
 
 pytestmark = pytest.mark.unit
@@ -131,16 +131,31 @@ def test_the_maintenance_group_takes_the_new_names_and_the_old_one_for_a_release
         table_maintenance(table="/data/t", max_wiat=30)
 
 
-def test_operators_and_the_group_share_their_defaults() -> None:
-    group = inspect.signature(table_maintenance).parameters
-    for operator in (DeltaOptimizeOperator, DeltaVacuumOperator, DeltaWriteWindowSensor):
-        own = {
-            name: parameter.default
-            for cls in operator.__mro__
-            if "__init__" in vars(cls)
-            for name, parameter in inspect.signature(vars(cls)["__init__"]).parameters.items()
+def _defaults(operator: type[Any]) -> dict[str, Any]:
+    """Every ``__init__`` argument's default along the operator's classes (the most derived one wins)."""
+    found: dict[str, Any] = {}
+    for cls in reversed(operator.__mro__):
+        if "__init__" in vars(cls):
+            for name, parameter in inspect.signature(vars(cls)["__init__"]).parameters.items():
+                found[name] = parameter.default
+    return found
+
+
+@pytest.mark.parametrize(
+    ("group", "operators"),
+    [
+        (table_maintenance, (DeltaOptimizeOperator, DeltaVacuumOperator, DeltaWriteWindowSensor)),
+        (staging_append_then_merge, (DeltaMergeOperator, DeltaAppendOperator)),
+    ],
+)
+def test_operators_and_groups_share_their_defaults(group: Any, operators: tuple[type[Any], ...]) -> None:
+    arguments = inspect.signature(group).parameters
+    for operator in operators:
+        own = _defaults(operator)
+        optional = {
+            name for name, argument in arguments.items() if argument.default is not inspect.Parameter.empty
         }
-        shared = sorted(set(own) & set(group) - {"self", "kwargs", "table"})
+        shared = sorted(set(own) & optional)
         assert shared, operator
         for name in shared:
-            assert own[name] == group[name].default, f"{operator.__name__}.{name}"
+            assert own[name] == arguments[name].default, f"{group.__name__}({name}=) vs {operator.__name__}"
