@@ -127,21 +127,21 @@ class DeltaWriteOperator(DeltaBaseOperator):
             guarded_write,
         )
 
-        run_job = partial(self.hook.run, consult_log=False)
+        verdict = self.storage_safety()
         try:
             with guarded_write(
                 spec,
                 self.write_guard(context),
-                verdict=self.storage_safety(),
+                verdict=verdict,
                 open_store=self.open_lease_store,
                 answer_from_log=self.hook.answer_from_log,
                 logger=self.log,
             ) as write:
+                run_job = partial(self.hook.run, consult_log=False)
                 return write.run(run_job, loop_takes_turns=self.hook.loop_runs_here)
         except UnguardedUnsafeWrite as exc:
             raise DeltaCCInputError(f"{self.task_id}: {exc}", field="use_write_lease", value=False) from None
         except ExclusiveLeaseUnavailable as exc:
-            verdict = self.storage_safety()
             raise DeltaUnsafeStorageError(
                 f"{self.task_id}: refusing to write {self.table} concurrently: {exc}. {verdict.message()}",
                 report={"table": self.table, "status": "refused", "storage_safety": verdict.to_dict()},
