@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import MutableMapping
-from typing import Any
+from collections.abc import Mapping, MutableMapping
+from typing import Any, ClassVar
 
 _OWN_MODULES = ("airflow_provider_deltacc.", "airflow.")
 _UNSET: Any = object()
@@ -39,9 +39,31 @@ def renamed_argument(
     given = value is not None if default is _UNSET else value != default
     if given:
         raise TypeError(f"{owner}: {old!r} is the old name of {new!r}; give only {new}=")
+    _warn(owner, old, new, old_value)
+    return old_value
+
+
+def _warn(owner: str, old: str, new: str, value: Any) -> None:
     warnings.warn(
-        f"{owner}: {old!r} is deprecated and will be removed in the next release; use {new}={old_value!r}",
+        f"{owner}: {old!r} is deprecated and will be removed in the next release; use {new}={value!r}",
         DeprecationWarning,
         stacklevel=dag_file_stacklevel(),
     )
-    return old_value
+
+
+class RenamesArguments:
+    """For operators and sensors with renamed arguments: ``partial()`` takes the old names too (``__init__``
+    takes them with :func:`renamed_argument`), since Airflow checks ``partial()``'s names itself."""
+
+    #: old name -> new name
+    renamed_arguments: ClassVar[Mapping[str, str]] = {}
+
+    @classmethod
+    def partial(cls, **kwargs: Any) -> Any:
+        for old, new in cls.renamed_arguments.items():
+            if old in kwargs:
+                if new in kwargs:
+                    raise TypeError(f"{cls.__name__}: {old!r} is the old name of {new!r}; give only {new}=")
+                kwargs[new] = kwargs.pop(old)
+                _warn(cls.__name__, old, new, kwargs[new])
+        return super().partial(**kwargs)  # type: ignore[misc]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.sdk import BaseOperator
 
 from airflow_provider_deltacc.assets import declare_table_outlet, mapped_outlets, record_table_event
+from airflow_provider_deltacc.deprecations import RenamesArguments
 from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
@@ -37,7 +38,7 @@ DEFAULT_AIRFLOW_RETRIES = 2
 DEFAULT_RETRY_POLICY = DeltaConflictRetryPolicy()
 
 
-class DeltaBaseOperator(UsesLeaseStore, BaseOperator, ABC):
+class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
     """Run one Delta operation through the bundled OCC job and publish its commit report.
 
     Subclasses say which operation they run, build its ``source`` and ``options``, and run the spec

@@ -67,6 +67,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
 
     operation_class = OperationClass.MAINTENANCE
     ui_color = "#8DC63F"
+    renamed_arguments = {"max_wait": "gate_wait_timeout"}
 
     def __init__(
         self,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_deltacc.deprecations import renamed_argument
+from airflow_provider_deltacc.deprecations import RenamesArguments, renamed_argument
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.delta_log import TableCondition
 
 
-class DeltaTableVersionSensor(BaseSensorOperator):
+class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
     """Wait until a Delta table has a commit newer than a version, a commit of an operation, or data in
     a partition (all given conditions must hold).
 
@@ -37,6 +37,7 @@ class DeltaTableVersionSensor(BaseSensorOperator):
     """
 
     template_fields: Sequence[str] = ("table", "after_version", "operation", "partition_values")
+    renamed_arguments = {"partition": "partition_values"}
     ui_color = "#e6f1f2"
 
     def __init__(

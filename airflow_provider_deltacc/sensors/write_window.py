@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
 from airflow_provider_deltacc.config import default_deferrable
-from airflow_provider_deltacc.deprecations import renamed_argument
+from airflow_provider_deltacc.deprecations import RenamesArguments, renamed_argument
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.maintenance_run import MaintenanceRun
 from airflow_provider_deltacc.operators.base import DEFAULT_AIRFLOW_RETRIES, DEFAULT_RETRY_POLICY
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.windows import GateRequest, WriteWindow
 
 
-class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
+class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperator):
     """Wait until the maintenance gate would let ``maintenance_op`` run on a table now.
 
     "Quiet" means what the gate means: no declared write window and no live write lease that can conflict
@@ -65,6 +65,7 @@ class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
     """
 
     template_fields: Sequence[str] = ("table", "partition_values")
+    renamed_arguments = {"partitions": "partition_values"}
     ui_color = "#e6f1f2"
 
     def __init__(

@@ -98,6 +98,35 @@ def test_a_trigger_serialized_before_the_rename_resumes_under_the_new_name() -> 
         assert DeltaTableTrigger(**kwargs).serialize() == (classpath, kwargs)
 
 
+def test_mapped_tasks_take_the_old_names_too_and_refuse_what_they_do_not_use() -> None:
+    with _dag() as dag:
+        merge = _renamed(
+            lambda: DeltaMergeOperator.partial(
+                task_id="m", keys=["id"], source="SELECT 1", admission_timeout=5
+            ).expand(table=["/a", "/b"]),
+            "admission_timeout",
+            "admission_wait_timeout",
+        )
+        vacuum = _renamed(
+            lambda: DeltaVacuumOperator.partial(task_id="v", max_wait=9).expand(table=["/a"]),
+            "max_wait",
+            "gate_wait_timeout",
+        )
+        sensor = _renamed(
+            lambda: DeltaWriteWindowSensor.partial(task_id="s", partitions=[{"d": "1"}]).expand(table=["/a"]),
+            "partitions",
+            "partition_values",
+        )
+        with pytest.raises(TypeError, match="exactly_once"):
+            DeltaOptimizeOperator.partial(task_id="o", exactly_once=False).expand(table=["/a"])
+        with pytest.raises(TypeError, match="give only gate_wait_timeout="):
+            DeltaOptimizeOperator.partial(task_id="o2", max_wait=1, gate_wait_timeout=2).expand(table=["/a"])
+    assert merge.partial_kwargs["admission_wait_timeout"] == 5
+    assert vacuum.partial_kwargs["gate_wait_timeout"] == 9
+    assert sensor.partial_kwargs["partition_values"] == [{"d": "1"}]
+    assert {task.task_id for task in dag.tasks} == {"m", "v", "s"}
+
+
 def test_both_names_at_once_are_refused() -> None:
     with pytest.raises(TypeError, match="'max_wait' is the old name of 'gate_wait_timeout'"):
         DeltaOptimizeOperator(task_id="o", table="/data/t", max_wait=1, gate_wait_timeout=2)
