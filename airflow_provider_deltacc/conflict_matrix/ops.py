@@ -28,9 +28,15 @@ class OpKind(StrEnum):
       "COMPACTION"/"OPTIMIZE".
     - ``OPTIMIZE_ZORDER``: ``OPTIMIZE … ZORDER BY``; Databricks' tables treat it apart from plain OPTIMIZE.
     - ``VACUUM``: deletes unreferenced files; takes no part in optimistic concurrency (see ``Hazard``).
-    - ``SCHEMA_CHANGE``: ALTER TABLE, schema evolution, a table property change, feature enablement: anything
-      committing a Metadata (or Protocol) action. A schema-evolving write (``mergeSchema``) is both: look up
-      the pair as ``SCHEMA_CHANGE`` for what it does to others and as its data op for its own exposure.
+    - ``SCHEMA_CHANGE``: ALTER TABLE (ADD COLUMNS, …), schema evolution, any table property change Delta does
+      not allow-list: anything committing a Metadata (or Protocol) action that fails concurrent writers. A
+      schema-evolving write (``mergeSchema``) is both: look up the pair as ``SCHEMA_CHANGE`` for what it does
+      to others and as its data op for its own exposure.
+    - ``ENABLE_FEATURE``: ``ALTER TABLE … SET TBLPROPERTIES`` that only enables a table feature through a
+      property Delta's conflict checker allow-lists (:data:`ALLOW_LISTED_PROPERTIES`, e.g.
+      ``delta.enableDeletionVectors = true``). OSS Delta 4.1+ lets a concurrent writer that changes no
+      metadata itself commit past it; Delta <= 4.0 and Databricks' documented tables treat it as a
+      ``SCHEMA_CHANGE``.
     """
 
     BLIND_APPEND = "blind_append"
@@ -43,6 +49,20 @@ class OpKind(StrEnum):
     OPTIMIZE_ZORDER = "optimize_zorder"
     VACUUM = "vacuum"
     SCHEMA_CHANGE = "schema_change"
+    ENABLE_FEATURE = "enable_feature"
+
+
+#: The table properties whose change Delta 4.1+'s conflict checker resolves instead of failing a concurrent
+#: writer (``ConflictChecker.metadataConfigurationChangeAllowList`` and the values it accepts), as
+#: property -> the value that enables the feature. Unsetting a property, another value or any other property
+#: (and any schema change) still fails every concurrent writer.
+ALLOW_LISTED_PROPERTIES: dict[str, str] = {
+    "delta.enableDeletionVectors": "true",
+    "delta.enableRowTracking": "true",
+    "delta.columnMapping.mode": "name",
+    "delta.checkpointPolicy": "v2",
+    "delta.enableInCommitTimestamps": "true",
+}
 
 
 class OpClass(StrEnum):
@@ -77,6 +97,8 @@ class Footprint:
     :param snapshot_isolation: it commits only ``dataChange=false`` file actions, which Delta downgrades to
         SnapshotIsolation: the concurrent-append check is skipped for it (reference §3.1, §7.1).
     :param metadata: it commits a Metadata/Protocol action.
+    :param allow_listed: its metadata change is one OSS Delta 4.1+ resolves for a concurrent writer that
+        changes no metadata itself (:data:`ALLOW_LISTED_PROPERTIES`), instead of failing it.
     :param inserts_rows: it can insert new rows (generate identity values).
     :param commits: it takes part in optimistic concurrency at all (VACUUM does not).
     """
@@ -88,6 +110,7 @@ class Footprint:
     adds: Adds = Adds.NONE
     snapshot_isolation: bool = False
     metadata: bool = False
+    allow_listed: bool = False
     inserts_rows: bool = False
     commits: bool = True
 
@@ -119,6 +142,12 @@ FOOTPRINTS: dict[OpKind, Footprint] = {
     OpKind.OPTIMIZE_ZORDER: _compaction(OpClass.ZORDER, "OPTIMIZE ZORDER BY"),
     OpKind.VACUUM: Footprint(OpClass.VACUUM, "VACUUM", commits=False),
     OpKind.SCHEMA_CHANGE: Footprint(OpClass.SCHEMA, "schema or table-property change", metadata=True),
+    OpKind.ENABLE_FEATURE: Footprint(
+        OpClass.SCHEMA,
+        "feature enablement through an allow-listed property",
+        metadata=True,
+        allow_listed=True,
+    ),
 }
 
 #: Delta's exception class for each conflict kind, as reasons name them.
@@ -134,22 +163,28 @@ EXCEPTION_NAMES: dict[ConflictKind, str] = {
 }
 
 
-def exposure(loser: OpKind, winner: OpKind, *, serializable: bool) -> tuple[ConflictKind, ...]:
+def exposure(
+    loser: OpKind, winner: OpKind, *, serializable: bool, databricks: bool = False
+) -> tuple[ConflictKind, ...]:
     """The exceptions ``loser`` can raise when ``winner`` commits while it is in flight, file-level.
 
-    This is the conflict checker of reference §3.2 applied to two footprints: metadata (step 2), the
-    isolation-dependent concurrent-append check (step 6), deleted-read (step 7) and delete-delete (step 8).
-    It says which exceptions are *possible*; whether the files actually overlap is the matrix's business.
+    This is Delta's conflict checker (reference §3.2) applied to two footprints: only the loser's reads and
+    removes are compared with the winner's metadata (step 2), added files (the isolation-dependent
+    concurrent-append check, step 6) and removed files (deleted-read, step 7; delete-delete, step 8). The
+    winner's own reads play no part. It says which exceptions are *possible*; whether the files actually
+    overlap is the matrix's business (and the loser's partition pins, see ``can_conflict``).
 
     :param loser: the transaction still in flight.
     :param winner: the transaction that commits first.
     :param serializable: the loser commits at Serializable (blind appends count), not WriteSerializable.
+    :param databricks: Databricks Runtime semantics: every metadata change fails concurrent writers (its
+        documented tables), where OSS Delta 4.1+ resolves allow-listed feature enablements.
     """
     lose, win = FOOTPRINTS[loser], FOOTPRINTS[winner]
     if not (lose.commits and win.commits):
         return ()
     kinds: list[ConflictKind] = []
-    if win.metadata:
+    if win.metadata and not (win.allow_listed and not lose.metadata and not databricks):
         kinds += [ConflictKind.METADATA_CHANGED, ConflictKind.PROTOCOL_CHANGED]
     seen = win.adds is Adds.CHANGED or (win.adds is Adds.BLIND and serializable)
     if lose.reads and not lose.snapshot_isolation and seen:
