@@ -8,6 +8,7 @@ tables it belongs to; its :class:`Footprint` is what the conflict checker sees o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -63,6 +64,28 @@ ALLOW_LISTED_PROPERTIES: dict[str, str] = {
     "delta.checkpointPolicy": "v2",
     "delta.enableInCommitTimestamps": "true",
 }
+
+_SET_PROPERTIES = re.compile(
+    r"^\s*alter\s+table\s+.+?\s+set\s+tblproperties\s*\((?P<body>[^()]*)\)\s*;?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_PROPERTY = re.compile(r"\s*(['\"`]?)(?P<key>[\w.]+)\1\s*=\s*(['\"]?)(?P<value>[\w.]*)\3\s*")
+
+
+def enables_allow_listed_feature(statement: str) -> bool:
+    """True when ``statement`` is an ``ALTER TABLE … SET TBLPROPERTIES`` that only sets properties of
+    :data:`ALLOW_LISTED_PROPERTIES` to their enabling values (an ``ENABLE_FEATURE``).
+
+    :param statement: a SQL statement.
+    """
+    match = _SET_PROPERTIES.match(statement)
+    if match is None:
+        return False
+    for assignment in match["body"].split(","):
+        prop = _PROPERTY.fullmatch(assignment)
+        if prop is None or ALLOW_LISTED_PROPERTIES.get(prop["key"]) != prop["value"].lower():
+            return False
+    return True
 
 
 class OpClass(StrEnum):

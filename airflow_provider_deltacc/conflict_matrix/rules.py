@@ -198,6 +198,8 @@ def _disjoint_partition_pins(pair: _Pair, draft: _Draft) -> _Draft | None:
         )
     spec = PROFILE_SPECS[pair.profile]
     pinned, other = (pair.a, pair.b) if pair.pinned[0] else (pair.b, pair.a)
+    if not exposure(pinned, other, serializable=spec.serializable, databricks=spec.databricks):
+        return None  # it could not lose anyway (a blind append reads nothing): the pin changes nothing
     pinned_label, other_label = FOOTPRINTS[pinned].label, FOOTPRINTS[other].label
     other_label = f"the other {other_label}" if pinned == other else f"the {other_label}"
     why = (
