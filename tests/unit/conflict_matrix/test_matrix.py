@@ -472,3 +472,15 @@ def test_identity_columns_make_feature_enablement_collide_with_inserts() -> None
     assert verdict.level is Level.WILL and verdict.exceptions == (ConflictKind.METADATA_CHANGED,)
     assert set(verdict.losers) == {OpKind.ENABLE_FEATURE, OpKind.BLIND_APPEND}
     assert can_conflict(OpKind.ENABLE_FEATURE, OpKind.UPDATE, traits=identity).level is Level.NEVER
+
+
+def test_markdown_with_one_side_pinned_lists_what_the_pin_changes() -> None:
+    text = matrix_markdown(OSS, PARTITIONED, row_pinned=True)
+    assert "(partitioned, row pinned, column not)" in text.splitlines()[0]
+    merge_row = next(line for line in text.splitlines() if line.startswith("| `MERGE`"))
+    cells = [cell.strip() for cell in merge_row.strip("|").split("|")][1:]
+    assert cells[OPS.index(OpKind.BLIND_APPEND)] == "never"
+    assert cells[OPS.index(OpKind.UPDATE)] == "can"
+    bullets = [line for line in text.splitlines() if line.startswith("- `")]
+    assert any(line.startswith("- `MERGE` x `BLIND_APPEND` (**never**)") for line in bullets)
+    assert not any(line.startswith("- `BLIND_APPEND` x") for line in bullets), "nothing changes for it"
