@@ -8,7 +8,7 @@ The matrix is asked about the same pair, with the loser's and the winner's pinni
 does not name must commit. Every pair is designed so that a "can" is a real overlap (same partition, an
 unpinned reader of the whole table, or an unpartitioned table), so a "can" that commits is a disagreement.
 
-Layouts (``LAYOUTS``; every loser meets every winner in at least one, 97 pairs): the loser works on
+Layouts (``LAYOUTS``, 97 pairs; every loser and every winner runs in at least one): the loser works on
 partition ``p = 'a'``; the winner on the same partition, on the other one (``p = 'b'``: the per-side cells,
 where a pinned loser survives a winner that writes elsewhere, pinned or not), or on an unpartitioned
 table. Losers: append, INSERT … SELECT from the same table, replaceWhere, UPDATE, DELETE, MERGE pinned and
@@ -190,7 +190,7 @@ READERS = (INSERT_SELECT, REPLACE_WHERE, UPDATE, DELETE, MERGE_PINNED, MERGE_UNP
 
 @dataclass(frozen=True)
 class Layout:
-    """Where the winner works, and the pairs run there (every loser meets every winner somewhere).
+    """Where the winner works, and the pairs run there.
 
     :param name: the test id.
     :param partitioned: the table is partitioned by ``p``.
