@@ -8,6 +8,7 @@ tables it belongs to; its :class:`Footprint` is what the conflict checker sees o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -28,9 +29,15 @@ class OpKind(StrEnum):
       "COMPACTION"/"OPTIMIZE".
     - ``OPTIMIZE_ZORDER``: ``OPTIMIZE … ZORDER BY``; Databricks' tables treat it apart from plain OPTIMIZE.
     - ``VACUUM``: deletes unreferenced files; takes no part in optimistic concurrency (see ``Hazard``).
-    - ``SCHEMA_CHANGE``: ALTER TABLE, schema evolution, a table property change, feature enablement: anything
-      committing a Metadata (or Protocol) action. A schema-evolving write (``mergeSchema``) is both: look up
-      the pair as ``SCHEMA_CHANGE`` for what it does to others and as its data op for its own exposure.
+    - ``SCHEMA_CHANGE``: ALTER TABLE (ADD COLUMNS, …), schema evolution, any table property change Delta does
+      not allow-list: anything committing a Metadata (or Protocol) action that fails concurrent writers. A
+      schema-evolving write (``mergeSchema``) is both: look up the pair as ``SCHEMA_CHANGE`` for what it does
+      to others and as its data op for its own exposure.
+    - ``ENABLE_FEATURE``: ``ALTER TABLE … SET TBLPROPERTIES`` that only enables a table feature through a
+      property Delta's conflict checker allow-lists (:data:`ALLOW_LISTED_PROPERTIES`, e.g.
+      ``delta.enableDeletionVectors = true``). OSS Delta 4.1+ lets a concurrent writer that changes no
+      metadata itself commit past it; Delta <= 4.0 and Databricks' documented tables treat it as a
+      ``SCHEMA_CHANGE``.
     - ``CLUSTER_BY``: ``ALTER TABLE … CLUSTER BY``. On a table that is not clustered yet it enables the
       clustering table feature (a Protocol change: its footprint is a schema change's); on a liquid-clustered
       table it commits only the ``delta.clustering`` domain metadata, which fails no writer (the
@@ -48,6 +55,42 @@ class OpKind(StrEnum):
     VACUUM = "vacuum"
     SCHEMA_CHANGE = "schema_change"
     CLUSTER_BY = "cluster_by"
+    ENABLE_FEATURE = "enable_feature"
+
+
+#: The table properties whose change Delta 4.1+'s conflict checker resolves instead of failing a concurrent
+#: writer (``ConflictChecker.metadataConfigurationChangeAllowList`` and the values it accepts), as
+#: property -> the value that enables the feature. Unsetting a property, another value or any other property
+#: (and any schema change) still fails every concurrent writer.
+ALLOW_LISTED_PROPERTIES: dict[str, str] = {
+    "delta.enableDeletionVectors": "true",
+    "delta.enableRowTracking": "true",
+    "delta.columnMapping.mode": "name",
+    "delta.checkpointPolicy": "v2",
+    "delta.enableInCommitTimestamps": "true",
+}
+
+_SET_PROPERTIES = re.compile(
+    r"^\s*alter\s+table\s+.+?\s+set\s+tblproperties\s*\((?P<body>[^()]*)\)\s*;?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_PROPERTY = re.compile(r"\s*(['\"`]?)(?P<key>[\w.]+)\1\s*=\s*(['\"]?)(?P<value>[\w.]*)\3\s*")
+
+
+def enables_allow_listed_feature(statement: str) -> bool:
+    """True when ``statement`` is an ``ALTER TABLE … SET TBLPROPERTIES`` that only sets properties of
+    :data:`ALLOW_LISTED_PROPERTIES` to their enabling values (an ``ENABLE_FEATURE``).
+
+    :param statement: a SQL statement.
+    """
+    match = _SET_PROPERTIES.match(statement)
+    if match is None:
+        return False
+    for assignment in match["body"].split(","):
+        prop = _PROPERTY.fullmatch(assignment)
+        if prop is None or ALLOW_LISTED_PROPERTIES.get(prop["key"]) != prop["value"].lower():
+            return False
+    return True
 
 
 class OpClass(StrEnum):
@@ -82,6 +125,8 @@ class Footprint:
     :param snapshot_isolation: it commits only ``dataChange=false`` file actions, which Delta downgrades to
         SnapshotIsolation: the concurrent-append check is skipped for it (reference §3.1, §7.1).
     :param metadata: it commits a Metadata/Protocol action.
+    :param allow_listed: its metadata change is one OSS Delta 4.1+ resolves for a concurrent writer that
+        changes no metadata itself (:data:`ALLOW_LISTED_PROPERTIES`), instead of failing it.
     :param inserts_rows: it can insert new rows (generate identity values).
     :param commits: it takes part in optimistic concurrency at all (VACUUM does not).
     :param domain_metadata: it commits a (non row-tracking) domain metadata action; two such commits of one
@@ -96,6 +141,7 @@ class Footprint:
     adds: Adds = Adds.NONE
     snapshot_isolation: bool = False
     metadata: bool = False
+    allow_listed: bool = False
     inserts_rows: bool = False
     commits: bool = True
     domain_metadata: bool = False
@@ -131,6 +177,12 @@ FOOTPRINTS: dict[OpKind, Footprint] = {
     OpKind.CLUSTER_BY: Footprint(
         OpClass.SCHEMA, "ALTER TABLE … CLUSTER BY", metadata=True, domain_metadata=True
     ),
+    OpKind.ENABLE_FEATURE: Footprint(
+        OpClass.SCHEMA,
+        "feature enablement through an allow-listed property",
+        metadata=True,
+        allow_listed=True,
+    ),
 }
 
 #: Delta's exception class for each conflict kind, as reasons name them.
@@ -146,22 +198,28 @@ EXCEPTION_NAMES: dict[ConflictKind, str] = {
 }
 
 
-def exposure(loser: OpKind, winner: OpKind, *, serializable: bool) -> tuple[ConflictKind, ...]:
+def exposure(
+    loser: OpKind, winner: OpKind, *, serializable: bool, databricks: bool = False
+) -> tuple[ConflictKind, ...]:
     """The exceptions ``loser`` can raise when ``winner`` commits while it is in flight, file-level.
 
-    This is the conflict checker of reference §3.2 applied to two footprints: metadata (step 2), the
-    isolation-dependent concurrent-append check (step 6), deleted-read (step 7) and delete-delete (step 8).
-    It says which exceptions are *possible*; whether the files actually overlap is the matrix's business.
+    This is Delta's conflict checker (reference §3.2) applied to two footprints: only the loser's reads and
+    removes are compared with the winner's metadata (step 2), added files (the isolation-dependent
+    concurrent-append check, step 6) and removed files (deleted-read, step 7; delete-delete, step 8). The
+    winner's own reads play no part. It says which exceptions are *possible*; whether the files actually
+    overlap is the matrix's business (and the loser's partition pins, see ``can_conflict``).
 
     :param loser: the transaction still in flight.
     :param winner: the transaction that commits first.
     :param serializable: the loser commits at Serializable (blind appends count), not WriteSerializable.
+    :param databricks: Databricks Runtime semantics: every metadata change fails concurrent writers (its
+        documented tables), where OSS Delta 4.1+ resolves allow-listed feature enablements.
     """
     lose, win = FOOTPRINTS[loser], FOOTPRINTS[winner]
     if not (lose.commits and win.commits):
         return ()
     kinds: list[ConflictKind] = []
-    if win.metadata:
+    if win.metadata and not (win.allow_listed and not lose.metadata and not databricks):
         kinds += [ConflictKind.METADATA_CHANGED, ConflictKind.PROTOCOL_CHANGED]
     seen = win.adds is Adds.CHANGED or (win.adds is Adds.BLIND and serializable)
     if lose.reads and not lose.snapshot_isolation and seen:

@@ -15,6 +15,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
+from airflow_provider_deltacc.conflict_matrix.ops import enables_allow_listed_feature
 from airflow_provider_deltacc.engine.ddl import split_ddl_columns
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
@@ -64,7 +65,9 @@ def writer_op_kind(spec: Mapping[str, Any]) -> OpKind:
     ``append`` is a blind append (a schema change with ``merge_schema``); ``overwrite_partitions``,
     ``merge``, ``update`` and ``delete`` are themselves; ``sql`` goes by its ``op_class`` and, for
     read-modify-write statements, by the statement's verb (``INSERT`` reading the table is INSERT_SELECT);
-    an unrecognised statement counts as MERGE, the kind that conflicts with the most.
+    an unrecognised statement counts as MERGE, the kind that conflicts with the most. A schema-changing or
+    read-modify-write statement that only enables a feature through an allow-listed table property is
+    ENABLE_FEATURE.
 
     :param spec: the job spec (``operation``, ``options``).
     :raises ValueError: for an operation that is not a write (``optimize``, ``vacuum``).
@@ -80,6 +83,8 @@ def writer_op_kind(spec: Mapping[str, Any]) -> OpKind:
         statement = str(options.get("statement") or "")
         if op_class in ("read_modify_write", "schema_changing") and _CLUSTER_BY_SQL.search(statement):
             return OpKind.CLUSTER_BY
+        if op_class in ("schema_changing", "read_modify_write") and enables_allow_listed_feature(statement):
+            return OpKind.ENABLE_FEATURE
         if op_class in _CLASS_KINDS and op_class != "maintenance":
             return _CLASS_KINDS[op_class]
         for pattern, kind in _SQL_VERBS:
