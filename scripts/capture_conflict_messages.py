@@ -74,8 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     inner += ["--env-dir", str(env_dir), "--out", str(out), "--command-line", command]
     if args.command == "spark":
         inner += ["--prefix", args.prefix or _spark_prefix(args.delta)]
-        # Every JVM on this machine runs under the shared Spark lock.
-        inner = ["flock", SPARK_LOCK, *inner]
+        # Every JVM on this machine runs under the shared Spark lock (unless the caller already holds it).
+        if not args.lock_held:
+            inner = ["flock", SPARK_LOCK, *inner]
     else:
         inner += ["--prefix", args.prefix or "rs"]
     env = {**os.environ, "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")}
@@ -94,6 +95,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     spark.add_argument("--delta", required=True, help="delta-spark release line, e.g. 3.3 (or exact)")
     rs = sub.add_parser("delta-rs", help="capture delta-rs (deltalake) conflicts")
+    spark.add_argument(
+        "--lock-held", action="store_true", help=f"the caller already holds {SPARK_LOCK} (several captures)"
+    )
     rs.add_argument("--deltalake", help="deltalake version (default: the one uv.lock pins)")
     for command in (spark, rs):
         command.add_argument("--env-dir", required=True, help="throwaway directory for the venv and jars")
@@ -190,6 +194,11 @@ def _write_fixture(
     return path
 
 
+def _could_not_run(scenario: object, exc: BaseException) -> str:
+    name = getattr(scenario, "__name__", repr(scenario))
+    return f"{name}: could not run: {exc!r}, cause {exc.__cause__!r}"[:600]
+
+
 def _report(written: list[Path], missed: list[str]) -> int:
     for path in written:
         print(f"captured {path}")
@@ -228,9 +237,11 @@ class _Gate:
 
         return F.udf(hold, BooleanType()).asNondeterministic()(F.col(name))
 
-    def wait_entered(self) -> None:
+    def wait_entered(self, loser: threading.Thread) -> None:
         deadline = time.monotonic() + 120
         while not self.entered.exists():
+            if not loser.is_alive():
+                raise RuntimeError("the loser ended before reaching the gate (it failed before its commit)")
             if time.monotonic() > deadline:
                 raise TimeoutError("the held loser never reached the gate")
             time.sleep(0.05)
@@ -251,7 +262,10 @@ def _race(
     thread = threading.Thread(target=run)
     thread.start()
     if gate is not None:
-        gate.wait_entered()
+        try:
+            gate.wait_entered(thread)
+        except RuntimeError as early:
+            raise early from outcome[0]
     winner()
     if gate is not None:
         gate.released.touch()
@@ -274,6 +288,7 @@ def _inside_spark(args: argparse.Namespace) -> int:
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.jars.ivy", str(env_dir / "ivy"))
+        .config("spark.jars.ivySettings", str(_ivy_settings(env_dir)))
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.warehouse.dir", str(work / "warehouse"))
@@ -292,7 +307,7 @@ def _inside_spark(args: argparse.Namespace) -> int:
         try:
             capture = scenario(spark, work)
         except Exception as exc:  # a scenario this version cannot run: say so and go on
-            missed.append(f"{getattr(scenario, '__name__', scenario)}: could not run: {exc!r}"[:400])
+            missed.append(_could_not_run(scenario, exc))
             continue
         if capture.exception is None:
             missed.append(f"{capture.name}: the loser committed ({capture.scenario})")
@@ -306,6 +321,22 @@ def _inside_spark(args: argparse.Namespace) -> int:
         )
     spark.stop()
     return _report(written, missed)
+
+
+def _ivy_settings(env_dir: Path) -> Path:
+    """Ivy settings that resolve from Maven Central only, into ``env_dir``.
+
+    Spark's default chain looks in ``~/.m2`` first, where a POM without its jar fails the whole resolution.
+    """
+    settings = env_dir / "ivysettings.xml"
+    settings.write_text(
+        "<ivysettings>\n"
+        '  <settings defaultResolver="central"/>\n'
+        f'  <caches defaultCacheDir="{env_dir / "ivy" / "cache"}"/>\n'
+        '  <resolvers><ibiblio name="central" m2compatible="true"/></resolvers>\n'
+        "</ivysettings>\n"
+    )
+    return settings
 
 
 def _seed(spark: Any, path: str, *, partitioned: bool = True) -> None:
@@ -399,6 +430,28 @@ def spark_scenarios() -> list[_SparkScenario]:
             _winner_commit(spark, path),
         )
 
+    def delete_delete(spark: Any, work: Path) -> Capture:
+        # The one writer that removes files without recording them as read: a dynamic partition overwrite
+        # (DELETE/UPDATE/MERGE/OPTIMIZE read what they remove, so they fail with delete_read first).
+        path = str(work / "delete_delete")
+        _seed(spark, path)
+        gate = _Gate(work)
+
+        def loser() -> None:
+            frame = spark.createDataFrame([(100, DAY_A, "held")], SCHEMA).coalesce(1).where(gate.column("id"))
+            writer = frame.write.format("delta").mode("overwrite")
+            writer.option("partitionOverwriteMode", "dynamic").save(path)
+
+        winner = lambda: spark.sql(f"DELETE FROM delta.`{path}` WHERE date = '{DAY_A}'")  # noqa: E731
+        exc = _race(loser, winner, gate)
+        return Capture(
+            "delete_delete",
+            f"dynamic partition overwrite of date={DAY_A} held after reading its snapshot; a metadata-only "
+            "DELETE of that partition (files removed, none added) commits meanwhile",
+            exc,
+            _winner_commit(spark, path),
+        )
+
     def metadata_changed(spark: Any, work: Path) -> Capture:
         path = str(work / "metadata_changed")
         _seed(spark, path)
@@ -470,16 +523,17 @@ def spark_scenarios() -> list[_SparkScenario]:
         path = str(work / "max_commit_retries")
         _seed(spark, path)
         gate = _Gate(work)
-        # One attempt only: the loser's first commit finds its version taken and may not try again.
-        spark.conf.set("spark.databricks.delta.maxCommitAttempts", "1")
+        # 0 = a single attempt: the loser's first commit finds its version taken and may not try again.
+        spark.conf.set("spark.databricks.delta.maxCommitAttempts", "0")
         try:
             exc = _race(_held_append(spark, path, gate), lambda: _append(spark, path, DAY_B), gate)
         finally:
             spark.conf.unset("spark.databricks.delta.maxCommitAttempts")
         return Capture(
             "max_commit_retries",
-            "spark.databricks.delta.maxCommitAttempts=1; blind append held after reading its snapshot; "
-            "a blind append to another partition commits meanwhile (no logical conflict, no retry allowed)",
+            "spark.databricks.delta.maxCommitAttempts=0 (one attempt); blind append held after reading its "
+            "snapshot; a blind append to another partition commits meanwhile (no logical conflict, no "
+            "retry allowed)",
             exc,
             _winner_commit(spark, path),
         )
@@ -509,6 +563,7 @@ def spark_scenarios() -> list[_SparkScenario]:
         append_partition,
         append_root,
         delete_read,
+        delete_delete,
         metadata_changed,
         concurrent_transaction,
         protocol_create_race,
@@ -537,7 +592,7 @@ def _inside_delta_rs(args: argparse.Namespace) -> int:
         try:
             capture = scenario(work)
         except Exception as exc:  # a scenario this version cannot run: say so and go on
-            missed.append(f"{getattr(scenario, '__name__', scenario)}: could not run: {exc!r}"[:400])
+            missed.append(_could_not_run(scenario, exc))
             continue
         if capture.exception is None:
             missed.append(f"{capture.name}: the loser committed ({capture.scenario})")
