@@ -195,7 +195,7 @@ def _write_fixture(
 
 
 def _could_not_run(scenario: object, exc: BaseException) -> str:
-    name = getattr(scenario, "__name__", repr(scenario))
+    name = getattr(scenario, "__name__", None) or getattr(scenario, "name", repr(scenario))
     return f"{name}: could not run: {exc!r}, cause {exc.__cause__!r}"[:600]
 
 
@@ -588,7 +588,7 @@ def _inside_delta_rs(args: argparse.Namespace) -> int:
     )
     written: list[Path] = []
     missed: list[str] = []
-    for scenario in rs_scenarios():
+    for scenario in rs_scenarios().values():
         try:
             capture = scenario(work)
         except Exception as exc:  # a scenario this version cannot run: say so and go on
@@ -658,175 +658,126 @@ def _blocking_reader(release: threading.Event, entered: threading.Event) -> Any:
     return pa.RecordBatchReader.from_batches(table.schema, batches())
 
 
-_RsScenario = Callable[[Path], Capture]
+@dataclass(frozen=True)
+class _Stale:
+    """A delta-rs collision: ``loser`` runs from a snapshot loaded before ``winner`` committed."""
+
+    name: str
+    scenario: str
+    loser: Callable[[Any], object]
+    winner: Callable[[str], object]
+    setup: Callable[[str], object] | None = None
+
+    def __call__(self, work: Path) -> Capture:
+        path = str(work / self.name)
+        _rs_seed(path)
+        if self.setup is not None:
+            self.setup(path)
+        exc = _rs_stale(path, self.loser, lambda: self.winner(path))
+        return Capture(self.name, self.scenario, exc, _rs_winner(path))
 
 
-def rs_scenarios() -> list[_RsScenario]:
+def _rs_create_race(work: Path) -> Capture:
+    from deltalake import write_deltalake
+
+    path = str(work / "create_race")
+    release, entered = threading.Event(), threading.Event()
+    holder: list[BaseException | None] = [None]
+
+    def loser() -> None:
+        try:
+            write_deltalake(path, _blocking_reader(release, entered), mode="append")
+        except Exception as exc:  # what we are here to record
+            holder[0] = exc
+
+    thread = threading.Thread(target=loser)
+    thread.start()
+    entered.wait(120)
+    write_deltalake(path, _rs_rows([1]), mode="append")
+    release.set()
+    thread.join(120)
+    return Capture(
+        "create_race",
+        "two write_deltalake(mode=append) to an empty directory: the first holds inside its Arrow stream "
+        "after finding no table, the second creates the table (version 0) meanwhile",
+        holder[0],
+        _rs_winner(path),
+    )
+
+
+def rs_scenarios() -> dict[str, Callable[[Path], Capture]]:
+    """The delta-rs collisions by name (the fixture is ``rs_<name>.txt``)."""
     from deltalake import CommitProperties, DeltaTable, TableFeatures, Transaction, write_deltalake
 
-    def append(work: Path) -> Capture:
-        path = str(work / "append")
-        _rs_seed(path)
+    def append(stale: Any, **kwargs: Any) -> None:
+        write_deltalake(stale, _rs_rows([9]), mode="append", **kwargs)
+
+    def app_txn(version: int) -> Any:
+        return CommitProperties(app_transactions=[Transaction(app_id="capture-app", version=version)])
+
+    def add_feature(feature: Any) -> Callable[[str], object]:
+        return lambda path: DeltaTable(path).alter.add_feature(feature, allow_protocol_versions_increase=True)
+
+    stale = [
         # A blind append never fails a WriteSerializable reader in delta-rs: the winner must be a rewrite.
-        exc = _rs_stale(
-            path,
-            lambda stale: stale.delete(f"date = '{DAY_A}' AND id = 1"),
-            lambda: DeltaTable(path).optimize.compact(),
-        )
-        return Capture(
+        _Stale(
             "append",
             f"DeltaTable.delete(date = '{DAY_A}' AND id = 1) from a snapshot loaded before a compaction "
             "(optimize.compact, which rewrote that partition's two files into one) committed",
-            exc,
-            _rs_winner(path),
-        )
-
-    def delete_read(work: Path) -> Capture:
-        path = str(work / "delete_read")
-        _rs_seed(path)
-        exc = _rs_stale(
-            path,
-            lambda stale: stale.update(
-                updates={"value": "'updated'"}, predicate=f"date = '{DAY_A}' AND id = 1"
-            ),
-            lambda: DeltaTable(path).delete(f"date = '{DAY_A}'"),
-        )
-        return Capture(
+            lambda t: t.delete(f"date = '{DAY_A}' AND id = 1"),
+            lambda path: DeltaTable(path).optimize.compact(),
+        ),
+        _Stale(
             "delete_read",
             f"DeltaTable.update(date = '{DAY_A}' AND id = 1) from a snapshot loaded before a delete of "
             "that whole partition committed",
-            exc,
-            _rs_winner(path),
-        )
-
-    def protocol_changed_both(work: Path) -> Capture:
-        path = str(work / "protocol_changed_both")
-        _rs_seed(path)
-        DeltaTable(path).alter.add_feature(
-            TableFeatures.DeletionVectors, allow_protocol_versions_increase=True
-        )
-        exc = _rs_stale(
-            path,
-            lambda stale: stale.alter.add_feature(TableFeatures.AppendOnly),
-            lambda: DeltaTable(path).alter.add_feature(TableFeatures.ChangeDataFeed),
-        )
-        return Capture(
-            "protocol_changed_both",
-            "on a reader 3 / writer 7 table, alter.add_feature(AppendOnly) from a snapshot loaded before "
-            "alter.add_feature(ChangeDataFeed) committed (both commits carry a protocol action)",
-            exc,
-            _rs_winner(path),
-        )
-
-    def metadata_changed(work: Path) -> Capture:
-        path = str(work / "metadata_changed")
-        _rs_seed(path)
-        exc = _rs_stale(
-            path,
-            lambda stale: write_deltalake(stale, _rs_rows([9]), mode="append"),
-            lambda: DeltaTable(path).alter.set_table_properties(
-                {"delta.logRetentionDuration": "interval 7 days"}
-            ),
-        )
-        return Capture(
+            lambda t: t.update(updates={"value": "'updated'"}, predicate=f"date = '{DAY_A}' AND id = 1"),
+            lambda path: DeltaTable(path).delete(f"date = '{DAY_A}'"),
+        ),
+        _Stale(
             "metadata_changed",
             "write_deltalake(mode=append) through a DeltaTable loaded before a table-property change "
             "committed",
-            exc,
-            _rs_winner(path),
-        )
-
-    def concurrent_transaction(work: Path) -> Capture:
-        path = str(work / "concurrent_transaction")
-        _rs_seed(path)
-
-        def props(version: int) -> Any:
-            return CommitProperties(app_transactions=[Transaction(app_id="capture-app", version=version)])
-
-        exc = _rs_stale(
-            path,
-            lambda stale: write_deltalake(stale, _rs_rows([9]), mode="append", commit_properties=props(2)),
-            lambda: write_deltalake(path, _rs_rows([8], DAY_B), mode="append", commit_properties=props(1)),
-        )
-        return Capture(
+            append,
+            lambda path: DeltaTable(path).alter.set_table_properties(
+                {"delta.logRetentionDuration": "interval 7 days"}
+            ),
+        ),
+        _Stale(
             "concurrent_transaction",
             "write_deltalake(mode=append, app transaction capture-app v2) through a DeltaTable loaded before "
             "an append with app transaction capture-app v1 committed",
-            exc,
-            _rs_winner(path),
-        )
-
-    def protocol_changed(work: Path) -> Capture:
-        path = str(work / "protocol_changed")
-        _rs_seed(path)
-        exc = _rs_stale(
-            path,
-            lambda stale: write_deltalake(stale, _rs_rows([9]), mode="append"),
-            lambda: DeltaTable(path).alter.add_feature(
-                TableFeatures.DeletionVectors, allow_protocol_versions_increase=True
+            lambda t: append(t, commit_properties=app_txn(2)),
+            lambda path: write_deltalake(
+                path, _rs_rows([8], DAY_B), mode="append", commit_properties=app_txn(1)
             ),
-        )
-        return Capture(
+        ),
+        _Stale(
             "protocol_changed",
             "write_deltalake(mode=append) through a DeltaTable loaded before a protocol upgrade "
             "(alter.add_feature(DeletionVectors): reader 3, writer 7) committed",
-            exc,
-            _rs_winner(path),
-        )
-
-    def create_race(work: Path) -> Capture:
-        path = str(work / "create_race")
-        release, entered = threading.Event(), threading.Event()
-        holder: list[BaseException | None] = [None]
-
-        def loser() -> None:
-            try:
-                write_deltalake(path, _blocking_reader(release, entered), mode="append")
-            except Exception as exc:  # what we are here to record
-                holder[0] = exc
-
-        thread = threading.Thread(target=loser)
-        thread.start()
-        entered.wait(120)
-        write_deltalake(path, _rs_rows([1]), mode="append")
-        release.set()
-        thread.join(120)
-        return Capture(
-            "create_race",
-            "two write_deltalake(mode=append) to an empty directory: the first holds inside its Arrow stream "
-            "after finding no table, the second creates the table (version 0) meanwhile",
-            holder[0],
-            _rs_winner(path),
-        )
-
-    def max_commit_attempts_zero(work: Path) -> Capture:
-        path = str(work / "max_commit_attempts_zero")
-        _rs_seed(path)
-        exc = _rs_stale(
-            path,
-            lambda stale: write_deltalake(
-                stale, _rs_rows([9]), mode="append", commit_properties=CommitProperties(max_commit_retries=0)
-            ),
-            lambda: write_deltalake(path, _rs_rows([8], DAY_B), mode="append"),
-        )
-        return Capture(
+            append,
+            add_feature(TableFeatures.DeletionVectors),
+        ),
+        _Stale(
+            "protocol_changed_both",
+            "on a reader 3 / writer 7 table, alter.add_feature(AppendOnly) from a snapshot loaded before "
+            "alter.add_feature(ChangeDataFeed) committed (both commits carry a protocol action)",
+            lambda t: t.alter.add_feature(TableFeatures.AppendOnly),
+            add_feature(TableFeatures.ChangeDataFeed),
+            setup=add_feature(TableFeatures.DeletionVectors),
+        ),
+        _Stale(
             "max_commit_attempts_zero",
             "write_deltalake(mode=append, max_commit_retries=0) through a DeltaTable loaded before another "
             "append committed (no logical conflict, but no retry allowed)",
-            exc,
-            _rs_winner(path),
-        )
-
-    return [
-        append,
-        delete_read,
-        metadata_changed,
-        concurrent_transaction,
-        protocol_changed,
-        protocol_changed_both,
-        create_race,
-        max_commit_attempts_zero,
+            lambda t: append(t, commit_properties=CommitProperties(max_commit_retries=0)),
+            lambda path: write_deltalake(path, _rs_rows([8], DAY_B), mode="append"),
+        ),
     ]
+    scenarios: dict[str, Callable[[Path], Capture]] = {s.name: s for s in stale}
+    scenarios["create_race"] = _rs_create_race
+    return scenarios
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ def _capture_script() -> ModuleType:
 
 
 CAPTURE = _capture_script()
-SCENARIOS = {scenario.__name__: scenario for scenario in CAPTURE.rs_scenarios()}
+SCENARIOS = CAPTURE.rs_scenarios()
 CASES = {case["file"]: case for case in json.loads((FIXTURES / "cases.json").read_text())}
 CAPTURED = sorted(name for name in SCENARIOS if (FIXTURES / f"rs_{name}.txt").exists())
 
