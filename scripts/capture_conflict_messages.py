@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import os
 import re
 import shlex
@@ -44,7 +45,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,12 +195,20 @@ def _write_fixture(
     return path
 
 
-def _could_not_run(scenario: object, exc: BaseException) -> str:
-    name = getattr(scenario, "__name__", None) or getattr(scenario, "name", repr(scenario))
-    return f"{name}: could not run: {exc!r}, cause {exc.__cause__!r}"[:600]
-
-
-def _report(written: list[Path], missed: list[str]) -> int:
+def _capture_all(runs: Mapping[str, Callable[[], Capture]], write: Callable[[Capture], Path]) -> int:
+    """Run every collision, write each captured message, and say which were not captured and why."""
+    written: list[Path] = []
+    missed: list[str] = []
+    for name, run in runs.items():
+        try:
+            capture = run()
+        except Exception as exc:  # a scenario this version cannot run: say so and go on
+            missed.append(f"{name}: could not run: {exc!r}, cause {exc.__cause__!r}"[:600])
+            continue
+        if capture.exception is None:
+            missed.append(f"{name}: the loser committed ({capture.scenario})")
+            continue
+        written.append(write(capture))
     for path in written:
         print(f"captured {path}")
     for line in missed:
@@ -301,26 +310,19 @@ def _inside_spark(args: argparse.Namespace) -> int:
         f"pyspark {metadata.version('pyspark')}, delta-spark {metadata.version('delta-spark')}, "
         f"java {java}, python {sys.version.split()[0]}"
     )
-    written: list[Path] = []
-    missed: list[str] = []
-    for scenario in spark_scenarios():
-        try:
-            capture = scenario(spark, work)
-        except Exception as exc:  # a scenario this version cannot run: say so and go on
-            missed.append(_could_not_run(scenario, exc))
-            continue
-        if capture.exception is None:
-            missed.append(f"{capture.name}: the loser committed ({capture.scenario})")
-            continue
+
+    def write(capture: Capture) -> Path:
         jvm = getattr(capture.exception, "_origin", None) or getattr(
             capture.exception, "java_exception", None
         )
         jvm_class = jvm.getClass().getName() if jvm is not None else None
-        written.append(
-            _write_fixture(out, args.prefix, capture, versions, args.command_line, jvm_class=jvm_class)
-        )
-    spark.stop()
-    return _report(written, missed)
+        return _write_fixture(out, args.prefix, capture, versions, args.command_line, jvm_class=jvm_class)
+
+    runs = {name: functools.partial(scenario, spark, work) for name, scenario in spark_scenarios().items()}
+    try:
+        return _capture_all(runs, write)
+    finally:
+        spark.stop()
 
 
 def _ivy_settings(env_dir: Path) -> Path:
@@ -386,191 +388,171 @@ def _append(spark: Any, path: str, day: str = DAY_A, **options: str) -> None:
     writer.save(path)
 
 
-_SparkScenario = Callable[[Any, Path], Capture]
+def _held_overwrite_dynamic(spark: Any, path: str, gate: _Gate) -> Callable[[], None]:
+    """A dynamic partition overwrite of DAY_A: it removes that partition's files without reading them."""
+
+    def overwrite() -> None:
+        frame = spark.createDataFrame([(100, DAY_A, "held")], SCHEMA).coalesce(1).where(gate.column("id"))
+        frame.write.format("delta").mode("overwrite").option("partitionOverwriteMode", "dynamic").save(path)
+
+    return overwrite
 
 
-def spark_scenarios() -> list[_SparkScenario]:
-    def append_partition(spark: Any, work: Path) -> Capture:
-        path = str(work / "append_partition")
-        _seed(spark, path)
+def _held_ntz_append(spark: Any, path: str, gate: _Gate) -> Callable[[], None]:
+    """An append adding a TIMESTAMP_NTZ column, which needs the timestampNtz feature: a protocol upgrade."""
+    import datetime as dt_
+
+    def append() -> None:
+        row = (100, DAY_A, "held", dt_.datetime(2026, 11, 20, 13))
+        frame = (
+            spark.createDataFrame([row], SCHEMA + ", ts TIMESTAMP_NTZ").coalesce(1).where(gate.column("id"))
+        )
+        frame.write.format("delta").mode("append").option("mergeSchema", "true").save(path)
+
+    return append
+
+
+def _sql(statement: str) -> Callable[[Any, str], object]:
+    """A winner that runs ``statement`` with ``{path}`` filled in."""
+    return lambda spark, path: spark.sql(statement.format(path=path))
+
+
+@dataclass(frozen=True)
+class _SparkRace:
+    """A delta-spark collision: ``loser`` holds at a gate after reading its snapshot while ``winner`` commits.
+
+    :param seed: seed the table partitioned by date, unpartitioned, or not at all (an empty directory).
+    :param conf: session settings for the race only.
+    """
+
+    name: str
+    scenario: str
+    loser: Callable[[Any, str, _Gate], Callable[[], object]]
+    winner: Callable[[Any, str], object]
+    seed: str = "partitioned"
+    conf: dict[str, str] = field(default_factory=dict)
+
+    def __call__(self, spark: Any, work: Path) -> Capture:
+        path = str(work / self.name)
+        if self.seed != "none":
+            _seed(spark, path, partitioned=self.seed == "partitioned")
         gate = _Gate(work)
-        exc = _race(_held_merge(spark, path, gate), lambda: _append(spark, path), gate)
-        return Capture(
+        for key, value in self.conf.items():
+            spark.conf.set(key, value)
+        try:
+            exc = _race(self.loser(spark, path, gate), lambda: self.winner(spark, path), gate)
+        finally:
+            for key in self.conf:
+                spark.conf.unset(key)
+        return Capture(self.name, self.scenario, exc, _winner_commit(spark, path))
+
+
+def _schema_change_since_analysis(spark: Any, work: Path) -> Capture:
+    from delta.tables import DeltaTable
+
+    path = str(work / "schema_change_since_analysis")
+    _seed(spark, path)
+    target = DeltaTable.forPath(spark, path)
+    source = spark.createDataFrame([(1, DAY_A, "merged")], SCHEMA)
+    spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS (note STRING)")
+    exc: BaseException | None = None
+    try:
+        target.alias("t").merge(source.alias("s"), "t.id = s.id").whenMatchedUpdateAll().execute()
+    except Exception as caught:  # what we are here to record
+        exc = caught
+    return Capture(
+        "schema_change_since_analysis",
+        "a DeltaTable object made, then ALTER TABLE ADD COLUMNS commits, then a MERGE through the old object",
+        exc,
+        _winner_commit(spark, path),
+    )
+
+
+def spark_scenarios() -> dict[str, Callable[[Any, Path], Capture]]:
+    """The delta-spark collisions by name (the fixture is ``spark_<major>_<minor>_<name>.txt``)."""
+
+    def append(day: str = DAY_A, **options: str) -> Callable[[Any, str], object]:
+        return lambda spark, path: _append(spark, path, day, **options)
+
+    def held_append(**options: str) -> Callable[[Any, str, _Gate], Callable[[], object]]:
+        return lambda spark, path, gate: _held_append(spark, path, gate, **options)
+
+    delete_partition = _sql(f"DELETE FROM delta.`{{path}}` WHERE date = '{DAY_A}'")
+    races = [
+        _SparkRace(
             "append_partition",
             f"MERGE into partition date={DAY_A} of a partitioned table held after reading its snapshot; "
             "a blind append to the same partition commits meanwhile",
-            exc,
-            _winner_commit(spark, path),
-        )
-
-    def append_root(spark: Any, work: Path) -> Capture:
-        path = str(work / "append_root")
-        _seed(spark, path, partitioned=False)
-        gate = _Gate(work)
-        exc = _race(_held_merge(spark, path, gate), lambda: _append(spark, path), gate)
-        return Capture(
+            _held_merge,
+            append(),
+        ),
+        _SparkRace(
             "append_root",
             "MERGE into an unpartitioned table held after reading its snapshot; "
             "a blind append commits meanwhile",
-            exc,
-            _winner_commit(spark, path),
-        )
-
-    def delete_read(spark: Any, work: Path) -> Capture:
-        path = str(work / "delete_read")
-        _seed(spark, path)
-        gate = _Gate(work)
-        winner = lambda: spark.sql(f"DELETE FROM delta.`{path}` WHERE date = '{DAY_A}'")  # noqa: E731
-        exc = _race(_held_merge(spark, path, gate), winner, gate)
-        return Capture(
+            _held_merge,
+            append(),
+            seed="unpartitioned",
+        ),
+        _SparkRace(
             "delete_read",
             f"MERGE into partition date={DAY_A} held after reading its snapshot; a DELETE of that whole "
             "partition (files removed, none added) commits meanwhile",
-            exc,
-            _winner_commit(spark, path),
-        )
-
-    def delete_delete(spark: Any, work: Path) -> Capture:
+            _held_merge,
+            delete_partition,
+        ),
         # The one writer that removes files without recording them as read: a dynamic partition overwrite
         # (DELETE/UPDATE/MERGE/OPTIMIZE read what they remove, so they fail with delete_read first).
-        path = str(work / "delete_delete")
-        _seed(spark, path)
-        gate = _Gate(work)
-
-        def loser() -> None:
-            frame = spark.createDataFrame([(100, DAY_A, "held")], SCHEMA).coalesce(1).where(gate.column("id"))
-            writer = frame.write.format("delta").mode("overwrite")
-            writer.option("partitionOverwriteMode", "dynamic").save(path)
-
-        winner = lambda: spark.sql(f"DELETE FROM delta.`{path}` WHERE date = '{DAY_A}'")  # noqa: E731
-        exc = _race(loser, winner, gate)
-        return Capture(
+        _SparkRace(
             "delete_delete",
             f"dynamic partition overwrite of date={DAY_A} held after reading its snapshot; a metadata-only "
             "DELETE of that partition (files removed, none added) commits meanwhile",
-            exc,
-            _winner_commit(spark, path),
-        )
-
-    def metadata_changed(spark: Any, work: Path) -> Capture:
-        path = str(work / "metadata_changed")
-        _seed(spark, path)
-        gate = _Gate(work)
-        winner = lambda: spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS (note STRING)")  # noqa: E731
-        exc = _race(_held_append(spark, path, gate), winner, gate)
-        return Capture(
+            _held_overwrite_dynamic,
+            delete_partition,
+        ),
+        _SparkRace(
             "metadata_changed",
             "blind append held after reading its snapshot; ALTER TABLE ADD COLUMNS commits meanwhile",
-            exc,
-            _winner_commit(spark, path),
-        )
-
-    def concurrent_transaction(spark: Any, work: Path) -> Capture:
-        path = str(work / "concurrent_transaction")
-        _seed(spark, path)
-        gate = _Gate(work)
-        loser = _held_append(spark, path, gate, txnAppId="capture-app", txnVersion="2")
-        exc = _race(loser, lambda: _append(spark, path, DAY_B, txnAppId="capture-app", txnVersion="1"), gate)
-        return Capture(
+            held_append(),
+            _sql("ALTER TABLE delta.`{path}` ADD COLUMNS (note STRING)"),
+        ),
+        _SparkRace(
             "concurrent_transaction",
             "blind append with txnAppId=capture-app txnVersion=2 held after reading its snapshot (and the "
             "app id's version); an append to another partition with the same txnAppId, txnVersion=1, "
             "commits meanwhile",
-            exc,
-            _winner_commit(spark, path),
-        )
-
-    def protocol_create_race(spark: Any, work: Path) -> Capture:
-        path = str(work / "protocol_create_race")
-        gate = _Gate(work)
-        exc = _race(_held_append(spark, path, gate), lambda: _append(spark, path), gate)
-        return Capture(
+            held_append(txnAppId="capture-app", txnVersion="2"),
+            append(DAY_B, txnAppId="capture-app", txnVersion="1"),
+        ),
+        _SparkRace(
             "protocol_create_race",
             "two appends to an empty directory: the first holds after finding no table, the second "
             "creates the table (version 0) meanwhile",
-            exc,
-            _winner_commit(spark, path),
-        )
-
-    def protocol_changed(spark: Any, work: Path) -> Capture:
-        import datetime as dt_
-
-        path = str(work / "protocol_changed")
-        _seed(spark, path)
-        gate = _Gate(work)
-
-        def loser() -> None:
-            # A TIMESTAMP_NTZ column needs the timestampNtz table feature: this append upgrades the protocol.
-            frame = spark.createDataFrame(
-                [(100, DAY_A, "held", dt_.datetime(2026, 11, 20, 13))], SCHEMA + ", ts TIMESTAMP_NTZ"
-            )
-            frame = frame.coalesce(1).where(gate.column("id"))
-            frame.write.format("delta").mode("append").option("mergeSchema", "true").save(path)
-
-        def winner() -> None:
-            spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')")
-
-        exc = _race(loser, winner, gate)
-        return Capture(
+            held_append(),
+            append(),
+            seed="none",
+        ),
+        _SparkRace(
             "protocol_changed",
             "append with mergeSchema adding a TIMESTAMP_NTZ column (a protocol upgrade) held after reading "
             "its snapshot; enabling the change data feed (another protocol upgrade) commits meanwhile",
-            exc,
-            _winner_commit(spark, path),
-        )
-
-    def max_commit_retries(spark: Any, work: Path) -> Capture:
-        path = str(work / "max_commit_retries")
-        _seed(spark, path)
-        gate = _Gate(work)
+            _held_ntz_append,
+            _sql("ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')"),
+        ),
         # 0 = a single attempt: the loser's first commit finds its version taken and may not try again.
-        spark.conf.set("spark.databricks.delta.maxCommitAttempts", "0")
-        try:
-            exc = _race(_held_append(spark, path, gate), lambda: _append(spark, path, DAY_B), gate)
-        finally:
-            spark.conf.unset("spark.databricks.delta.maxCommitAttempts")
-        return Capture(
+        _SparkRace(
             "max_commit_retries",
             "spark.databricks.delta.maxCommitAttempts=0 (one attempt); blind append held after reading its "
             "snapshot; a blind append to another partition commits meanwhile (no logical conflict, no "
             "retry allowed)",
-            exc,
-            _winner_commit(spark, path),
-        )
-
-    def schema_change_since_analysis(spark: Any, work: Path) -> Capture:
-        from delta.tables import DeltaTable
-
-        path = str(work / "schema_change_since_analysis")
-        _seed(spark, path)
-        target = DeltaTable.forPath(spark, path)
-        source = spark.createDataFrame([(1, DAY_A, "merged")], SCHEMA)
-        spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS (note STRING)")
-        exc: BaseException | None = None
-        try:
-            target.alias("t").merge(source.alias("s"), "t.id = s.id").whenMatchedUpdateAll().execute()
-        except Exception as caught:  # what we are here to record
-            exc = caught
-        return Capture(
-            "schema_change_since_analysis",
-            "a DeltaTable object made, then ALTER TABLE ADD COLUMNS commits, then a MERGE through the "
-            "old object",
-            exc,
-            _winner_commit(spark, path),
-        )
-
-    return [
-        append_partition,
-        append_root,
-        delete_read,
-        delete_delete,
-        metadata_changed,
-        concurrent_transaction,
-        protocol_create_race,
-        protocol_changed,
-        max_commit_retries,
-        schema_change_since_analysis,
+            held_append(),
+            append(DAY_B),
+            conf={"spark.databricks.delta.maxCommitAttempts": "0"},
+        ),
     ]
+    scenarios: dict[str, Callable[[Any, Path], Capture]] = {race.name: race for race in races}
+    scenarios["schema_change_since_analysis"] = _schema_change_since_analysis
+    return scenarios
 
 
 # ---------------------------------------------------------------- delta-rs (runs in the throwaway venv)
@@ -586,19 +568,13 @@ def _inside_delta_rs(args: argparse.Namespace) -> int:
         f"deltalake {metadata.version('deltalake')}, pyarrow {metadata.version('pyarrow')}, "
         f"python {sys.version.split()[0]}"
     )
-    written: list[Path] = []
-    missed: list[str] = []
-    for scenario in rs_scenarios().values():
-        try:
-            capture = scenario(work)
-        except Exception as exc:  # a scenario this version cannot run: say so and go on
-            missed.append(_could_not_run(scenario, exc))
-            continue
-        if capture.exception is None:
-            missed.append(f"{capture.name}: the loser committed ({capture.scenario})")
-            continue
-        written.append(_write_fixture(out, args.prefix, capture, versions, args.command_line, jvm_class=None))
-    return _report(written, missed)
+    runs = {name: functools.partial(scenario, work) for name, scenario in rs_scenarios().items()}
+    return _capture_all(
+        runs,
+        lambda capture: _write_fixture(
+            out, args.prefix, capture, versions, args.command_line, jvm_class=None
+        ),
+    )
 
 
 def _rs_rows(ids: list[int], day: str = DAY_A) -> Any:
