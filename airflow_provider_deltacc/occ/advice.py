@@ -13,8 +13,10 @@ from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
 ADVICE: dict[ConflictKind, str] = {
     ConflictKind.APPEND: (
         "Pin the target partitions with literal predicates in MERGE ON / UPDATE / DELETE conditions "
-        "(or stage appends in a separate table and merge them in one writer); on an unpartitioned table "
-        "any concurrent write, even a blind append, conflicts with DML."
+        "(or stage appends in a separate table and merge them in one writer); on an unpartitioned or "
+        "liquid-clustered table (clustering-column predicates do not narrow conflicts in open-source "
+        "Delta) any concurrent write, even a blind append, conflicts with DML: stage the writes, or let "
+        "write leases take turns."
     ),
     ConflictKind.DELETE_READ: (
         "Keep DML and OPTIMIZE off the same partitions at the same time: pin partitions in the "
