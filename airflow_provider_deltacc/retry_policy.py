@@ -27,7 +27,7 @@ from airflow_provider_deltacc.exceptions import (
     DeltaConflictFatal,
     DeltaConflictRetryable,
 )
-from airflow_provider_deltacc.occ.operation_class import OperationClass
+from airflow_provider_deltacc.occ.operations import OperationClass
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

@@ -37,10 +37,10 @@ from airflow_provider_deltacc.conflict_matrix import Level as MatrixLevel
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
 from airflow_provider_deltacc.conflict_matrix.profiles import PROFILE_SPECS
 from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS
 
 _OPTIMIZES = {OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER}
 _ADDERS = {OpKind.BLIND_APPEND, OpKind.INSERT_SELECT}
-_MAINTENANCE = {*_OPTIMIZES, OpKind.VACUUM}
 #: Operations whose way of failing differs from their partner's: their reasons get one sentence per side.
 _ONE_SIDED = {*_OPTIMIZES, *_ADDERS, OpKind.SCHEMA_CHANGE}
 
@@ -106,7 +106,7 @@ def _merge_scope(task: TaskFacts, scope: Scope, columns: Sequence[str]) -> tuple
 def _traits(base: TableTraits, shared: Overlap, ops: frozenset[OpKind]) -> TableTraits:
     if shared == "no":
         return replace(base, partitioned=True, pinned=True, same_files=False)
-    certain = shared == "yes" and not ops & _MAINTENANCE
+    certain = shared == "yes" and not ops & MAINTENANCE_KINDS
     return replace(base, pinned=False, same_files=certain)
 
 
@@ -241,7 +241,7 @@ def _mitigation(a: TaskFacts, b: TaskFacts) -> str:
             return f"Mitigated by maintenance leases: a second {a.task_id} waits for the first one's lease."
         return f"Mitigated by maintenance leases: {a.task_id} and {b.task_id} wait for each other's lease."
     maintenance, writer = (a, b) if a.gated else (b, a)
-    if not maintenance.gated or maintenance.op not in _OPTIMIZES or writer.op in _MAINTENANCE:
+    if not maintenance.gated or maintenance.op not in _OPTIMIZES or writer.op in MAINTENANCE_KINDS:
         return ""
     if not writer.uses_lease:
         return ""

@@ -1,8 +1,9 @@
 """What one provider task does to its table, read from its arguments: operation, table, partitions.
 
-Nothing runs: the operation kind comes from :func:`~airflow_provider_deltacc.windows.writer.writer_op_kind`
-on a spec-like dict, the partitions from ``partition_values``, a MERGE's ``partition_pin`` and keys, or
-inline source rows. Arguments known only at run time make the table or partitions unknown.
+Nothing runs: the operation kind comes from the operation registry
+(:func:`~airflow_provider_deltacc.occ.operations.op_kind`) on the task's options, the partitions from
+``partition_values``, a MERGE's ``partition_pin`` and keys, or inline source rows. Arguments known only at run
+time make the table or partitions unknown.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 from airflow_provider_deltacc.advisor.arguments import RunTime, argument, is_mapped, operator_class
 from airflow_provider_deltacc.advisor.scopes import WHOLE, Scope, literal_scope
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
+from airflow_provider_deltacc.occ.operations import OPERATIONS, op_kind
 from airflow_provider_deltacc.windows.table_facts import canonical_partition_value
-from airflow_provider_deltacc.windows.writer import _schema_columns, writer_op_kind
+from airflow_provider_deltacc.windows.writer import _schema_columns
 
 _VACUUM_SQL = re.compile(r"^\s*vacuum\b", re.IGNORECASE)
 #: Labels of MERGEs pinned by their keys / on every partition column (resolved with the partition columns).
@@ -148,7 +150,7 @@ def _operation(task: Any, cls: type, notes: list[str]) -> tuple[OpKind, str, Sco
     name = getattr(cls, "operation", "")
     if name == "append":
         merge_schema = argument(task, "merge_schema")
-        op = writer_op_kind({"operation": "append", "options": {"merge_schema": bool(merge_schema)}})
+        op = op_kind("append", {"merge_schema": bool(merge_schema)})
         rows = _rows_scope(argument(task, "source"), notes)
         label = "schema-changing append (merge_schema)" if op is OpKind.SCHEMA_CHANGE else "blind append"
         return op, label, rows if rows is not None else Scope("source")
@@ -168,12 +170,12 @@ def _operation(task: Any, cls: type, notes: list[str]) -> tuple[OpKind, str, Sco
                 scope = Scope("unknown", note=why)
             else:
                 scope = WHOLE
-        return writer_op_kind({"operation": name}), name.upper(), scope
+        return op_kind(name), OPERATIONS[name].verb, scope
     if name == "sql":
         return _sql(task, notes)
     if name == "optimize":
         zorder = argument(task, "zorder_by")
-        op = OpKind.OPTIMIZE_ZORDER if zorder else OpKind.OPTIMIZE
+        op = op_kind("optimize", {"zorder_by": zorder})
         scope = _literal(argument(task, "partition_values"), "partition_values", notes) or WHOLE
         return op, "OPTIMIZE ZORDER BY" if zorder else "OPTIMIZE", scope
     if name == "vacuum":
@@ -192,7 +194,7 @@ def _sql(task: Any, notes: list[str]) -> tuple[OpKind, str, Scope]:
     if _VACUUM_SQL.search(str(statement)):
         return OpKind.VACUUM, "SQL VACUUM (not gated)", WHOLE
     options = {"statement": str(statement), "op_class": None if isinstance(op_class, RunTime) else op_class}
-    op = writer_op_kind({"operation": "sql", "options": options})
+    op = op_kind("sql", options)
     verb = str(statement).split(None, 1)[0].upper() if str(statement).strip() else "SQL"
     why = "the SQL statement's partitions are not analysed"
     scope = Scope("source") if op is OpKind.BLIND_APPEND else Scope("unknown", note=why)
@@ -209,6 +211,11 @@ def _maintenance_settings(task: Any) -> tuple[EngineProfile | None, TableTraits 
     except ValueError:
         return None, None
     return parsed_profile, parsed_traits
+
+
+def _is_maintenance(name: str) -> bool:
+    known = OPERATIONS.get(name)
+    return known is not None and known.is_maintenance
 
 
 def _number(value: Any) -> float | None:
@@ -234,7 +241,7 @@ def task_facts(task: Any) -> TaskFacts:
         )
         table = None
     profile, traits = (None, None)
-    gated = getattr(cls, "operation", "") in ("optimize", "vacuum")
+    gated = _is_maintenance(getattr(cls, "operation", ""))
     if gated:
         profile, traits = _maintenance_settings(task)
     limit = argument(task, "max_active_tis_per_dag")

@@ -4,7 +4,8 @@
 ``will``, the exceptions the loser can see, which side can lose, a one-sentence reason and the seed row or
 reference section behind it. The write windows' maintenance gate, the docs and the conflict advisor read it.
 
-- ``ops``: :class:`OpKind`, the operation classes of the seed tables, and the footprint of each operation
+- ``ops``: :class:`SeedRow` (the seed tables' rows/columns) for each :class:`OpKind` (re-exported from the
+  operation registry, :mod:`airflow_provider_deltacc.occ.operations`), and the footprint of each operation
   as the conflict checker sees it (reference §3.2), which derives the exceptions and the possible losers.
 - ``profiles``: :class:`EngineProfile` (OSS = Fabric, Databricks WriteSerializable/Serializable, with and
   without row-level concurrency) and :class:`TableTraits`.
@@ -23,11 +24,12 @@ exhausted commit retries; and protocol races when creating a table.
 
 from __future__ import annotations
 
-from airflow_provider_deltacc.conflict_matrix.ops import EXCEPTION_NAMES, FOOTPRINTS, OpClass, OpKind
+from airflow_provider_deltacc.conflict_matrix.ops import EXCEPTION_NAMES, FOOTPRINTS, SeedRow
 from airflow_provider_deltacc.conflict_matrix.profiles import EngineProfile, TableTraits, effective_profile
 from airflow_provider_deltacc.conflict_matrix.render import matrix_markdown
 from airflow_provider_deltacc.conflict_matrix.rules import ADJUSTMENTS, Adjustment, Verdict, can_conflict
 from airflow_provider_deltacc.conflict_matrix.table import MATRIX, Cell, Hazard, Level
+from airflow_provider_deltacc.occ.operations import OpKind
 
 __all__ = [
     "ADJUSTMENTS",
@@ -39,8 +41,8 @@ __all__ = [
     "EngineProfile",
     "Hazard",
     "Level",
-    "OpClass",
     "OpKind",
+    "SeedRow",
     "TableTraits",
     "Verdict",
     "can_conflict",

@@ -1,8 +1,9 @@
 """The operations the conflict matrix knows, and what each one does to a table's transaction log.
 
-An :class:`OpKind` is what a DAG author runs; its :class:`OpClass` is the row/column of the seed conflict
-tables it belongs to; its :class:`Footprint` is what the conflict checker sees of it (reference
-``delta-concurrency.md`` §3.2 steps 6-8 and §3.4): whether it reads files, removes files, adds files
+An :class:`~airflow_provider_deltacc.occ.operations.OpKind` (defined with the operation registry) is what a
+DAG author runs; its :class:`SeedRow` is the row/column of the seed conflict tables it belongs to; its
+:class:`Footprint` is what the conflict checker sees of it (reference ``delta-concurrency.md`` §3.2 steps 6-8
+and §3.4): whether it reads files, removes files, adds files
 (blindly or not), changes metadata, and whether it commits at SnapshotIsolation.
 """
 
@@ -12,40 +13,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.occ.operations import OpKind
 
 
-class OpKind(StrEnum):
-    """A write operation on a Delta table, as the conflict matrix distinguishes them.
-
-    - ``BLIND_APPEND``: ``df.write.mode("append")`` / ``INSERT INTO … VALUES`` / ``INSERT INTO t SELECT … FROM
-      other`` — adds files and reads nothing from the target (the seeds' "INSERT").
-    - ``INSERT_SELECT``: an INSERT whose query reads the target table (a subquery or condition on it);
-      Databricks: "support the same concurrency as MERGE".
-    - ``OVERWRITE``: full overwrite, ``replaceWhere`` or dynamic partition overwrite: reads and removes the
-      files it replaces, like a DELETE followed by an INSERT.
-    - ``UPDATE``, ``DELETE``, ``MERGE``: read-modify-write DML (the seeds' "UPDATE, DELETE, MERGE INTO").
-    - ``OPTIMIZE``: bin-packing compaction (also a manual ``dataChange=false`` rewrite): the seeds'
-      "COMPACTION"/"OPTIMIZE".
-    - ``OPTIMIZE_ZORDER``: ``OPTIMIZE … ZORDER BY``; Databricks' tables treat it apart from plain OPTIMIZE.
-    - ``VACUUM``: deletes unreferenced files; takes no part in optimistic concurrency (see ``Hazard``).
-    - ``SCHEMA_CHANGE``: ALTER TABLE, schema evolution, a table property change, feature enablement: anything
-      committing a Metadata (or Protocol) action. A schema-evolving write (``mergeSchema``) is both: look up
-      the pair as ``SCHEMA_CHANGE`` for what it does to others and as its data op for its own exposure.
-    """
-
-    BLIND_APPEND = "blind_append"
-    INSERT_SELECT = "insert_select"
-    OVERWRITE = "overwrite"
-    UPDATE = "update"
-    DELETE = "delete"
-    MERGE = "merge"
-    OPTIMIZE = "optimize"
-    OPTIMIZE_ZORDER = "optimize_zorder"
-    VACUUM = "vacuum"
-    SCHEMA_CHANGE = "schema_change"
-
-
-class OpClass(StrEnum):
+class SeedRow(StrEnum):
     """The row/column of the seed conflict tables an operation falls under."""
 
     APPEND = "append"  # seeds: INSERT
@@ -81,7 +52,7 @@ class Footprint:
     :param commits: it takes part in optimistic concurrency at all (VACUUM does not).
     """
 
-    op_class: OpClass
+    op_class: SeedRow
     label: str
     reads: bool = False
     removes: bool = False
@@ -94,18 +65,18 @@ class Footprint:
 
 def _dml(label: str, *, inserts_rows: bool = False) -> Footprint:
     return Footprint(
-        OpClass.DML, label, reads=True, removes=True, adds=Adds.CHANGED, inserts_rows=inserts_rows
+        SeedRow.DML, label, reads=True, removes=True, adds=Adds.CHANGED, inserts_rows=inserts_rows
     )
 
 
-def _compaction(op_class: OpClass, label: str) -> Footprint:
+def _compaction(op_class: SeedRow, label: str) -> Footprint:
     return Footprint(op_class, label, reads=True, removes=True, adds=Adds.CHANGED, snapshot_isolation=True)
 
 
 FOOTPRINTS: dict[OpKind, Footprint] = {
-    OpKind.BLIND_APPEND: Footprint(OpClass.APPEND, "blind append", adds=Adds.BLIND, inserts_rows=True),
+    OpKind.BLIND_APPEND: Footprint(SeedRow.APPEND, "blind append", adds=Adds.BLIND, inserts_rows=True),
     OpKind.INSERT_SELECT: Footprint(
-        OpClass.READ_INSERT,
+        SeedRow.READ_INSERT,
         "INSERT … SELECT from the table",
         reads=True,
         adds=Adds.CHANGED,
@@ -115,10 +86,10 @@ FOOTPRINTS: dict[OpKind, Footprint] = {
     OpKind.UPDATE: _dml("UPDATE"),
     OpKind.DELETE: _dml("DELETE"),
     OpKind.MERGE: _dml("MERGE", inserts_rows=True),
-    OpKind.OPTIMIZE: _compaction(OpClass.COMPACT, "OPTIMIZE"),
-    OpKind.OPTIMIZE_ZORDER: _compaction(OpClass.ZORDER, "OPTIMIZE ZORDER BY"),
-    OpKind.VACUUM: Footprint(OpClass.VACUUM, "VACUUM", commits=False),
-    OpKind.SCHEMA_CHANGE: Footprint(OpClass.SCHEMA, "schema or table-property change", metadata=True),
+    OpKind.OPTIMIZE: _compaction(SeedRow.COMPACT, "OPTIMIZE"),
+    OpKind.OPTIMIZE_ZORDER: _compaction(SeedRow.ZORDER, "OPTIMIZE ZORDER BY"),
+    OpKind.VACUUM: Footprint(SeedRow.VACUUM, "VACUUM", commits=False),
+    OpKind.SCHEMA_CHANGE: Footprint(SeedRow.SCHEMA, "schema or table-property change", metadata=True),
 }
 
 #: Delta's exception class for each conflict kind, as reasons name them.

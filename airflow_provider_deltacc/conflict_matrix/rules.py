@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from airflow_provider_deltacc.conflict_matrix.ops import (
     EXCEPTION_NAMES,
     FOOTPRINTS,
-    OpClass,
     OpKind,
+    SeedRow,
     exposure,
 )
 from airflow_provider_deltacc.conflict_matrix.profiles import (
@@ -26,7 +26,7 @@ from airflow_provider_deltacc.conflict_matrix.profiles import (
 from airflow_provider_deltacc.conflict_matrix.table import MATRIX, Granularity, Hazard, Level
 from airflow_provider_deltacc.occ.kinds import ConflictKind
 
-C = OpClass
+C = SeedRow
 NEVER, CAN, WILL = Level.NEVER, Level.CAN, Level.WILL
 
 
@@ -75,7 +75,7 @@ class _Pair:
     traits: TableTraits
 
     @property
-    def classes(self) -> frozenset[OpClass]:
+    def classes(self) -> frozenset[SeedRow]:
         return frozenset({FOOTPRINTS[self.a].op_class, FOOTPRINTS[self.b].op_class})
 
 
@@ -229,7 +229,7 @@ def _fail(a: OpKind, b: OpKind, losers: tuple[OpKind, ...]) -> str:
 
 
 def _canonical(a: OpKind, b: OpKind) -> tuple[OpKind, OpKind]:
-    classes, ops = list(OpClass), list(OpKind)
+    classes, ops = list(SeedRow), list(OpKind)
 
     def key(op: OpKind) -> tuple[int, int]:
         return classes.index(FOOTPRINTS[op].op_class), ops.index(op)

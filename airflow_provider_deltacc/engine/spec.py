@@ -10,19 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from airflow_provider_deltacc.engine.txn import TxnIdentity
-from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.operations import OperationClass
 from airflow_provider_deltacc.occ.policy import RetryPolicy
 
-OPERATIONS: tuple[str, ...] = (
-    "append",
-    "overwrite_partitions",
-    "merge",
-    "update",
-    "delete",
-    "optimize",
-    "vacuum",
-    "sql",
-)
 SOURCE_KINDS: tuple[str, ...] = ("delta", "table", "parquet", "csv", "sql", "rows")
 STORAGE_GUARDS: tuple[str, ...] = ("exclusive_lease", "override")
 
@@ -231,7 +221,7 @@ class OutcomeSpec:
 class JobSpec:
     """One job: an operation on a table.
 
-    :param operation: one of :data:`OPERATIONS`.
+    :param operation: one of :data:`~airflow_provider_deltacc.occ.operations.OPERATIONS`.
     :param table: a path or a catalog name.
     :param options: the operation's options.
     :param source: the source, for operations that read one.

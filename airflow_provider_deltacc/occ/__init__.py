@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         ConflictRetriesExhaustedError,
     )
     from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
-    from airflow_provider_deltacc.occ.operation_class import OperationClass
+    from airflow_provider_deltacc.occ.operations import OperationClass
     from airflow_provider_deltacc.occ.outcome import WorkOutcome
     from airflow_provider_deltacc.occ.policy import RetryPolicy
     from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
@@ -36,7 +36,7 @@ _LAZY: dict[str, str] = {
     "ADVICE": "advice",
     "classify": "classifier",
     "run_commit_loop": "commit_loop",
-    "OperationClass": "operation_class",
+    "OperationClass": "operations",
     "RetryDecision": "decisions",
     "decide": "decisions",
     "decision_table_markdown": "decisions",

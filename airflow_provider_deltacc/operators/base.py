@@ -16,7 +16,7 @@ from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError,
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
 from airflow_provider_deltacc.links import DeltaCommitReportLink
-from airflow_provider_deltacc.occ.operation_class import OperationClass
+from airflow_provider_deltacc.occ.operations import OperationClass, operation_class
 from airflow_provider_deltacc.operators.identity import derive_txn_identity
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
 from airflow_provider_deltacc.tries import REPORT_XCOM_KEY
@@ -91,7 +91,6 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
     """
 
     operation: ClassVar[str]
-    operation_class: ClassVar[OperationClass] = OperationClass.READ_MODIFY_WRITE
     writes_data: ClassVar[bool] = True
 
     template_fields: Sequence[str] = ("table", "spark_conf", "txn_app_id", "txn_version", "spark_log_level")
@@ -372,6 +371,22 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         if self.execution_timeout is not None:
             seconds = min(seconds, self.execution_timeout.total_seconds())
         return seconds
+
+    @property
+    def operation_class(self) -> OperationClass:
+        """The class the Spark job runs this task's operation as, for Airflow's retry policy: the operation
+        registry decides it from :meth:`class_options` and the Spark settings this worker can see (a MERGE
+        under schema auto-merge is schema-changing)."""
+        from airflow_provider_deltacc.hooks.spark_defaults import visible_spark_conf
+
+        conf = self.spark_conf if isinstance(self.spark_conf, dict) else None
+        return operation_class(
+            self.operation, self.class_options(), visible_spark_conf(self.execution_mode, conf)
+        )
+
+    def class_options(self) -> dict[str, Any]:
+        """The options that decide the operation's class (see :meth:`operation_class`); none by default."""
+        return {}
 
     # -- storage that cannot exclude concurrent writers ------------------------------------------------
     def storage_safety(self) -> StorageSafety:

@@ -21,13 +21,14 @@ from airflow.sdk.exceptions import AirflowException
 from airflow_provider_deltacc.advisor import parse_time
 from airflow_provider_deltacc.config import default_deferrable
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
-from airflow_provider_deltacc.occ.operation_class import OperationClass
+from airflow_provider_deltacc.occ.operations import op_kind
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_holder
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
+    from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
+    from airflow_provider_deltacc.occ.operations import OpKind
     from airflow_provider_deltacc.windows import GateDecision, GateRequest, TableFacts, WriteWindow
     from airflow_provider_deltacc.windows.partitions import PartitionScope
 
@@ -63,7 +64,6 @@ class _GatedMaintenanceOperator(DeltaBaseOperator):
     :param storage_options: delta-rs storage options, for reading the table's layout and properties.
     """
 
-    operation_class = OperationClass.MAINTENANCE
     writes_data = False
     ui_color = "#8DC63F"
 
@@ -94,7 +94,11 @@ class _GatedMaintenanceOperator(DeltaBaseOperator):
     # -- what subclasses provide -------------------------------------------------------------------
     def maintenance_op(self) -> OpKind:
         """The maintenance operation, for the gate and the lease."""
-        raise NotImplementedError
+        return op_kind(self.operation, self.kind_options())
+
+    def kind_options(self) -> dict[str, Any]:
+        """The options that decide :meth:`maintenance_op`; none by default."""
+        return {}
 
     def gate_request(self, spec: dict[str, Any], facts: TableFacts | None) -> GateRequest:
         """The question to the gate for this run."""
@@ -292,10 +296,8 @@ class DeltaOptimizeOperator(_GatedMaintenanceOperator):
             options["zorder_by"] = self.zorder_by
         return options
 
-    def maintenance_op(self) -> OpKind:
-        from airflow_provider_deltacc.conflict_matrix import OpKind
-
-        return OpKind.OPTIMIZE_ZORDER if self.zorder_by else OpKind.OPTIMIZE
+    def kind_options(self) -> dict[str, Any]:
+        return {"zorder_by": self.zorder_by}
 
     def _candidates(self, facts: TableFacts | None) -> PartitionScope:
         from airflow_provider_deltacc.windows import table_partitions
@@ -385,11 +387,6 @@ class DeltaVacuumOperator(_GatedMaintenanceOperator):
         if self.retention_hours not in (None, ""):
             options["retention_hours"] = _as_number(self.retention_hours)
         return options
-
-    def maintenance_op(self) -> OpKind:
-        from airflow_provider_deltacc.conflict_matrix import OpKind
-
-        return OpKind.VACUUM
 
     def gate_request(self, spec: dict[str, Any], facts: TableFacts | None) -> GateRequest:
         from airflow_provider_deltacc.windows import DELTA_DEFAULT_RETENTION_HOURS, GateRequest

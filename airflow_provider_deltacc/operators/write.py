@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.advisor import parse_time
-from airflow_provider_deltacc.occ.operation_class import OperationClass
+from airflow_provider_deltacc.occ.operations import OperationClass
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator
 from airflow_provider_deltacc.operators.sources import source_spec
 
@@ -30,7 +30,6 @@ class DeltaAppendOperator(DeltaBaseOperator):
     """
 
     operation = "append"
-    operation_class = OperationClass.BLIND_APPEND
     template_fields: Sequence[str] = (*DeltaBaseOperator.template_fields, "source")
 
     def __init__(
@@ -47,8 +46,9 @@ class DeltaAppendOperator(DeltaBaseOperator):
         self.partition_by = partition_by
         self.create_if_missing = create_if_missing
         self.merge_schema = merge_schema
-        if merge_schema:
-            self.operation_class = OperationClass.SCHEMA_CHANGING  # type: ignore[misc]
+
+    def class_options(self) -> dict[str, Any]:
+        return {"merge_schema": self.merge_schema}
 
     def build_source(self, context: Context) -> dict[str, Any] | None:
         return source_spec(self.source)
@@ -264,9 +264,10 @@ class DeltaSqlOperator(DeltaBaseOperator):
         self.source = source
         self.args = args
         self.statement_class = statement_class
-        if statement_class in {c.value for c in OperationClass}:
-            self.operation_class = OperationClass(statement_class)  # type: ignore[misc]
         parse_time.check_sql(self.task_id, self.table, statement)
+
+    def class_options(self) -> dict[str, Any]:
+        return {"op_class": self.statement_class}
 
     def build_source(self, context: Context) -> dict[str, Any] | None:
         return source_spec(self.source)

@@ -23,7 +23,6 @@ from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.spec import (
     DEFAULT_WHEN_MATCHED,
     DEFAULT_WHEN_NOT_MATCHED,
-    OPERATIONS,
     SOURCE_KINDS,
     STORAGE_GUARDS,
     AppendOptions,
@@ -42,7 +41,7 @@ from airflow_provider_deltacc.engine.spec import (
 )
 from airflow_provider_deltacc.engine.table import CATALOG_NAME_RE, check_table_name
 from airflow_provider_deltacc.engine.txn import TxnIdentity
-from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.operations import OPERATIONS, OperationClass
 from airflow_provider_deltacc.occ.policy import RetryPolicy
 from airflow_provider_deltacc.spark_job.fields import Fields, SpecError
 
@@ -60,9 +59,6 @@ TOP_LEVEL = (
     "outcome",
 )
 _RUN_TOKEN_RE = re.compile(r"^[0-9a-f]{8,64}$")
-NEEDS_SOURCE = ("append", "overwrite_partitions", "merge")
-NO_SOURCE = ("update", "delete", "optimize", "vacuum")
-NO_TXN = ("optimize", "vacuum")
 #: The longest VACUUM retention accepted (100 years); beyond it Delta's millisecond arithmetic overflows.
 MAX_RETENTION_HOURS = 876_000.0
 
@@ -92,7 +88,7 @@ def parse_spec(spec: str | bytes | dict[str, Any]) -> JobSpec:
         raise
     except InputError as exc:
         raise SpecError(exc.field, exc.value, exc.message) from None
-    if txn is not None and operation in NO_TXN:
+    if txn is not None and OPERATIONS[operation].is_maintenance:
         raise SpecError(
             "txn",
             top.data["txn"],
@@ -160,12 +156,12 @@ def _retry_policy(raw: Any) -> RetryPolicy:
 def _source(top: Fields, operation: str) -> SourceSpec | None:
     raw = top.data.get("source")
     if raw is None:
-        if operation in NEEDS_SOURCE:
+        if OPERATIONS[operation].needs_source:
             raise SpecError(
                 "source", None, f'{operation} needs a source, e.g. {{"kind": "delta", "path": ...}}'
             )
         return None
-    if operation in NO_SOURCE:
+    if not OPERATIONS[operation].reads_source:
         raise SpecError("source", raw, f"{operation} reads no source; remove it or set it to null")
     src = Fields(raw, "source")
     kind = src.data.get("kind")

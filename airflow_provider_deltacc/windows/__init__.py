@@ -38,7 +38,6 @@ from airflow_provider_deltacc.windows.gate import DELTA_DEFAULT_RETENTION_HOURS,
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
 from airflow_provider_deltacc.windows.lease import (
     DEFAULT_TTL_S,
-    MAINTENANCE_OPS,
     Lease,
     LeaseRequest,
     format_holder,
@@ -67,7 +66,6 @@ __all__ = [
     "DELTA_DEFAULT_RETENTION_HOURS",
     "LEASE_DB_ENV",
     "LEASE_STORE_URL_ENV",
-    "MAINTENANCE_OPS",
     "STORE_CONN_TYPES",
     "AcquireResult",
     "Clash",

@@ -27,7 +27,8 @@ from airflow_provider_deltacc.conflict_matrix import (
     can_conflict,
 )
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
-from airflow_provider_deltacc.windows.lease import MAINTENANCE_OPS, Lease
+from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS
+from airflow_provider_deltacc.windows.lease import Lease
 from airflow_provider_deltacc.windows.partitions import PartitionSpec, scopes_overlap
 from airflow_provider_deltacc.windows.store import ConflictPredicate
 
@@ -122,7 +123,7 @@ def writer_turn_conflicts(
     """
 
     def conflicts(other: Lease) -> bool:
-        if other.op_kind in MAINTENANCE_OPS:
+        if other.op_kind in MAINTENANCE_KINDS:
             return False
         level = writers_pair_level(
             op_kind, partitions, other.op_kind, other.partitions, profile=profile, traits=traits
@@ -211,7 +212,7 @@ def maintenance_lease_conflicts(
     """
 
     def conflicts(lease: Lease) -> bool:
-        if lease.op_kind not in MAINTENANCE_OPS:
+        if lease.op_kind not in MAINTENANCE_KINDS:
             return False
         return clash(
             lease.op_kind, lease.partitions, op_kind, partitions, profile=profile, traits=traits

@@ -10,6 +10,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
     PreparedOperation,
     WriteResult,
+    prepared_operation,
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.pinning import check_partition_values, partition_predicate
@@ -19,7 +20,6 @@ from airflow_provider_deltacc.engine.table import (
     require_table_state,
     table_sql,
 )
-from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
@@ -81,4 +81,4 @@ def build_optimize(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
             known=KnownState.for_attempt(attempt, state),
         )
 
-    return PreparedOperation("OPTIMIZE", OperationClass.MAINTENANCE, work)
+    return prepared_operation("optimize", work)
