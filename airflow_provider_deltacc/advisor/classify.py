@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from airflow_provider_deltacc.advisor.findings import Finding, Level
+from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
 from airflow_provider_deltacc.advisor.fixes import suggest
 from airflow_provider_deltacc.advisor.pairs import Candidate
 from airflow_provider_deltacc.advisor.scopes import (
@@ -144,13 +144,13 @@ class _Namer:
 
 
 def _conflict_reason(
-    candidate: Candidate, verdict: Verdict, level: Level, scopes: dict[int, str], shared: Overlap
+    candidate: Candidate, verdict: Verdict, level: FindingLevel, scopes: dict[int, str], shared: Overlap
 ) -> tuple[str, tuple[str, ...], tuple[ConflictKind, ...]]:
     a, b = candidate.a, candidate.b
     name = _Namer(candidate)
     serializable = PROFILE_SPECS[verdict.profile].serializable
-    when = " if they touch the same partitions" if level is Level.CAN and shared == "maybe" else ""
-    verb = "will raise" if level is Level.WILL else "can raise"
+    when = " if they touch the same partitions" if level is FindingLevel.CAN and shared == "maybe" else ""
+    verb = "will raise" if level is FindingLevel.WILL else "can raise"
     if candidate.kind == "self":
         kinds = verdict.exceptions
         text = (
@@ -269,25 +269,25 @@ def judge(candidate: Candidate, context: TableContext, memo: ScopeMemo | None = 
     traits = _traits(context.traits, shared, frozenset({a.op, b.op}))
     verdict = _verdict(a.op, b.op, context.profile, traits)
     if verdict.level is MatrixLevel.WILL:
-        level = Level.WILL
+        level = FindingLevel.WILL
     elif verdict.level is MatrixLevel.CAN:
-        level = Level.CAN
+        level = FindingLevel.CAN
     else:
-        level = Level.HAZARD if verdict.hazard is not Hazard.NONE else Level.CANNOT
+        level = FindingLevel.HAZARD if verdict.hazard is not Hazard.NONE else FindingLevel.CANNOT
     scopes = {0: text_a, 1: text_b}
     losers: tuple[str, ...] = ()
     kinds: tuple[ConflictKind, ...] = ()
-    if level in (Level.WILL, Level.CAN):
+    if level in (FindingLevel.WILL, FindingLevel.CAN):
         reason, losers, kinds = _conflict_reason(candidate, verdict, level, scopes, shared)
-    elif level is Level.HAZARD:
+    elif level is FindingLevel.HAZARD:
         reason = _hazard_reason(candidate)
     else:
         reason = _safe_reason(candidate, verdict, scopes, shared)
     mitigation = _mitigation(a, b)
-    if mitigation and level in (Level.WILL, Level.CAN):
+    if mitigation and level in (FindingLevel.WILL, FindingLevel.CAN):
         reason += " " + mitigation
     assumptions = tuple(dict.fromkeys((*a.notes, *notes_a, *b.notes, *notes_b)))
-    if assumptions and level is not Level.CANNOT:
+    if assumptions and level is not FindingLevel.CANNOT:
         reason += " Assumes the worst: " + "; ".join(assumptions) + "."
     return Finding(
         level=level,

@@ -3,7 +3,7 @@ maintenance into a window (the gated maintenance operators)."""
 
 from __future__ import annotations
 
-from airflow_provider_deltacc.advisor.findings import Level
+from airflow_provider_deltacc.advisor.findings import FindingLevel
 from airflow_provider_deltacc.advisor.pairs import Candidate
 from airflow_provider_deltacc.advisor.scopes import Scope
 from airflow_provider_deltacc.advisor.tasks import TaskFacts
@@ -40,7 +40,7 @@ def _serialize(candidate: Candidate) -> str:
 
 
 def suggest(
-    candidate: Candidate, level: Level, scope_a: Scope, scope_b: Scope, *, gated_pair: bool
+    candidate: Candidate, level: FindingLevel, scope_a: Scope, scope_b: Scope, *, gated_pair: bool
 ) -> tuple[str, ...]:
     """Fixes for one judged pair, best first; empty when nothing needs fixing.
 
@@ -51,7 +51,7 @@ def suggest(
     :param gated_pair: the maintenance gate keeps them apart (a gated OPTIMIZE and a writer with a lease,
         or two gated maintenance tasks).
     """
-    if level is Level.CANNOT:
+    if level is FindingLevel.CANNOT:
         return ()
     a, b = candidate.a, candidate.b
     ops = {a.op, b.op}

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from airflow_provider_deltacc.engine.txn import TxnIdentity
 from airflow_provider_deltacc.occ.operations import OperationClass
-from airflow_provider_deltacc.occ.policy import RetryPolicy
+from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
 
 SOURCE_KINDS: tuple[str, ...] = ("delta", "table", "parquet", "csv", "sql", "rows")
 STORAGE_GUARDS: tuple[str, ...] = ("exclusive_lease", "override")
@@ -238,7 +238,7 @@ class JobSpec:
     table: str
     options: OperationOptions
     source: SourceSpec | None = None
-    retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    retry_policy: CommitRetryPolicy = field(default_factory=CommitRetryPolicy)
     txn: TxnIdentity | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
     storage_guard: str | None = None

@@ -42,7 +42,7 @@ from airflow_provider_deltacc.engine.spec import (
 from airflow_provider_deltacc.engine.table import CATALOG_NAME_RE, check_table_name
 from airflow_provider_deltacc.engine.txn import TxnIdentity
 from airflow_provider_deltacc.occ.operations import OPERATIONS, OperationClass
-from airflow_provider_deltacc.occ.policy import RetryPolicy
+from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
 from airflow_provider_deltacc.spark_job.fields import Fields, SpecError
 
 __all__ = ["JobSpec", "SourceSpec", "SpecError", "parse_spec"]
@@ -134,19 +134,19 @@ def _storage_guard(raw: Any) -> str | None:
     )
 
 
-def _retry_policy(raw: Any) -> RetryPolicy:
+def _retry_policy(raw: Any) -> CommitRetryPolicy:
     if raw is None:
-        return RetryPolicy()
+        return CommitRetryPolicy()
     if not isinstance(raw, dict):
         raise SpecError("retry_policy", raw, 'must be an object such as {"max_attempts": 5}')
-    known = RetryPolicy().to_dict()
+    known = CommitRetryPolicy().to_dict()
     for key, value in raw.items():
         if key not in known:
             raise SpecError(
                 f"retry_policy.{key}", value, f"unknown field; valid fields are {', '.join(sorted(known))}"
             )
     try:
-        return RetryPolicy.from_dict(raw)
+        return CommitRetryPolicy.from_dict(raw)
     except (TypeError, ValueError) as exc:
         field = next((f"retry_policy.{k}" for k in raw if f".{k} " in f"{exc} "), "retry_policy")
         value = raw.get(field.removeprefix("retry_policy."), raw)

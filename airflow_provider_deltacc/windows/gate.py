@@ -161,7 +161,7 @@ def _retention_refusal(
     return None
 
 
-def decide(
+def decide_gate(
     table: str,
     maintenance_op: OpKind | str,
     *,

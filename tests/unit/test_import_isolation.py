@@ -23,7 +23,7 @@ AIRFLOW_FACE = [
     "import airflow_provider_deltacc.task_groups",
 ]
 BUNDLED_CORE = [
-    "import airflow_provider_deltacc.occ as m; m.run_commit_loop; m.RetryPolicy",
+    "import airflow_provider_deltacc.occ as m; m.run_commit_loop; m.CommitRetryPolicy",
     "import airflow_provider_deltacc.conflict_matrix",
     "import airflow_provider_deltacc.spark_job.spec, airflow_provider_deltacc.spark_job.exit_codes",
     "import airflow_provider_deltacc.engine.delta_jars",
