@@ -16,9 +16,9 @@ from typing import Any
 from airflow_provider_deltacc.advisor.arguments import RunTime, argument, is_mapped, operator_class
 from airflow_provider_deltacc.advisor.scopes import WHOLE, Scope, literal_scope
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
+from airflow_provider_deltacc.engine.ddl import ddl_column_names
 from airflow_provider_deltacc.occ.operations import OPERATIONS, op_kind
 from airflow_provider_deltacc.windows.table_facts import canonical_partition_value
-from airflow_provider_deltacc.windows.writer import _schema_columns
 
 _VACUUM_SQL = re.compile(r"^\s*vacuum\b", re.IGNORECASE)
 #: Labels of MERGEs pinned by their keys / on every partition column (resolved with the partition columns).
@@ -90,7 +90,7 @@ def _rows_scope(source: Any, notes: list[str]) -> Scope | None:
         return None
     if not isinstance(source, Mapping) or source.get("kind") != "rows" or not source.get("rows"):
         return None
-    names = _schema_columns(str(source.get("schema") or ""))
+    names = ddl_column_names(str(source.get("schema") or ""))
     rows: list[dict[str, str]] = []
     for row in source["rows"]:
         pairs = row.items() if isinstance(row, Mapping) else zip(names, row, strict=False)

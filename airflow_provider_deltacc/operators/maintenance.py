@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_deltacc.advisor import parse_time
 from airflow_provider_deltacc.config import default_deferrable
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.occ.operations import op_kind
+from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_holder
 
 if TYPE_CHECKING:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.advisor import parse_time
 from airflow_provider_deltacc.occ.operations import OperationClass
+from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator
 from airflow_provider_deltacc.operators.sources import source_spec
 

@@ -14,7 +14,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
-from airflow_provider_deltacc.engine.ddl import split_ddl_columns
+from airflow_provider_deltacc.engine.ddl import ddl_column_names
 from airflow_provider_deltacc.occ.operations import OPERATIONS, op_kind
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
@@ -78,15 +78,6 @@ def canonical_scope(values: Sequence[Mapping[str, Any]], facts: TableFacts | Non
     return specs
 
 
-def _schema_columns(schema: str) -> list[str]:
-    """Column names of a DDL schema such as ``id INT, date DATE, tags MAP<STRING, INT>``; none when it does
-    not parse (the job then reports the schema as bad input)."""
-    try:
-        return [name for name, _ in split_ddl_columns(schema)]
-    except ValueError:
-        return []
-
-
 def _merge_pin_columns(options: Mapping[str, Any], facts: TableFacts) -> list[str]:
     pin = options.get("partition_pin", "keyed")
     if pin is None or not facts.partitioned:
@@ -112,7 +103,7 @@ def _merge_source_partitions(spec: Mapping[str, Any], facts: TableFacts) -> Part
     pinned = _merge_pin_columns(spec.get("options") or {}, facts)
     if not pinned:
         return None
-    names = _schema_columns(str(source.get("schema") or ""))
+    names = ddl_column_names(str(source.get("schema") or ""))
     positions = {name.lower(): index for index, name in enumerate(names)}
     values: list[dict[str, Any]] = []
     for row in source["rows"]:

@@ -3,11 +3,15 @@ bundled core (occ/engine/spark_job) must not pull in Airflow."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import airflow_provider_deltacc
 
 pytestmark = pytest.mark.unit
 
@@ -59,3 +63,36 @@ def test_log_fast_path_runs_in_the_worker_without_airflow_or_spark() -> None:
     assert "airflow_provider_deltacc.engine.txn" in loaded
     leaked = _roots(loaded, {"airflow", "pyspark", "delta", "py4j", "deltalake"})
     assert not leaked, f"the log fast path imported {leaked[:8]} (deltalake only when it reads a log)"
+
+
+def _imports(folder: Path) -> list[tuple[Path, str, tuple[str, ...]]]:
+    """(file, imported module, imported names) of every ``from X import ...`` in the folder's modules."""
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.append((path, node.module, tuple(alias.name for alias in node.names)))
+    return found
+
+
+def test_the_operators_never_import_the_advisor() -> None:
+    """The advisor reads operators; an operator importing the advisor back would make a cycle."""
+    operators = Path(airflow_provider_deltacc.__file__).parent / "operators"
+    back = [
+        (p.name, m) for p, m, _ in _imports(operators) if m.startswith("airflow_provider_deltacc.advisor")
+    ]
+    assert not back, f"operators import the advisor: {back}"
+
+
+def test_no_module_imports_another_package_private_name() -> None:
+    root = Path(airflow_provider_deltacc.__file__).parent
+    private = [
+        (str(path.relative_to(root)), module, name)
+        for path, module, names in _imports(root)
+        for name in names
+        if name.startswith("_")
+        and not name.startswith("__")
+        and module.startswith("airflow_provider_deltacc.")
+        and module.split(".")[1] != path.relative_to(root).parts[0]
+    ]
+    assert not private, f"private names imported across packages: {private}"
