@@ -17,11 +17,9 @@ pytestmark = pytest.mark.unit
 
 AIRFLOW_FACE = [
     "import airflow_provider_deltacc.operators as m; [getattr(m, n) for n in m.__all__]",
-    "import airflow_provider_deltacc.sensors.table_version",
-    "import airflow_provider_deltacc.sensors.write_window",
-    "import airflow_provider_deltacc.triggers.table_version",
-    "import airflow_provider_deltacc.triggers.gate",
-    "import airflow_provider_deltacc.hooks.deltacc",
+    "import airflow_provider_deltacc.sensors as m; [getattr(m, n) for n in m.__all__]",
+    "import airflow_provider_deltacc.triggers as m; [getattr(m, n) for n in m.__all__]",
+    "import airflow_provider_deltacc.hooks as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.retry_policy",
     "import airflow_provider_deltacc.windows",
     "import airflow_provider_deltacc.task_groups",
@@ -49,6 +47,19 @@ def test_airflow_face_does_not_import_spark() -> None:
     assert "airflow_provider_deltacc.operators.write" in loaded  # the lazy names really were resolved
     leaked = _roots(loaded, {"pyspark", "delta", "py4j"})
     assert not leaked, f"the operators/sensors/triggers/hooks imported {leaked[:8]}"
+
+
+@pytest.mark.parametrize("package", ["operators", "sensors", "triggers", "hooks"])
+def test_the_packages_load_their_modules_lazily(package: str) -> None:
+    loaded = _modules_after(
+        [f"import airflow_provider_deltacc.{package} as m; assert set(m.__all__) <= set(dir(m))"]
+    )
+    own = sorted(m for m in loaded if m.startswith(f"airflow_provider_deltacc.{package}."))
+    assert not own, f"importing {package} loaded {own}"
+    after = _modules_after(
+        [f"import airflow_provider_deltacc.{package} as m; [getattr(m, n) for n in m.__all__]"]
+    )
+    assert any(m.startswith(f"airflow_provider_deltacc.{package}.") for m in after)
 
 
 def test_bundled_core_does_not_import_airflow_or_spark() -> None:
