@@ -66,22 +66,13 @@ def test_every_operator_module_is_listed() -> None:
     assert _modules_of(operators) == _listed_modules("operators")
 
 
-def test_every_sensor_module_is_listed() -> None:
-    sensors = _public_classes(BaseSensorOperator)
-    assert sensors, "the walk found no sensor"
-    assert _modules_of(sensors) == _listed_modules("sensors")
-
-
-def test_every_trigger_module_is_listed() -> None:
-    triggers = _public_classes(BaseTrigger)
-    assert triggers, "the walk found no trigger"
-    assert _modules_of(triggers) == _listed_modules("triggers")
-
-
-def test_every_hook_module_is_listed() -> None:
-    hooks = _public_classes(BaseHook)
-    assert hooks, "the walk found no hook"
-    assert _modules_of(hooks) == _listed_modules("hooks")
+@pytest.mark.parametrize(
+    ("base", "section"), [(BaseSensorOperator, "sensors"), (BaseTrigger, "triggers"), (BaseHook, "hooks")]
+)
+def test_every_sensor_trigger_and_hook_module_is_listed(base: type, section: str) -> None:
+    classes = _public_classes(base)
+    assert classes, f"the walk found no {section}"
+    assert _modules_of(classes) == _listed_modules(section)
 
 
 def test_every_extra_link_is_listed() -> None:
