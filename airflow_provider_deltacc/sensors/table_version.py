@@ -99,7 +99,7 @@ class DeltaTableVersionSensor(BaseSensorOperator):
 
         self.defer(
             trigger=DeltaTableTrigger(
-                table_uri=require_table_location(self.table),
+                table=require_table_location(self.table),
                 condition=self._condition().to_dict(),
                 poll_interval=self.poll_interval,
                 storage_options=self.storage_options,

@@ -14,7 +14,7 @@ from airflow_provider_deltacc.delta_log import TableCondition, check_table
 class DeltaTableTrigger(BaseTrigger):
     """Yield one event when the table satisfies the condition, or an error event if reading fails.
 
-    :param table_uri: the table's storage location.
+    :param table: the table's storage location.
     :param condition: a :class:`~airflow_provider_deltacc.delta_log.TableCondition` as a dict.
     :param poll_interval: seconds between reads of the log.
     :param storage_options: delta-rs storage options (credentials are encrypted with the trigger).
@@ -23,13 +23,13 @@ class DeltaTableTrigger(BaseTrigger):
     def __init__(
         self,
         *,
-        table_uri: str,
+        table: str,
         condition: dict[str, Any],
         poll_interval: float = 10.0,
         storage_options: dict[str, str] | None = None,
     ) -> None:
         super().__init__()
-        self.table_uri = table_uri
+        self.table = table
         self.condition = condition
         self.poll_interval = poll_interval
         self.storage_options = storage_options
@@ -38,7 +38,7 @@ class DeltaTableTrigger(BaseTrigger):
         return (
             "airflow_provider_deltacc.triggers.table_version.DeltaTableTrigger",
             {
-                "table_uri": self.table_uri,
+                "table": self.table,
                 "condition": self.condition,
                 "poll_interval": self.poll_interval,
                 "storage_options": self.storage_options,
@@ -50,12 +50,12 @@ class DeltaTableTrigger(BaseTrigger):
         while True:
             try:
                 # delta-rs reads are blocking I/O; keep them off the triggerer's event loop.
-                match = await asyncio.to_thread(check_table, self.table_uri, condition, self.storage_options)
+                match = await asyncio.to_thread(check_table, self.table, condition, self.storage_options)
             except Exception as exc:
                 yield TriggerEvent({"status": "error", "message": f"{type(exc).__name__}: {exc}"})
                 return
             if match is not None:
                 yield TriggerEvent({"status": "success", "match": match})
                 return
-            self.log.debug("Delta table %s does not satisfy %s yet", self.table_uri, self.condition)
+            self.log.debug("Delta table %s does not satisfy %s yet", self.table, self.condition)
             await asyncio.sleep(self.poll_interval)

@@ -36,7 +36,7 @@ def table(tmp_path: Path) -> Path:
 
 def test_trigger_serializes_and_round_trips(table: Path) -> None:
     trigger = DeltaTableTrigger(
-        table_uri=str(table),
+        table=str(table),
         condition={"after_version": 0, "operation": None, "partition": {}},
         poll_interval=0.1,
     )
@@ -49,7 +49,7 @@ def test_trigger_serializes_and_round_trips(table: Path) -> None:
 def test_trigger_yields_once_the_table_has_a_newer_commit(table: Path) -> None:
     async def scenario() -> list[Any]:
         trigger = DeltaTableTrigger(
-            table_uri=str(table), condition={"after_version": 0, "partition": {"p": "b"}}, poll_interval=0.05
+            table=str(table), condition={"after_version": 0, "partition": {"p": "b"}}, poll_interval=0.05
         )
         pending = asyncio.create_task(trigger.run().__anext__())
         await asyncio.sleep(0.5)
@@ -69,14 +69,14 @@ def test_trigger_matches_an_operation_and_reports_read_errors(table: Path, tmp_p
         return await asyncio.wait_for(trigger.run().__anext__(), timeout=30)
 
     _write(table, [{"id": 3, "p": "a"}], mode="overwrite")  # version 1: WRITE (overwrite)
-    hit = asyncio.run(first(DeltaTableTrigger(table_uri=str(table), condition={"operation": "write"})))
+    hit = asyncio.run(first(DeltaTableTrigger(table=str(table), condition={"operation": "write"})))
     assert hit.payload["status"] == "success" and hit.payload["match"]["version"] == 1
     assert hit.payload["match"]["operation"] == "WRITE"
 
     broken = tmp_path / "broken"
     (broken / "_delta_log").mkdir(parents=True)
     (broken / "_delta_log" / "00000000000000000000.json").write_text("not json\n")
-    event = asyncio.run(first(DeltaTableTrigger(table_uri=str(broken), condition={"after_version": -1})))
+    event = asyncio.run(first(DeltaTableTrigger(table=str(broken), condition={"after_version": -1})))
     assert event.payload["status"] == "error" and event.payload["message"]
 
 
@@ -96,7 +96,7 @@ def test_sensor_defers_and_resumes(table: Path) -> None:
         sensor.execute(CTX)
     trigger = deferred.value.trigger
     assert isinstance(trigger, DeltaTableTrigger)
-    assert trigger.table_uri == str(table) and trigger.poll_interval == 5
+    assert trigger.table == str(table) and trigger.poll_interval == 5
     assert trigger.condition == {"after_version": 0, "operation": None, "partition": {"p": "a"}}
     assert deferred.value.method_name == "execute_complete"
     assert deferred.value.timeout is not None and deferred.value.timeout.total_seconds() == 600
