@@ -8,7 +8,6 @@ time make the table or partitions unknown.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,10 +16,9 @@ from airflow_provider_deltacc.advisor.arguments import RunTime, argument, is_map
 from airflow_provider_deltacc.advisor.scopes import WHOLE, Scope, literal_scope
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
 from airflow_provider_deltacc.engine.ddl import ddl_column_names
-from airflow_provider_deltacc.occ.operations import OPERATIONS, op_kind
+from airflow_provider_deltacc.occ.operations import OPERATIONS, op_kind, statement_kind
 from airflow_provider_deltacc.windows.table_facts import canonical_partition_value
 
-_VACUUM_SQL = re.compile(r"^\s*vacuum\b", re.IGNORECASE)
 #: Labels of MERGEs pinned by their keys / on every partition column (resolved with the partition columns).
 MERGE_KEYED = "MERGE pinned by its partition-column keys"
 MERGE_AUTO = "MERGE pinned on every partition column"
@@ -191,7 +189,7 @@ def _sql(task: Any, notes: list[str]) -> tuple[OpKind, str, Scope]:
         why = statement.why if isinstance(statement, RunTime) else "the statement is a templated .sql file"
         notes.append(f"{why}: assumed to be a MERGE, the kind that conflicts with the most")
         return OpKind.MERGE, "SQL statement (treated as MERGE)", Scope("unknown", note=why)
-    if _VACUUM_SQL.search(str(statement)):
+    if statement_kind(str(statement)) is OpKind.VACUUM:
         return OpKind.VACUUM, "SQL VACUUM (not gated)", WHOLE
     options = {"statement": str(statement), "op_class": None if isinstance(op_class, RunTime) else op_class}
     op = op_kind("sql", options)

@@ -162,6 +162,7 @@ STATEMENT_KINDS: tuple[tuple[re.Pattern[str], OpKind], ...] = (
     (re.compile(r"^\s*(optimize)\b.*\bzorder\b", re.IGNORECASE | re.DOTALL), OpKind.OPTIMIZE_ZORDER),
     (re.compile(r"^\s*optimize\b", re.IGNORECASE), OpKind.OPTIMIZE),
     (re.compile(r"^\s*(alter|create|replace)\b", re.IGNORECASE), OpKind.SCHEMA_CHANGE),
+    (re.compile(r"^\s*vacuum\b", re.IGNORECASE), OpKind.VACUUM),
 )
 
 #: The kind a ``sql`` statement declared with these classes runs whatever its verb (maintenance: only
@@ -232,7 +233,7 @@ def operation_class(
 
 
 def statement_kind(statement: str) -> OpKind | None:
-    """The kind a SQL statement runs by its verb, or None when the verb says nothing."""
+    """The kind a SQL statement runs by its verb (``VACUUM`` included), or None when the verb says nothing."""
     for pattern, kind in STATEMENT_KINDS:
         if pattern.search(statement):
             return kind
@@ -260,7 +261,7 @@ def op_kind(name: str, options: Mapping[str, Any] | None = None) -> OpKind:
         if declared in _CLASS_KINDS and declared is not OperationClass.MAINTENANCE:
             return _CLASS_KINDS[declared]
         by_verb = statement_kind(str(opts.get("statement") or ""))
-        if by_verb is not None:
+        if by_verb in OPERATIONS["sql"].kinds:  # a SQL VACUUM takes part in no conflict: judged by its class
             return by_verb
         return _CLASS_KINDS.get(declared, OpKind.MERGE)
     return operation(name).kind

@@ -17,6 +17,7 @@ from airflow_provider_deltacc.occ.operations import (
     op_kind,
     operation,
     operation_class,
+    statement_kind,
 )
 from airflow_provider_deltacc.spark_job.spec import SpecError, parse_spec
 
@@ -109,7 +110,14 @@ def test_operation_class(
         ("sql", {"statement": "insert into {table} select * from {table}"}, OpKind.INSERT_SELECT),
         ("sql", {"statement": "SELECT 1"}, OpKind.MERGE),
         ("sql", {"statement": "VACUUM {table}", "op_class": "maintenance"}, OpKind.OPTIMIZE),
+        ("sql", {"statement": "  vacuum {table} RETAIN 200 HOURS"}, OpKind.MERGE),
     ],
 )
 def test_op_kind(name: str, options: dict[str, Any], expected: OpKind) -> None:
     assert op_kind(name, options) is expected
+
+
+def test_statement_kind_reads_the_verb() -> None:
+    assert statement_kind("OPTIMIZE {table}\n ZORDER BY (v)") is OpKind.OPTIMIZE_ZORDER
+    assert statement_kind(" vacuum {table}") is OpKind.VACUUM
+    assert statement_kind("SELECT 1") is None
