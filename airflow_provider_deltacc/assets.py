@@ -10,10 +10,16 @@ off). The asset's URI is derived from the ``table`` argument when the DAG is par
   ``x-deltacc-table://spark_catalog/default/orders``). The ``x-`` prefix marks a private scheme Airflow
   leaves as it is.
 
+A table known only when the task runs (a Jinja template, or a mapped task's expanded ``table``) cannot be
+an outlet: outlets are declared when the DAG is parsed. Such a task declares an asset *alias* instead
+(:func:`table_alias`), and emits the table's event through it; a DAG scheduled on the table's asset
+runs all the same. A mapped task whose ``table`` is given to ``partial()`` declares the table's asset itself.
+
 On a commit the task attaches the commit to the event's ``extra`` (see :func:`event_extra`). A write Delta
-skipped as a duplicate, or one that committed no new version, emits no event: the table's asset is taken
-out of the running task's outlets, and Airflow records events only for the outlets the finished task
-reports.
+skipped as a duplicate, or one that committed no new version, emits no event. Through an alias that is
+simply no event added. A declared asset outlet is taken out of the running task's outlets instead: Airflow
+records one event for each asset outlet the finished task reports (``SucceedTask.task_outlets``), and has no
+other way to withdraw it. ``tests/integration/airflow_face/test_asset_events.py`` fails if that changes.
 """
 
 from __future__ import annotations
@@ -122,19 +128,54 @@ def is_template(table: Any) -> bool:
     return isinstance(table, str) and ("{{" in table or "{%" in table)
 
 
+def table_alias(dag_id: str | None, task_id: str) -> AssetAlias:
+    """The asset alias a task declares when its table is known only at run time (see the module docstring)."""
+    return AssetAlias(name=f"deltacc-table-of/{dag_id or '-'}/{task_id}", group=ASSET_GROUP)
+
+
 def declare_table_outlet(operator: Any, *, emit_asset: bool) -> Asset | None:
     """Check the operator's outlets and, unless ``emit_asset`` is False, add its table's asset to them.
 
-    A templated ``table`` gets no automatic outlet (its URI is unknown when the DAG is parsed, and an
-    outlet must be declared then): the DAG keeps working, and users name the asset in ``outlets``.
+    A templated ``table`` gets the task's asset alias instead (its URI is unknown when the DAG is parsed). A
+    mapped task's outlets were declared by :func:`mapped_outlets`; when they hold the task's alias, the
+    runtime table is emitted through it and no asset outlet is added.
+
+    :returns: the table's asset when it is an outlet, else None.
     """
     check_outlets(operator.outlets, task_id=operator.task_id)
-    if not emit_asset or is_template(operator.table):
+    if not emit_asset:
+        return None
+    alias = table_alias(operator.dag_id, operator.task_id)
+    if is_template(operator.table) or alias in operator.outlets:
+        if alias not in operator.outlets:
+            operator.outlets.append(alias)
         return None
     asset = table_asset(operator.table, task_id=operator.task_id)
     if asset not in operator.outlets:
         operator.outlets.append(asset)
     return asset
+
+
+def mapped_outlets(partial_kwargs: dict[str, Any], *, dag_id: str | None) -> list[Any] | None:
+    """The outlets of a mapped writer, declared when ``partial()`` is called (``__init__`` runs only later).
+
+    The table's asset when ``table`` is given to ``partial()`` and is not a template; else the task's alias,
+    through which each mapped instance emits the table it wrote. None when ``emit_asset=False``.
+    """
+    if partial_kwargs.get("emit_asset", True) is False:
+        return None
+    task_id = str(partial_kwargs.get("task_id", ""))
+    outlets = list(partial_kwargs.get("outlets") or [])
+    check_outlets(outlets, task_id=task_id)
+    table = partial_kwargs.get("table")
+    outlet: Asset | AssetAlias = (
+        table_asset(table, task_id=task_id)
+        if isinstance(table, str) and not is_template(table)
+        else table_alias(dag_id, task_id)
+    )
+    if outlet not in outlets:
+        outlets.append(outlet)
+    return outlets
 
 
 def event_extra(spec: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
@@ -166,6 +207,27 @@ def emits_event(report: dict[str, Any]) -> bool:
     return not report.get("skipped_duplicate") and not metrics.get("noop")
 
 
+def unannounced_commit(report: dict[str, Any]) -> dict[str, Any] | None:
+    """The commit an earlier try of this task instance made, when this try skipped it as a duplicate.
+
+    A try that committed and then failed (its worker lost, a later step raising) emitted no event, and the
+    retry that finds its txn identity committed is not new data by itself: the retry announces that commit.
+    ``report`` is the report spanning the task instance's tries (:mod:`airflow_provider_deltacc.tries`).
+    """
+    from airflow_provider_deltacc.tries import report_tries
+
+    if not report.get("skipped_duplicate"):
+        return None
+    for entry in reversed(report_tries(report)[:-1]):
+        if (
+            entry.get("status") == "committed"
+            and entry.get("table_version") is not None
+            and entry.get("txn_app_id") == report.get("txn_app_id")
+        ):
+            return entry
+    return None
+
+
 def record_table_event(
     operator: Any, context: Context, spec: dict[str, Any], report: dict[str, Any]
 ) -> dict[str, Any] | None:
@@ -174,20 +236,46 @@ def record_table_event(
     :returns: the event's extra, or None when no event is emitted.
     """
     asset: Asset | None = getattr(operator, "table_outlet", None)
-    if asset is None:
+    alias = _declared_alias(operator)
+    if asset is None and alias is None:
         return None
+    earlier = unannounced_commit(report)
+    if earlier is not None:
+        operator.log.info(
+            "try %s committed version %s and failed before its asset event: announcing it now",
+            earlier.get("try_number"),
+            earlier.get("table_version"),
+        )
+        report = {**earlier, "tries": report.get("tries")}
     if not emits_event(report):
-        # Airflow registers one event per outlet the finished task reports: no outlet, no event.
-        operator.outlets = [outlet for outlet in operator.outlets if outlet != asset]
-        operator.log.info("no asset event for %s: nothing new was committed", asset.uri)
+        if asset is not None:
+            # Airflow registers one event per asset outlet the finished task reports: no outlet, no event.
+            operator.outlets = [outlet for outlet in operator.outlets if outlet != asset]
+        operator.log.info("no asset event for %s: nothing new was committed", operator.table)
         return None
     events = context.get("outlet_events")
     if events is None:  # a direct call with a hand-made context: no task runner to record events
         return None
     extra = event_extra(spec, report)
-    events[asset].extra = extra
+    if asset is not None:
+        events[asset].extra = extra
+    else:
+        assert alias is not None  # checked above
+        try:
+            asset = table_asset(operator.table, task_id=operator.task_id)
+        except DeltaCCInputError as exc:
+            operator.log.warning("no asset event: %s", exc)
+            return None
+        events[alias].add(asset, extra=extra)
     operator.log.info("asset event for %s: version %s", asset.uri, extra["version"])
     return extra
+
+
+def _declared_alias(operator: Any) -> AssetAlias | None:
+    if not getattr(operator, "emit_asset", False):
+        return None
+    alias = table_alias(operator.dag_id, operator.task_id)
+    return alias if alias in operator.outlets else None
 
 
 def _json_scalar(value: Any) -> bool:

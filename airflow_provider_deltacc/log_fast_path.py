@@ -244,7 +244,8 @@ def log_replay_supported(snapshot: LogSnapshot) -> bool:
 def empty_append_accepted(job: JobSpec, snapshot: LogSnapshot) -> bool:
     """Whether the engine would accept an append of no rows with the declared schema to this table.
 
-    It would when ``partition_by`` (if given) names the table's partition columns, and every declared column
+    It would when ``partition_by`` (if given) names the table's partition columns, no ``cluster_by`` is given
+    (its check needs Spark), and every declared column
     exists (same spelling) with the same simple type, is not an identity or CHAR/VARCHAR column, and is not
     nullable where the table's is NOT NULL; nor may a NOT NULL column be left out. Anything else, including a
     schema this cannot read without Spark, is left to Spark, which reports the error.
@@ -254,8 +255,8 @@ def empty_append_accepted(job: JobSpec, snapshot: LogSnapshot) -> bool:
     """
     options = job.options
     assert isinstance(options, AppendOptions) and job.source is not None
-    if options.merge_schema or _TIMESTAMP_TYPE_CONF in job.spark_conf:
-        return False
+    if options.merge_schema or options.cluster_by or _TIMESTAMP_TYPE_CONF in job.spark_conf:
+        return False  # (cluster_by: the clustering columns are checked by Spark, DESCRIBE DETAIL)
     if options.partition_by and [c.lower() for c in options.partition_by] != [
         c.lower() for c in snapshot.partition_columns
     ]:

@@ -13,8 +13,16 @@ whole table, so they collide):
                    operators do in spark_connect and in_process mode);
 - queued-pinned:   as ours-pinned, with turns (pinned writers cannot conflict, so nobody waits).
 
+And on a table liquid-clustered by ``part`` instead (no partitions; in OSS Delta a clustering-column
+predicate does not keep MERGEs apart, docs/clustering.md), each writer still merging its own ``part``:
+
+- clustered-retries: the OCC commit loop alone (plain retries);
+- clustered-queued:  with write leases and turns, as queued-unpinned;
+- clustered-staging: each writer blind-appends its rows to a staging table (appends never conflict), then
+                     one MERGE of the staged rows into the clustered table.
+
 Prints success rate, makespan, conflicts and wasted attempts per strategy, and the makespan ratio to
-running the same K MERGEs one after another (measured in the same run).
+running the same K MERGEs one after another (measured in the same run, on the same kind of table).
 """
 
 from __future__ import annotations
@@ -25,9 +33,19 @@ import threading
 import time
 from typing import Any
 
-from _common import SCHEMA, create_table, merge_rows, now, session
+from _common import SCHEMA, create_clustered_table, create_table, merge_rows, now, session
 
-STRATEGIES = ("no-retry", "naive-loop", "ours-unpinned", "ours-pinned", "queued-unpinned", "queued-pinned")
+STRATEGIES = (
+    "no-retry",
+    "naive-loop",
+    "ours-unpinned",
+    "ours-pinned",
+    "queued-unpinned",
+    "queued-pinned",
+    "clustered-retries",
+    "clustered-queued",
+    "clustered-staging",
+)
 
 
 def merge_spec(table: str, writer: int, version: int, *, pin: bool, attempts: int) -> dict[str, Any]:
@@ -74,12 +92,46 @@ def queued(
         return run(spec, turns=TurnQueue(held.store, held.lease, timeout_s=1800))  # type: ignore[no-any-return]
 
 
+def staged(
+    table: str, staging: str, writer: int, spec: dict[str, Any], run: Any, barrier: threading.Barrier
+) -> tuple[int, dict[str, Any]]:
+    """Blind-append the writer's rows to ``staging``; after every writer appended, writer 0 runs the one
+    MERGE of all staged rows into ``table``. Returns the append's (or, for writer 0, the MERGE's) outcome."""
+    append = {
+        "operation": "append",
+        "table": staging,
+        "source": spec["source"],
+        "retry_policy": spec["retry_policy"],
+    }
+    code, report = run(append)
+    barrier.wait()
+    if writer != 0 or code != 0:
+        return code, report
+    merge = {
+        **spec,
+        "source": {"kind": "sql", "query": f"SELECT * FROM delta.`{staging}`"},
+        "options": {"keys": ["id", "part"], "partition_pin": None},
+    }
+    code, merged = run(merge)
+    merged["attempts"] = [*(report.get("attempts") or []), *(merged.get("attempts") or [])]
+    return code, merged
+
+
 def run_strategy(spark: Any, run_job: Any, name: str, k: int, version: int) -> dict[str, Any]:
     workdir = tempfile.mkdtemp(prefix=f"bench-contention-{name}-")
     table = workdir + "/t"
-    create_table(spark, table, partitions=k)
+    clustered = name.startswith("clustered-")
+    if clustered:
+        create_clustered_table(spark, table, partitions=k)
+    else:
+        create_table(spark, table, partitions=k)
+    if name == "clustered-staging":  # created empty first, so the concurrent appends never race to create it
+        empty = {"kind": "rows", "rows": [], "schema": SCHEMA}
+        code, report = run_job({"operation": "append", "table": workdir + "/staging", "source": empty}, spark)
+        assert code == 0, report
     pin = name in ("ours-pinned", "queued-pinned")
     attempts = 1 if name in ("no-retry", "naive-loop") else 8
+    merged_after = threading.Barrier(k)
     results: list[tuple[int, dict[str, Any], int]] = []
     lock = threading.Lock()
     barrier = threading.Barrier(k)
@@ -89,9 +141,14 @@ def run_strategy(spark: Any, run_job: Any, name: str, k: int, version: int) -> d
         barrier.wait()
         if name == "naive-loop":
             outcome = naive_loop(lambda s: run_job(s, spark), spec)
-        elif name.startswith("queued-"):
+        elif name.startswith("queued-") or name == "clustered-queued":
             run = lambda s, turns: run_job(s, spark, turns=turns)  # noqa: E731
             code, report = queued(table, workdir + "/leases.db", i, spec, run)
+            outcome = (code, report, 0)
+        elif name == "clustered-staging":
+            code, report = staged(
+                table, workdir + "/staging", i, spec, lambda s: run_job(s, spark), merged_after
+            )
             outcome = (code, report, 0)
         else:
             code, report = run_job(spec, spark)
@@ -119,9 +176,9 @@ def run_strategy(spark: Any, run_job: Any, name: str, k: int, version: int) -> d
     }
 
 
-def sequential(spark: Any, run_job: Any, k: int, version: int) -> float:
+def sequential(spark: Any, run_job: Any, k: int, version: int, *, clustered: bool = False) -> float:
     table = tempfile.mkdtemp(prefix="bench-contention-seq-") + "/t"
-    create_table(spark, table, partitions=k)
+    (create_clustered_table if clustered else create_table)(spark, table, partitions=k)
     start = now()
     for i in range(k):
         code, report = run_job(merge_spec(table, i, version, pin=False, attempts=1), spark)
@@ -139,10 +196,18 @@ def main() -> None:
 
     spark = session("bench-contention")
     sequential(spark, run_job, 2, 0)  # warm-up
+    names = args.strategies.split(",")
+    unknown = sorted(set(names) - set(STRATEGIES))
+    if unknown:
+        parser.error(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
     baseline = sequential(spark, run_job, args.k, 1)
     print(f"sequential: {args.k} MERGEs one after another in {baseline:.1f}s", flush=True)
+    baselines = {False: baseline}
+    if any(name.startswith("clustered-") for name in names):
+        baselines[True] = sequential(spark, run_job, args.k, 1, clustered=True)
+        print(f"sequential, clustered table: {baselines[True]:.1f}s", flush=True)
     rows = []
-    for n, name in enumerate(args.strategies.split(","), start=2):
+    for n, name in enumerate(names, start=2):
         row = run_strategy(spark, run_job, name, args.k, n)
         rows.append(row)
         print(f"  done {name}", flush=True)
@@ -152,7 +217,8 @@ def main() -> None:
     for row in rows:
         print(
             f"{row['strategy']:<17}{row['succeeded']:>6}/{args.k:<3}{row['makespan']:>10.1f}s"
-            f"{row['conflicts']:>11}{row['wasted']:>8}{row['makespan'] / baseline:>14.2f}x"
+            f"{row['conflicts']:>11}{row['wasted']:>8}"
+            f"{row['makespan'] / baselines[row['strategy'].startswith('clustered-')]:>14.2f}x"
         )
 
 

@@ -7,7 +7,8 @@ writer operators, the maintenance operators and the table sensor in rotation, th
 ``EmptyOperator``). Each measurement runs in a fresh Python process, which first imports Airflow and the
 DagBag (the shared cost, not timed), then times ``DagBag(dag_folder=<file>)``: importing the file and
 collecting its DAG, as the DAG processor does. The two variants alternate (interleaved, order flipped every
-round) so machine noise hits both alike. Printed: the median per variant, the ratio (goal <= 1.10) and
+round) so machine noise hits both alike. A third variant is the provider file with ``emit_asset=False``:
+the cost of the automatic asset outlets. Printed: the median per variant, the ratio (goal <= 1.10) and
 whether pyspark, py4j or delta was imported while parsing the provider file (it must not be).
 """
 
@@ -24,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-VARIANTS = ("provider", "plain", "spark_submit")
+VARIANTS = ("provider", "no_assets", "plain", "spark_submit")
 GOAL = 1.10
 HEAVY = ("pyspark", "py4j", "delta")
 
@@ -83,8 +84,10 @@ print(json.dumps({{"seconds": elapsed, "heavy": heavy}}))
 
 
 def write_dag(folder: Path, variant: str, tasks: int) -> Path:
-    if variant == "provider":
+    if variant in ("provider", "no_assets"):
         imports, bodies = PROVIDER_IMPORTS, [PROVIDER_TASKS[i % len(PROVIDER_TASKS)] for i in range(tasks)]
+        if variant == "no_assets":  # the same operators without their automatic outlets
+            bodies = [b.replace("Operator(", "Operator(emit_asset=False, ", 1) for b in bodies]
     elif variant == "spark_submit":
         imports, bodies = SPARK_IMPORTS, [SPARK_TASK] * tasks
     else:
@@ -157,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     spark = statistics.median(times["spark_submit"])
     print(f"ratio spark_submit/plain: {spark / plain:.3f} (apache-spark's own operator, for reference)")
     print(f"ratio provider/spark_submit: {provider / spark:.3f}")
+    no_assets = statistics.median(times["no_assets"])
+    print(f"ratio provider/no_assets: {provider / no_assets:.3f} (the cost of the automatic asset outlets)")
     print(f"heavy modules imported while parsing the provider DAG: {sorted(heavy) or 'none'}")
     return 0 if not heavy else 1
 

@@ -32,6 +32,9 @@ def pages() -> dict[Path, str]:
         matrix.append("")
     matrix.append("## With partition pinning (partitioned table, disjoint literal partition predicates)\n")
     matrix.append(matrix_markdown(EngineProfile.OSS_SERIALIZABLE, TableTraits(partitioned=True, pinned=True)))
+    matrix.append("")
+    matrix.append("## Liquid-clustered table (measured on delta-spark, see clustering.md)\n")
+    matrix.append(matrix_markdown(EngineProfile.OSS_SERIALIZABLE, TableTraits(clustered=True)))
     decisions = [
         "# Retry decisions\n",
         "Generated from `airflow_provider_deltacc.occ.decisions` by `scripts/gen_docs.py`; do not edit.\n",

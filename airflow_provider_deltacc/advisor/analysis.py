@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.advisor.classify import ScopeMemo, TableContext, judge
 from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
@@ -23,8 +23,12 @@ from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 
 log = logging.getLogger(__name__)
 
-#: Reads a table's partition columns (and whether it is partitioned); None when it cannot be read.
-ColumnsReader = Callable[[str], tuple[str, ...] | None]
+if TYPE_CHECKING:
+    from airflow_provider_deltacc.windows.table_facts import TableFacts
+
+#: Reads a table's partition columns (and whether it is partitioned), or its whole layout (partition columns
+#: and whether it is liquid-clustered); None when it cannot be read.
+ColumnsReader = Callable[[str], "tuple[str, ...] | TableFacts | None"]
 
 
 @dataclass(frozen=True)
@@ -57,14 +61,20 @@ class Analysis:
 def _context(table: str, members: list[TaskFacts], read_columns: ColumnsReader | None) -> TableContext:
     columns = table_partition_columns(members)
     partitioned: bool | None = None
+    read_clustered = False
     if read_columns is not None:
         read = read_columns(table)
         if read is not None:
-            columns, partitioned = list(read), bool(read)
+            found = read if isinstance(read, tuple) else read.partition_columns
+            read_clustered = not isinstance(read, tuple) and read.clustered
+            columns, partitioned = list(found), bool(found)
     profile = next((t.profile for t in members if t.profile is not None), EngineProfile.OSS_SERIALIZABLE)
     traits = next((t.traits for t in members if t.traits is not None), TableTraits())
     if partitioned is not None:
         traits = replace(traits, partitioned=partitioned)
+    if not traits.partitioned and (read_clustered or any(t.cluster_by for t in members)):
+        # Clustered (its log says so, or a task creates it CLUSTER BY): no partitions, whatever pins say.
+        traits, columns, partitioned = replace(traits, clustered=True), [], False
     return TableContext(table, tuple(columns), partitioned, profile, traits)
 
 
@@ -115,7 +125,8 @@ def analyse(
 
 
 def delta_log_columns(storage_options: Mapping[str, str] | None = None) -> ColumnsReader:
-    """A :data:`ColumnsReader` that reads partition columns from the table's Delta log with delta-rs.
+    """A :data:`ColumnsReader` that reads the table's layout (partition columns, liquid clustering) from its
+    Delta log with delta-rs.
 
     Tables that cannot be read (a catalog name, no table yet, no access) answer None: unknown.
 
@@ -123,12 +134,11 @@ def delta_log_columns(storage_options: Mapping[str, str] | None = None) -> Colum
     """
     from airflow_provider_deltacc.windows.table_facts import read_table_facts
 
-    def read(table: str) -> tuple[str, ...] | None:
+    def read(table: str) -> TableFacts | None:
         try:
-            facts = read_table_facts(table, storage_options)
+            return read_table_facts(table, storage_options)
         except Exception as exc:
             log.debug("cannot read %s with delta-rs: %s", table, exc)
             return None
-        return None if facts is None else facts.partition_columns
 
     return read

@@ -102,8 +102,17 @@ def _merge_scope(task: TaskFacts, scope: Scope, columns: Sequence[str]) -> tuple
     return Scope("source", columns=tuple(pinned)), ()
 
 
+#: Added to the reason of a conflicting pair on a liquid-clustered table (measured: docs/clustering.md).
+CLUSTERED_NOTE = (
+    "The table is liquid-clustered: it has no partitions to pin, and in open-source Delta predicates on its "
+    "clustering columns do not narrow conflicts, so any pin these tasks name keeps nothing apart."
+)
+
+
 @lru_cache(maxsize=1024)
 def _traits(base: TableTraits, shared: Overlap, ops: frozenset[OpKind]) -> TableTraits:
+    if base.clustered:  # no partitions: nothing is pinned, whatever the tasks name
+        return replace(base, pinned=False, same_files=False)
     if shared == "no":
         return replace(base, partitioned=True, pinned=True, same_files=False)
     certain = shared == "yes" and not ops & MAINTENANCE_KINDS
@@ -283,6 +292,8 @@ def judge(candidate: Candidate, context: TableContext, memo: ScopeMemo | None = 
         reason = _hazard_reason(candidate)
     else:
         reason = _safe_reason(candidate, verdict, scopes, shared)
+    if context.traits.clustered and level in (FindingLevel.WILL, FindingLevel.CAN):
+        reason += " " + CLUSTERED_NOTE
     mitigation = _mitigation(a, b)
     if mitigation and level in (FindingLevel.WILL, FindingLevel.CAN):
         reason += " " + mitigation
@@ -301,7 +312,14 @@ def judge(candidate: Candidate, context: TableContext, memo: ScopeMemo | None = 
         exceptions=tuple(EXCEPTION_NAMES[k] for k in kinds),
         losers=losers,
         reason=reason,
-        fixes=suggest(candidate, level, scope_a, scope_b, gated_pair=bool(mitigation)),
+        fixes=suggest(
+            candidate,
+            level,
+            scope_a,
+            scope_b,
+            gated_pair=bool(mitigation),
+            clustered=context.traits.clustered,
+        ),
         timing=candidate.why,
         assumptions=assumptions,
         verdict=verdict,

@@ -11,6 +11,13 @@ from airflow_provider_deltacc.conflict_matrix import OpKind
 
 _MAINTENANCE = {OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER, OpKind.VACUUM}
 _READERS = {OpKind.MERGE, OpKind.UPDATE, OpKind.DELETE, OpKind.OVERWRITE, OpKind.INSERT_SELECT}
+#: What protects a liquid-clustered table, where pins cannot (no partitions; in OSS Delta clustering-column
+#: predicates do not narrow conflicts: docs/clustering.md).
+CLUSTERED_FIX = (
+    "the table is liquid-clustered, so pinning cannot help (no partitions, and clustering-column predicates "
+    "do not narrow conflicts in OSS Delta): land concurrent sources with staging_append_then_merge, keep "
+    "write leases on so the conflict-aware queue makes these writers take turns, or declare write windows"
+)
 
 
 def _pin(task: TaskFacts) -> str:
@@ -40,7 +47,13 @@ def _serialize(candidate: Candidate) -> str:
 
 
 def suggest(
-    candidate: Candidate, level: FindingLevel, scope_a: Scope, scope_b: Scope, *, gated_pair: bool
+    candidate: Candidate,
+    level: FindingLevel,
+    scope_a: Scope,
+    scope_b: Scope,
+    *,
+    gated_pair: bool,
+    clustered: bool = False,
 ) -> tuple[str, ...]:
     """Fixes for one judged pair, best first; empty when nothing needs fixing.
 
@@ -50,6 +63,7 @@ def suggest(
     :param scope_b: the resolved scope of ``candidate.b``.
     :param gated_pair: the maintenance gate keeps them apart (a gated OPTIMIZE and a writer with a lease,
         or two gated maintenance tasks).
+    :param clustered: the table is liquid-clustered: pins cannot help, say what does.
     """
     if level is FindingLevel.CANNOT:
         return ()
@@ -96,7 +110,11 @@ def suggest(
                 f"declare the writers' write_windows on {maintenance.task_id}, or give it partition_values "
                 "disjoint from theirs"
             )
+    if clustered and ops & _READERS:
+        fixes.append(CLUSTERED_FIX)
     for task, scope in ((a, scope_a), (b, scope_b)):
+        if clustered:
+            break
         if task.op in _READERS and scope.kind == "whole" and candidate.kind != "self":
             fixes.append(_pin(task))
             break

@@ -37,6 +37,7 @@ _OPERATIONS: dict[str, frozenset[OpKind]] = {
     "UPDATE": frozenset({OpKind.UPDATE}),
     "DELETE": frozenset({OpKind.DELETE}),
     "OPTIMIZE": frozenset({OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER}),
+    "CLUSTER BY": frozenset({OpKind.CLUSTER_BY}),
 }
 #: Conflicts only a metadata (or protocol) change can cause.
 _METADATA_KINDS = frozenset({"METADATA_CHANGED", "PROTOCOL_CHANGED"})

@@ -42,6 +42,7 @@ class TaskFacts:
     :param gated: a provider maintenance operator: it waits for writer leases before it runs.
     :param uses_lease: a writer that takes a write lease (the gate sees it).
     :param partition_by: partition columns it creates the table with (appends).
+    :param cluster_by: clustering columns it creates the table with (appends): the table is clustered.
     :param merge_keys: a MERGE's keys (a keyed pin uses those that are partition columns).
     :param retention_hours: VACUUM's retention, when given.
     :param force: VACUUM's ``force``.
@@ -62,6 +63,7 @@ class TaskFacts:
     gated: bool = False
     uses_lease: bool = True
     partition_by: tuple[str, ...] = ()
+    cluster_by: tuple[str, ...] = ()
     merge_keys: tuple[str, ...] = ()
     retention_hours: float | None = None
     force: bool = False
@@ -243,7 +245,8 @@ def task_facts(task: Any) -> TaskFacts:
     if gated:
         profile, traits = _maintenance_settings(task)
     limit = argument(task, "max_active_tis_per_dag")
-    partition_by = argument(task, "partition_by") if getattr(cls, "operation", "") == "append" else None
+    appends = getattr(cls, "operation", "") == "append"
+    partition_by = argument(task, "partition_by") if appends else None
     return TaskFacts(
         dag_id=str(getattr(getattr(task, "dag", None), "dag_id", "") or getattr(task, "dag_id", "")),
         task_id=str(task.task_id),
@@ -259,6 +262,7 @@ def task_facts(task: Any) -> TaskFacts:
         gated=gated,
         uses_lease=argument(task, "use_write_lease") is not False,
         partition_by=_strings(partition_by),
+        cluster_by=_strings(argument(task, "cluster_by")) if appends else (),
         merge_keys=_strings(argument(task, "keys")) if op is OpKind.MERGE else (),
         retention_hours=_number(argument(task, "retention_hours")) if op is OpKind.VACUUM else None,
         force=argument(task, "force") is True if op is OpKind.VACUUM else False,

@@ -50,6 +50,9 @@ class Footprint:
     :param metadata: it commits a Metadata/Protocol action.
     :param inserts_rows: it can insert new rows (generate identity values).
     :param commits: it takes part in optimistic concurrency at all (VACUUM does not).
+    :param domain_metadata: it commits a (non row-tracking) domain metadata action; two such commits of one
+        domain fail the second with ConcurrentTransactionException (Delta's ConflictChecker,
+        ``checkIfDomainMetadataConflict``).
     """
 
     op_class: SeedRow
@@ -61,6 +64,7 @@ class Footprint:
     metadata: bool = False
     inserts_rows: bool = False
     commits: bool = True
+    domain_metadata: bool = False
 
 
 def _dml(label: str, *, inserts_rows: bool = False) -> Footprint:
@@ -90,6 +94,9 @@ FOOTPRINTS: dict[OpKind, Footprint] = {
     OpKind.OPTIMIZE_ZORDER: _compaction(SeedRow.ZORDER, "OPTIMIZE ZORDER BY"),
     OpKind.VACUUM: Footprint(SeedRow.VACUUM, "VACUUM", commits=False),
     OpKind.SCHEMA_CHANGE: Footprint(SeedRow.SCHEMA, "schema or table-property change", metadata=True),
+    OpKind.CLUSTER_BY: Footprint(
+        SeedRow.SCHEMA, "ALTER TABLE … CLUSTER BY", metadata=True, domain_metadata=True
+    ),
 }
 
 #: Delta's exception class for each conflict kind, as reasons name them.
@@ -129,4 +136,6 @@ def exposure(loser: OpKind, winner: OpKind, *, serializable: bool) -> tuple[Conf
         kinds.append(ConflictKind.DELETE_READ)
     if lose.removes and win.removes:
         kinds.append(ConflictKind.DELETE_DELETE)
+    if lose.domain_metadata and win.domain_metadata:
+        kinds.append(ConflictKind.CONCURRENT_TRANSACTION)
     return tuple(kinds)

@@ -104,6 +104,9 @@ class TableTraits:
     :param identity_columns: the table has an IDENTITY column: every insert also updates its high-water mark
         in the metadata, so two inserting writers always collide (seeds 001/004: "Tables with identity
         columns don't support concurrent transactions"; reference §3.3).
+    :param clustered: the table is liquid-clustered (``CLUSTER BY``): unpartitioned, so no partition pin
+        applies; what predicates on its clustering columns change is in :mod:`.clustered`. Excludes
+        ``partitioned``.
     """
 
     partitioned: bool = False
@@ -111,8 +114,11 @@ class TableTraits:
     deletion_vectors: bool = False
     same_files: bool = False
     identity_columns: bool = False
+    clustered: bool = False
 
     def __post_init__(self) -> None:
+        if self.clustered and self.partitioned:
+            raise ValueError("clustered=True excludes partitioned=True: a Delta table is one or the other")
         if self.pinned and not self.partitioned:
             raise ValueError("pinned=True needs partitioned=True: only partition predicates narrow conflicts")
         if self.pinned and self.same_files:

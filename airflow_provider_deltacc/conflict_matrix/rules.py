@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from airflow_provider_deltacc.conflict_matrix.clustered import CLUSTERING_ADJUSTMENTS
 from airflow_provider_deltacc.conflict_matrix.ops import (
     EXCEPTION_NAMES,
     FOOTPRINTS,
@@ -208,6 +209,7 @@ ADJUSTMENTS: tuple[Adjustment, ...] = (
         "With an identity column, two row-inserting writers both change metadata: always a conflict.",
         _identity_columns,
     ),
+    *(Adjustment(name, doc, apply) for name, doc, apply in CLUSTERING_ADJUSTMENTS),
 )
 
 #: Recorded in Verdict.rules when an _RLC profile falls back to its file-level twin.

@@ -59,11 +59,19 @@ def resolve_pin_columns(
                 f"{field_name}[{index}]",
                 column,
                 "is not a partition column of the table; its partition columns are "
-                f"{list(state.partition_columns)}",
+                f"{list(state.partition_columns)}{_NO_PARTITIONS if not state.partition_columns else ''}",
             )
         if actual not in resolved:
             resolved.append(actual)
     return tuple(resolved)
+
+
+#: Said when a pin names a column of a table without partitions (e.g. a liquid-clustered one).
+_NO_PARTITIONS = (
+    " (an unpartitioned or liquid-clustered table cannot be pinned, and in open-source Delta predicates on "
+    "clustering columns do not keep concurrent writers apart; drop the pin: docs/clustering.md says what "
+    "protects such a table)"
+)
 
 
 def check_partition_values(
@@ -92,7 +100,7 @@ def check_partition_values(
                     f"{field_name}[{index}].{column}",
                     value,
                     f"{column!r} is not a partition column of the table; its partition columns are "
-                    f"{list(state.partition_columns)}",
+                    f"{list(state.partition_columns)}{_NO_PARTITIONS if not state.partition_columns else ''}",
                 )
             data_type = state.column_type(actual)
             assert data_type is not None

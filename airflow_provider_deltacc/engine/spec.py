@@ -18,6 +18,12 @@ STORAGE_GUARDS: tuple[str, ...] = ("exclusive_lease", "override")
 
 PartitionValues = tuple[dict[str, Any], ...]
 
+#: Why ``partition_by`` and ``cluster_by`` are refused together; the operators and the spec parser say this.
+PARTITION_AND_CLUSTER = (
+    "partition_by and cluster_by cannot both be given: a Delta table is either partitioned or "
+    "liquid-clustered; keep one of them (cluster_by for new tables, partition_by to match existing ones)"
+)
+
 
 @dataclass(frozen=True)
 class SourceSpec:
@@ -48,14 +54,18 @@ class SourceSpec:
 class AppendOptions:
     """Options of ``append``.
 
-    :param create_if_missing: create the table (with ``partition_by``) when it does not exist.
+    :param create_if_missing: create the table (with ``partition_by`` or ``cluster_by``) when it does not
+        exist.
     :param partition_by: partition columns for a table created by this append.
     :param merge_schema: add new source columns to the table (makes the append schema-changing).
+    :param cluster_by: liquid-clustering columns for a table created by this append (not with
+        ``partition_by``); on an existing table they must match its clustering columns.
     """
 
     create_if_missing: bool = True
     partition_by: tuple[str, ...] = ()
     merge_schema: bool = False
+    cluster_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -153,10 +163,13 @@ class OptimizeOptions:
 
     :param partition_values: compact only these partitions.
     :param zorder_by: Z-order by these (non-partition) columns instead of plain compaction.
+    :param full: ``OPTIMIZE … FULL``: recluster every file of a liquid-clustered table, not only the files
+        incremental clustering picks (clustered tables only; Delta >= 3.3).
     """
 
     partition_values: PartitionValues | None = None
     zorder_by: tuple[str, ...] = ()
+    full: bool = False
 
 
 @dataclass(frozen=True)

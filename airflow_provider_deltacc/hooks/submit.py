@@ -473,13 +473,23 @@ class ReportingSparkSubmitHook(SparkSubmitHook):
     - ``_mask_cmd(connection_cmd)``: overridden, to redact more than the provider does;
     - ``_process_spark_submit_log(itr)``: overridden, to take the report line out of the stream and redact
       every line before the provider logs it;
-    - ``_submit_sp``, ``_spark_exit_code``, ``_is_kubernetes``: read, for the exit code.
+    - ``_submit_sp``, ``_spark_exit_code``, ``_is_kubernetes``: read, for the exit code (and ``_submit_sp``
+      to kill a spark-submit that started after a kill request).
+
+    Its ``on_kill`` also covers a kill that arrives while spark-submit is being started.
     """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.report: dict[str, Any] | None = None
         self.secrets: list[str] = []
+        self._kill_requested = False
+
+    def on_kill(self) -> None:
+        # A kill that comes while spark-submit is being started, before ``_submit_sp`` exists, would be
+        # lost: remember it, and kill the process as soon as its output is read (just after it started).
+        self._kill_requested = True
+        super().on_kill()
 
     # Private override: the provider logs the command line through _mask_cmd and nothing public.
     def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
@@ -503,6 +513,8 @@ class ReportingSparkSubmitHook(SparkSubmitHook):
 
     # Private override: the only place the provider hands over spark-submit's output before logging it.
     def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:
+        if self._kill_requested and self._submit_sp is not None and self._submit_sp.poll() is None:
+            self._submit_sp.kill()
         super()._process_spark_submit_log(self._without_report(itr))
 
     def _without_report(self, itr: Iterator[Any]) -> Iterator[Any]:

@@ -46,6 +46,10 @@ class OpKind(StrEnum):
     - ``SCHEMA_CHANGE``: ALTER TABLE, schema evolution, a table property change, feature enablement: anything
       committing a Metadata (or Protocol) action. A schema-evolving write (``mergeSchema``) is both: look up
       the pair as ``SCHEMA_CHANGE`` for what it does to others and as its data op for its own exposure.
+    - ``CLUSTER_BY``: ``ALTER TABLE … CLUSTER BY``. On a table that is not clustered yet it enables the
+      clustering table feature (a Protocol change: its footprint is a schema change's); on a liquid-clustered
+      table it commits only the ``delta.clustering`` domain metadata, which fails no writer (the
+      ``clustered`` adjustment in :mod:`airflow_provider_deltacc.conflict_matrix.clustered`).
     """
 
     BLIND_APPEND = "blind_append"
@@ -58,6 +62,7 @@ class OpKind(StrEnum):
     OPTIMIZE_ZORDER = "optimize_zorder"
     VACUUM = "vacuum"
     SCHEMA_CHANGE = "schema_change"
+    CLUSTER_BY = "cluster_by"
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,8 @@ STATEMENT_KINDS: tuple[tuple[re.Pattern[str], OpKind], ...] = (
     (re.compile(r"^\s*insert\b", re.IGNORECASE), OpKind.INSERT_SELECT),
     (re.compile(r"^\s*(optimize)\b.*\bzorder\b", re.IGNORECASE | re.DOTALL), OpKind.OPTIMIZE_ZORDER),
     (re.compile(r"^\s*optimize\b", re.IGNORECASE), OpKind.OPTIMIZE),
+    # ALTER TABLE … CLUSTER BY: only domain metadata on a clustered table
+    (re.compile(r"^\s*alter\s+table\b.*\bcluster\s+by\b", re.IGNORECASE | re.DOTALL), OpKind.CLUSTER_BY),
     (re.compile(r"^\s*(alter|create|replace)\b", re.IGNORECASE), OpKind.SCHEMA_CHANGE),
     (re.compile(r"^\s*vacuum\b", re.IGNORECASE), OpKind.VACUUM),
 )
@@ -245,8 +252,9 @@ def op_kind(name: str, options: Mapping[str, Any] | None = None) -> OpKind:
 
     ``append`` is a blind append (a schema change with ``merge_schema``); ``optimize`` with ``zorder_by`` is
     OPTIMIZE_ZORDER; ``sql`` goes by its ``op_class`` and, for read-modify-write statements, by the
-    statement's verb (``INSERT`` reading the table is INSERT_SELECT); an unrecognised statement counts as
-    MERGE, the kind that conflicts with the most. The others are their registry kind.
+    statement's verb (``INSERT`` reading the table is INSERT_SELECT; ``ALTER TABLE … CLUSTER BY`` is
+    CLUSTER_BY unless declared a blind append or maintenance); an unrecognised statement counts as MERGE, the
+    kind that conflicts with the most. The others are their registry kind.
 
     :param name: the job spec's ``operation``.
     :param options: its options.
@@ -258,9 +266,13 @@ def op_kind(name: str, options: Mapping[str, Any] | None = None) -> OpKind:
         return OpKind.OPTIMIZE_ZORDER
     if name == "sql":
         declared = _statement_class(opts)
+        by_verb = statement_kind(str(opts.get("statement") or ""))
+        if by_verb is OpKind.CLUSTER_BY:
+            if declared in (OperationClass.READ_MODIFY_WRITE, OperationClass.SCHEMA_CHANGING):
+                return OpKind.CLUSTER_BY  # whatever op_class it is given, it is only that ALTER
+            by_verb = OpKind.SCHEMA_CHANGE
         if declared in _CLASS_KINDS and declared is not OperationClass.MAINTENANCE:
             return _CLASS_KINDS[declared]
-        by_verb = statement_kind(str(opts.get("statement") or ""))
         if by_verb in OPERATIONS["sql"].kinds:  # a SQL VACUUM takes part in no conflict: judged by its class
             return by_verb
         return _CLASS_KINDS.get(declared, OpKind.MERGE)

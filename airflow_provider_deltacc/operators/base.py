@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
-from airflow_provider_deltacc.assets import declare_table_outlet, record_table_event
+from airflow_provider_deltacc.assets import declare_table_outlet, mapped_outlets, record_table_event
 from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError, DeltaUnsafeStorageError
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
@@ -155,6 +155,17 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         self.emit_asset = emit_asset
         self.table_outlet = declare_table_outlet(self, emit_asset=emit_asset)
 
+    @classmethod
+    def partial(cls, **kwargs: Any) -> Any:
+        """Airflow's ``partial()``, with the table's asset (or the task's alias) declared as an outlet: a
+        mapped task's ``__init__`` runs only when it runs, after outlets must be known."""
+        operator_partial = super().partial(**kwargs)
+        dag = operator_partial.kwargs.get("dag")
+        outlets = mapped_outlets(operator_partial.kwargs, dag_id=dag.dag_id if dag else None)
+        if outlets is not None:
+            operator_partial.kwargs["outlets"] = outlets
+        return operator_partial
+
     @cached_property
     def hook(self) -> DeltaCCHook:
         from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
@@ -285,7 +296,7 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
             raise
         published = self._publish(context, report, None)
         self.committed_run = (spec, report)  # for get_openlineage_facets_on_complete
-        record_table_event(self, context, spec, report)
+        record_table_event(self, context, spec, published)
         return published
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:

@@ -268,6 +268,10 @@ class DeltaOptimizeOperator(_GatedMaintenanceOperator):
     :param only_closed_partitions: compact only the partitions no conflicting lease or window touches (of
         ``partition_values``, or else of every partition the table has, read with delta-rs); wait while
         none is closed. False waits until all of them (or the whole table) are free.
+    :param full: on a liquid-clustered table, ``OPTIMIZE … FULL``: recluster every file, not only those
+        incremental clustering picks (after ``ALTER TABLE … CLUSTER BY`` changed the columns). Clustered
+        tables only; not with ``zorder_by`` or ``partition_values``. A plain OPTIMIZE of a clustered table
+        already clusters incrementally.
 
     See :class:`_GatedMaintenanceOperator` for the gate arguments.
     """
@@ -281,12 +285,21 @@ class DeltaOptimizeOperator(_GatedMaintenanceOperator):
         partition_values: list[dict[str, Any]] | None = None,
         zorder_by: list[str] | None = None,
         only_closed_partitions: bool = False,
+        full: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.partition_values = partition_values
         self.zorder_by = zorder_by
         self.only_closed_partitions = only_closed_partitions
+        self.full = full
+        if full and (zorder_by or partition_values):
+            raise DeltaCCInputError(
+                f"{self.task_id}: full=True reclusters a whole liquid-clustered table, which takes neither "
+                f"zorder_by={zorder_by!r} nor partition_values={partition_values!r}; drop them (or full)",
+                field="full",
+                value=True,
+            )
 
     def build_options(self, context: Context) -> dict[str, Any]:
         options: dict[str, Any] = {}
@@ -294,6 +307,8 @@ class DeltaOptimizeOperator(_GatedMaintenanceOperator):
             options["partition_values"] = self.partition_values
         if self.zorder_by:
             options["zorder_by"] = self.zorder_by
+        if self.full:
+            options["full"] = True
         return options
 
     def kind_options(self) -> dict[str, Any]:

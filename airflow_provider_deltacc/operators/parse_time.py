@@ -55,6 +55,30 @@ def check_merge(task_id: str, table: Any, partition_pin: Any) -> None:
         )
 
 
+def check_clustered_pin(task_id: str, table: Any, cluster_by: Any, pin: Any) -> None:
+    """A pin on a table known to be liquid-clustered pins nothing: say once what protects it instead.
+
+    Measured on OSS Delta (``docs/clustering.md``): a clustered table has no partitions, and predicates on
+    its clustering columns do not narrow the conflict check, so any commit during a MERGE/UPDATE/DELETE
+    fails it with ConcurrentAppendException.
+
+    :param task_id: the task.
+    :param table: its table.
+    :param cluster_by: the clustering columns the task or group declares (nothing is judged without them).
+    :param pin: its ``partition_pin`` / ``partition_values`` (None: no pin, nothing to say).
+    """
+    if not cluster_by or pin is None:
+        return
+    warn_conflict(
+        f"{task_id}: {table} is liquid-clustered by {list(cluster_by)} and has no partitions, so the pin "
+        f"{pin!r} keeps no concurrent writer away; in open-source Delta predicates on clustering columns do "
+        "not narrow conflicts either (any commit during a MERGE, UPDATE or DELETE fails it with "
+        "ConcurrentAppendException). What works: land concurrent sources with staging_append_then_merge, "
+        "let the write leases' conflict-aware queue make such writers take turns (on by default), or "
+        "declare write windows. See docs/clustering.md."
+    )
+
+
 def check_vacuum(task_id: str, table: Any, retention_hours: Any, force: Any) -> None:
     """A forced VACUUM below Delta's default retention can delete files of writers that run longer.
 

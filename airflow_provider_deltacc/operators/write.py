@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.engine.spec import PARTITION_AND_CLUSTER
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.occ.operations import OperationClass
 from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator
@@ -18,6 +20,22 @@ def _drop_none(options: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in options.items() if value is not None}
 
 
+def check_layout(task_id: str, partition_by: list[str] | None, cluster_by: list[str] | None) -> None:
+    """Refuse ``partition_by`` together with ``cluster_by`` when the DAG is parsed.
+
+    :param task_id: the task, for the message.
+    :param partition_by: the partition columns asked for.
+    :param cluster_by: the clustering columns asked for.
+    :raises DeltaCCInputError: naming both fields.
+    """
+    if partition_by and cluster_by:
+        raise DeltaCCInputError(
+            f"{task_id}: partition_by={partition_by!r}, cluster_by={cluster_by!r}: {PARTITION_AND_CLUSTER}",
+            field="cluster_by",
+            value=cluster_by,
+        )
+
+
 class DeltaAppendOperator(DeltaBaseOperator):
     """Append the source's rows to a Delta table (a blind append: it conflicts with nothing but schema
     and protocol changes, and is exactly-once across retries).
@@ -27,6 +45,9 @@ class DeltaAppendOperator(DeltaBaseOperator):
     :param create_if_missing: create the table if it does not exist.
     :param merge_schema: add new source columns to the table (a schema change: never retried over
         another schema change).
+    :param cluster_by: liquid-clustering columns when the append creates the table (``CREATE TABLE …
+        CLUSTER BY``); on an existing table they must match its clustering columns. Not with
+        ``partition_by``. See ``docs/clustering.md`` for what protects a clustered table from conflicts.
     """
 
     operation = "append"
@@ -39,6 +60,7 @@ class DeltaAppendOperator(DeltaBaseOperator):
         partition_by: list[str] | None = None,
         create_if_missing: bool = True,
         merge_schema: bool = False,
+        cluster_by: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -46,6 +68,8 @@ class DeltaAppendOperator(DeltaBaseOperator):
         self.partition_by = partition_by
         self.create_if_missing = create_if_missing
         self.merge_schema = merge_schema
+        self.cluster_by = cluster_by
+        check_layout(self.task_id, partition_by, cluster_by)
 
     def class_options(self) -> dict[str, Any]:
         return {"merge_schema": self.merge_schema}
@@ -59,6 +83,7 @@ class DeltaAppendOperator(DeltaBaseOperator):
                 "partition_by": self.partition_by,
                 "create_if_missing": self.create_if_missing,
                 "merge_schema": self.merge_schema,
+                "cluster_by": self.cluster_by,
             }
         )
 

@@ -23,6 +23,7 @@ from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.spec import (
     DEFAULT_WHEN_MATCHED,
     DEFAULT_WHEN_NOT_MATCHED,
+    PARTITION_AND_CLUSTER,
     SOURCE_KINDS,
     STORAGE_GUARDS,
     AppendOptions,
@@ -195,11 +196,12 @@ def _source(top: Fields, operation: str) -> SourceSpec | None:
 
 
 def _append(f: Fields) -> AppendOptions:
-    f.only(("create_if_missing", "partition_by", "merge_schema"), "append options")
+    f.only(("create_if_missing", "partition_by", "merge_schema", "cluster_by"), "append options")
     return AppendOptions(
         create_if_missing=f.boolean("create_if_missing", True),
         partition_by=f.strings("partition_by"),
         merge_schema=f.boolean("merge_schema", False),
+        cluster_by=f.strings("cluster_by"),
     )
 
 
@@ -336,9 +338,11 @@ def _require_filter(condition: str | None, equals: dict[str, Any], partitions: A
 
 
 def _optimize(f: Fields) -> OptimizeOptions:
-    f.only(("partition_values", "zorder_by"), "optimize options")
+    f.only(("partition_values", "zorder_by", "full"), "optimize options")
     return OptimizeOptions(
-        partition_values=f.partition_values("partition_values"), zorder_by=f.strings("zorder_by")
+        partition_values=f.partition_values("partition_values"),
+        zorder_by=f.strings("zorder_by"),
+        full=f.boolean("full", False),
     )
 
 
@@ -373,6 +377,23 @@ def _sql(f: Fields) -> SqlOptions:
 
 
 def _cross_check(options: OperationOptions) -> None:
+    if isinstance(options, AppendOptions) and options.partition_by and options.cluster_by:
+        raise SpecError(
+            "options.cluster_by",
+            {"partition_by": list(options.partition_by), "cluster_by": list(options.cluster_by)},
+            PARTITION_AND_CLUSTER,
+        )
+    if (
+        isinstance(options, OptimizeOptions)
+        and options.full
+        and (options.zorder_by or options.partition_values)
+    ):
+        raise SpecError(
+            "options.full",
+            True,
+            "OPTIMIZE FULL reclusters a liquid-clustered table, which takes neither zorder_by nor "
+            "partition_values; drop them (or drop full)",
+        )
     if isinstance(options, AppendOptions) and options.partition_by and not options.create_if_missing:
         raise SpecError(
             "options.partition_by", list(options.partition_by), "only applies when create_if_missing is true"

@@ -7,6 +7,8 @@
     :class:`~airflow_provider_deltacc.operators.maintenance.DeltaOptimizeOperator` with
     ``only_closed_partitions=True``: compacts only the partitions no writer is active on, and holds an
     OPTIMIZE lease while it runs (the gate is asked again: a writer may have started since the sensor).
+    On a liquid-clustered table (no partitions) it clusters incrementally once the whole table is quiet;
+    ``full=True`` reclusters every file (``OPTIMIZE … FULL``).
 ``vacuum``
     :class:`~airflow_provider_deltacc.operators.maintenance.DeltaVacuumOperator`: refuses a retention below
     the table's ``delta.deletedFileRetentionDuration`` (unless ``force``), waits until no writer at all is
@@ -43,6 +45,7 @@ _OWN_ARGUMENTS = frozenset(
         "partition_values",
         "zorder_by",
         "only_closed_partitions",
+        "full",
         "retention_hours",
         "force",
         "list_only",
@@ -59,6 +62,7 @@ def table_maintenance(
     zorder_by: Sequence[str] | None = None,
     only_closed_partitions: bool = True,
     partition_values: list[dict[str, Any]] | None = None,
+    full: bool = False,
     vacuum: bool = True,
     retention_hours: float | None = None,
     force: bool = False,
@@ -80,6 +84,8 @@ def table_maintenance(
     :param only_closed_partitions: compact only partitions no conflicting writer or window touches (the
         default); False waits until the whole table (or all of ``partition_values``) is quiet.
     :param partition_values: restrict OPTIMIZE to these partitions, e.g. ``[{"date": "2026-11-19"}]``.
+    :param full: for a liquid-clustered table: ``OPTIMIZE … FULL`` reclusters every file (after the
+        clustering columns changed); not with ``zorder_by`` or ``partition_values``.
     :param vacuum: add the VACUUM step (True by default).
     :param retention_hours: VACUUM retention; None uses the table's ``delta.deletedFileRetentionDuration``.
         A value below it is refused unless ``force``.
@@ -110,6 +116,7 @@ def table_maintenance(
     zorder = column_list(FACTORY, "zorder_by", zorder_by)
     for name, value in (
         ("only_closed_partitions", only_closed_partitions),
+        ("full", full),
         ("vacuum", vacuum),
         ("force", force),
         ("list_only", list_only),
@@ -167,6 +174,7 @@ def table_maintenance(
             zorder_by=zorder or None,
             only_closed_partitions=only_closed_partitions,
             partition_values=partition_values,
+            full=full,
             max_wait=max_wait,
             **gated,
             **extra,

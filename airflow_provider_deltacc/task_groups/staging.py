@@ -31,8 +31,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.literals import quote_identifier, string_literal
+from airflow_provider_deltacc.engine.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.engine.table import CATALOG_NAME_RE, is_path, table_sql
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.sources import source_spec
 from airflow_provider_deltacc.task_groups._checks import (
     boolean,
@@ -60,6 +62,7 @@ _OWN_ARGUMENTS = frozenset(
         "keys",
         "condition",
         "partition_by",
+        "cluster_by",
         "partition_values",
         "create_if_missing",
         "merge_schema",
@@ -85,6 +88,7 @@ def staging_append_then_merge(
     schema: str,
     keys: Sequence[str],
     partition_columns: Sequence[str] | None = None,
+    cluster_columns: Sequence[str] | None = None,
     dedup_order_by: str | None = None,
     latest_wins: bool = True,
     schema_evolution: bool = False,
@@ -118,6 +122,10 @@ def staging_append_then_merge(
     :param partition_columns: the target's partition columns (used when the group creates it). Every one of
         them must be a key with the default ``partition_pin="keyed"``, so the MERGE is pinned to the
         partitions the batches touch.
+    :param cluster_columns: liquid-clustering columns of the target (used when the group creates it); not
+        with ``partition_columns``. A clustered target has no partitions to pin, and in OSS Delta predicates
+        on its clustering columns do not keep writers apart: this group's one MERGE per run is what
+        protects it (see ``docs/clustering.md``), so ``partition_pin`` must stay ``"keyed"`` or None.
     :param dedup_order_by: keep only the latest staged row per key, by this column (a timestamp or a
         sequence number); None keeps them all (then two staged rows with one key fail the MERGE).
     :param latest_wins: with ``dedup_order_by``, update a target row only when the staged row is not older
@@ -155,6 +163,7 @@ def staging_append_then_merge(
         schema=schema,
         keys=keys,
         partition_columns=partition_columns,
+        cluster_columns=cluster_columns,
         dedup_order_by=dedup_order_by,
         latest_wins=latest_wins,
         schema_evolution=schema_evolution,
@@ -240,6 +249,7 @@ def staging_append_then_merge(
                 table=target_table,
                 source={"kind": "rows", "rows": [], "schema": schema},
                 partition_by=list(checked["partition_columns"]) or None,
+                cluster_by=list(checked["cluster_columns"]) or None,
                 txn_app_id=create_identity(target_table),
                 txn_version=1,
                 emit_asset=False,  # an empty create is no new data
@@ -400,7 +410,11 @@ def _check_arguments(**args: Any) -> dict[str, Any]:
     require_columns(FACTORY, "keys", args["keys"], keys, columns, "schema")
     partitions = column_list(FACTORY, "partition_columns", args["partition_columns"])
     require_columns(FACTORY, "partition_columns", args["partition_columns"], partitions, columns, "schema")
+    clustering = column_list(FACTORY, "cluster_columns", args["cluster_columns"])
+    require_columns(FACTORY, "cluster_columns", args["cluster_columns"], clustering, columns, "schema")
     pin = args["partition_pin"]
+    if clustering:
+        _check_clustered_target(args["partition_columns"], clustering, pin, args["target_table"])
     if pin == "keyed":
         unpinned = [c for c in partitions if c.lower() not in {k.lower() for k in keys}]
         if unpinned:
@@ -440,7 +454,28 @@ def _check_arguments(**args: Any) -> dict[str, Any]:
     _check_sources(args["sources"])
     if not is_templated(staging) and not is_path(staging) and not CATALOG_NAME_RE.fullmatch(staging):
         raise fail(FACTORY, "staging_table", staging, "is neither a path (with '/') nor a catalog name")
-    return {"keys": keys, "partition_columns": partitions}
+    return {"keys": keys, "partition_columns": partitions, "cluster_columns": clustering}
+
+
+def _check_clustered_target(partition_columns: Any, clustering: list[str], pin: Any, target: str) -> None:
+    """A clustered target: no partition columns, and no pin (there are no partitions to pin)."""
+    if partition_columns:
+        raise fail(
+            FACTORY,
+            "cluster_columns",
+            clustering,
+            f"partition_columns={list(partition_columns)!r} is given too: {PARTITION_AND_CLUSTER}",
+        )
+    if pin not in ("keyed", "auto", None):
+        raise fail(
+            FACTORY,
+            "partition_pin",
+            pin,
+            f"the target is liquid-clustered by {clustering} and has no partitions to pin; drop "
+            "partition_pin",
+        )
+    if pin == "auto":
+        parse_time.check_clustered_pin(f"{FACTORY}.merge_batches", target, clustering, pin)
 
 
 def _check_sources(sources: Any) -> None:

@@ -86,7 +86,7 @@ def pair_verdict(
     """The conflict matrix's verdict on two operations of one table running at once, given their partitions.
 
     Disjoint partition scopes are looked up as pinned (the matrix keeps table-wide conflicts such as schema
-    changes); overlapping ones as unpinned.
+    changes); overlapping ones, and any on a liquid-clustered table, as unpinned.
 
     :param op_a: one operation.
     :param scope_a: its partitions, or None for the whole table.
@@ -96,7 +96,8 @@ def pair_verdict(
     :param traits: the table's traits; ``pinned`` is decided here from the two scopes.
     """
     traits = traits if traits is not None else TableTraits()
-    if scopes_overlap(scope_a, scope_b):
+    # A clustered table has no partitions: whatever scopes the two name, nothing is pinned.
+    if traits.clustered or scopes_overlap(scope_a, scope_b):
         pair_traits = replace(traits, pinned=False)
     else:
         pair_traits = replace(traits, partitioned=True, pinned=True, same_files=False)

@@ -7,6 +7,7 @@ default retention, no traits). ``deltalake`` is imported on first use, never at 
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import Mapping
@@ -21,6 +22,8 @@ log = logging.getLogger(__name__)
 
 RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
 DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
+#: The writer feature every liquid-clustered table's protocol lists.
+CLUSTERING_FEATURE = "clustering"
 
 _URI_SCHEMES = ("file://", "s3://", "s3a://", "gs://", "abfs://", "abfss://", "az://", "adl://", "hdfs://")
 
@@ -39,10 +42,15 @@ class TableFacts:
 
     :param partition_columns: the partition columns in table order.
     :param configuration: the table properties.
+    :param clustered: the table is liquid-clustered (its protocol has the ``clustering`` writer feature).
+    :param clustering_columns: its clustering columns, when the retained history names them (empty when
+        not clustered, or when the log that set them was cleaned up; ``clustered`` still says so).
     """
 
     partition_columns: tuple[str, ...]
     configuration: Mapping[str, str]
+    clustered: bool = False
+    clustering_columns: tuple[str, ...] = ()
 
     @property
     def partitioned(self) -> bool:
@@ -55,8 +63,10 @@ class TableFacts:
         return str(self.configuration.get(DELETION_VECTORS_PROPERTY, "")).lower() == "true"
 
     def traits(self) -> TableTraits:
-        """The conflict-matrix traits the log shows (``partitioned``, ``deletion_vectors``)."""
-        return TableTraits(partitioned=self.partitioned, deletion_vectors=self.deletion_vectors)
+        """The conflict-matrix traits the log shows (``partitioned``, ``deletion_vectors``, ``clustered``)."""
+        return TableTraits(
+            partitioned=self.partitioned, deletion_vectors=self.deletion_vectors, clustered=self.clustered
+        )
 
     def retention_hours(self) -> float | None:
         """``delta.deletedFileRetentionDuration`` in hours, or None when the property is not set.
@@ -87,8 +97,34 @@ def read_table_facts(table: str, storage_options: Mapping[str, str] | None = Non
         return None
     from deltalake import DeltaTable
 
-    metadata = DeltaTable(table, storage_options=dict(storage_options or {})).metadata()
-    return TableFacts(tuple(metadata.partition_columns), dict(metadata.configuration))
+    delta_table = DeltaTable(table, storage_options=dict(storage_options or {}))
+    metadata = delta_table.metadata()
+    clustered = CLUSTERING_FEATURE in (delta_table.protocol().writer_features or ())
+    columns = latest_clustering_columns(delta_table.history()) if clustered else ()
+    return TableFacts(tuple(metadata.partition_columns), dict(metadata.configuration), clustered, columns)
+
+
+def latest_clustering_columns(history: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The clustering columns the newest commit that set them names, from ``DeltaTable.history()``.
+
+    delta-rs does not expose the ``delta.clustering`` domain metadata, but the commits that change it say
+    what they set: ``CREATE TABLE``/``REPLACE TABLE`` (``clusterBy``, a JSON list) and ``CLUSTER BY``
+    (``newClusteringColumns``, comma-separated). Empty when the retained history has neither.
+
+    :param history: commit infos, newest first.
+    """
+    for commit in history:
+        parameters = commit.get("operationParameters") or {}
+        if commit.get("operation") == "CLUSTER BY" and "newClusteringColumns" in parameters:
+            text = str(parameters["newClusteringColumns"])
+            return tuple(c.strip() for c in text.split(",") if c.strip())
+        if "clusterBy" in parameters:
+            try:
+                columns = json.loads(str(parameters["clusterBy"]))
+            except ValueError:
+                return ()
+            return tuple(str(c) for c in columns) if isinstance(columns, list) else ()
+    return ()
 
 
 def table_partitions(table: str, storage_options: Mapping[str, str] | None = None) -> list[PartitionSpec]:

@@ -271,6 +271,7 @@ def test_an_empty_create_of_a_missing_table_runs(tmp_path: Path) -> None:
         (SCHEMA, {"partition_by": ["id"]}),
         (SCHEMA, {"partition_by": ["day", "id"]}),
         (SCHEMA, {"merge_schema": True}),
+        (SCHEMA, {"cluster_by": ["id"]}),  # the table's clustering columns are Spark's to check
         ("id INT, day STRING", {}),  # INT into BIGINT: Delta refuses it
         ("id BIGINT, day STRING, extra STRING", {}),
         ("ID BIGINT, day STRING", {}),  # another spelling: left to Spark's resolution

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.engine.clustering import (
+    check_cluster_by_source,
+    check_existing_clustering,
+    create_clustered_table,
+)
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
@@ -41,12 +46,18 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
     source = probe_source(spark, source_spec)
     if initial is not None:
         _check_append_schema(source, initial, opts)
+        if opts.cluster_by:
+            check_existing_clustering(spark, spec.table, opts.cluster_by)
     else:
         _check_new_partitioning(source, opts)
+        check_cluster_by_source(source, opts.cluster_by)
 
     def work(attempt: int) -> WorkOutcome:
         def write(state: TableState | None) -> WriteResult:
             frame = apply_hook(load_source(spark, source_spec), hook, attempt)
+            if state is None and opts.cluster_by:
+                # DataFrameWriter.clusterBy is ignored for path writes: create the clustered table first.
+                create_clustered_table(spark, spec.table, frame, opts.cluster_by)
             writer = frame.write.format("delta").mode("append")
             if spec.txn is not None:
                 writer = writer.options(**spec.txn.writer_options())

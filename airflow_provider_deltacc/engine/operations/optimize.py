@@ -1,9 +1,11 @@
-"""``optimize``: bin-packing compaction or Z-ordering, optionally limited to some partitions."""
+"""``optimize``: bin-packing compaction or Z-ordering, optionally limited to some partitions; on a
+liquid-clustered table, incremental clustering (or ``FULL``: every file)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from airflow_provider_deltacc.engine.clustering import clustering_columns, is_unsupported_full
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.literals import escaped_string_literals, quote_identifier
 from airflow_provider_deltacc.engine.operations.base import (
@@ -35,6 +37,8 @@ def build_optimize(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     opts = spec.options
     assert isinstance(opts, OptimizeOptions)
     state = require_table_state(spark, spec.table)
+    if opts.full or opts.zorder_by or opts.partition_values is not None:  # a plain OPTIMIZE suits both
+        _check_clustering(opts, clustering_columns(spark, spec.table))
     if opts.partition_values is not None:
         check_partition_values(opts.partition_values, state)
     for index, column in enumerate(opts.zorder_by):
@@ -61,7 +65,16 @@ def build_optimize(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
                 statement += f" WHERE {where}"
             if opts.zorder_by:
                 statement += f" ZORDER BY ({', '.join(quote_identifier(c) for c in opts.zorder_by)})"
-            row = spark.sql(statement).collect()[0]["metrics"]
+            if opts.full:
+                statement += " FULL"
+            try:
+                row = spark.sql(statement).collect()[0]["metrics"]
+            except Exception as exc:
+                if opts.full and is_unsupported_full(exc):
+                    raise InputError(
+                        "options.full", True, "this Delta version has no OPTIMIZE FULL (Delta >= 3.3 has it)"
+                    ) from None
+                raise
             metrics = {
                 "where": where,
                 "num_files_added": int(row["numFilesAdded"]),
@@ -82,3 +95,29 @@ def build_optimize(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
         )
 
     return prepared_operation("optimize", work)
+
+
+def _check_clustering(opts: OptimizeOptions, clustering: tuple[str, ...]) -> None:
+    """Refuse what Delta refuses on (or only allows on) a liquid-clustered table, naming the field."""
+    if opts.full and not clustering:
+        raise InputError(
+            "options.full",
+            True,
+            "OPTIMIZE FULL only applies to a liquid-clustered table and this one is not clustered; drop full",
+        )
+    if not clustering:
+        return
+    if opts.zorder_by:
+        raise InputError(
+            "options.zorder_by",
+            list(opts.zorder_by),
+            f"the table is liquid-clustered by {list(clustering)}, which replaces Z-ordering; drop zorder_by "
+            "(OPTIMIZE clusters the table incrementally)",
+        )
+    if opts.partition_values is not None:
+        raise InputError(
+            "options.partition_values",
+            list(opts.partition_values),
+            f"the table is liquid-clustered by {list(clustering)} and has no partitions; drop "
+            "partition_values (OPTIMIZE clusters only the files that need it)",
+        )

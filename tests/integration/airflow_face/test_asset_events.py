@@ -12,6 +12,7 @@ import pytest
 
 from airflow_provider_deltacc.assets import table_asset_uri
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaOptimizeOperator
+from tests.support.asset_events import asset_events
 
 pytestmark = pytest.mark.integration
 
@@ -67,24 +68,7 @@ def _sync(folder: Path, *dags: Any) -> None:
         )
 
 
-def _events(uri: str) -> list[dict[str, Any]]:
-    from airflow.models.asset import AssetEvent, AssetModel
-    from airflow.utils.session import create_session
-
-    with create_session() as session:
-        rows = (
-            session.query(AssetEvent)
-            .join(AssetModel, AssetEvent.asset_id == AssetModel.id)
-            .filter(AssetModel.uri == uri)
-            .order_by(AssetEvent.id)
-            .all()
-        )
-        return [
-            {"task_id": r.source_task_id, "run_id": r.source_run_id, "extra": dict(r.extra)} for r in rows
-        ]
-
-
-def _create_runs_as_the_scheduler_does() -> list[Any]:
+def _create_runs_as_the_scheduler_does(dag_id: str = CONSUMER) -> list[Any]:
     """The scheduler loop's dag-run creation step (the one that turns queued asset events into runs)."""
     from airflow.jobs.job import Job
     from airflow.jobs.scheduler_job_runner import SchedulerJobRunner
@@ -97,7 +81,7 @@ def _create_runs_as_the_scheduler_does() -> list[Any]:
         with prohibit_commit(session) as guard:
             runner._create_dagruns_for_dags(guard, session)
             guard.commit()
-        runs = session.query(DagRun).filter(DagRun.dag_id == CONSUMER).all()
+        runs = session.query(DagRun).filter(DagRun.dag_id == dag_id).all()
         for run in runs:
             session.expunge(run)
         return runs
@@ -116,7 +100,7 @@ def test_commits_emit_asset_events_that_trigger_the_consumer(
         "append_orders": "success",
         "optimize_orders": "success",
     }
-    events = [e for e in _events(uri) if e["run_id"] == first.run_id]
+    events = [e for e in asset_events(uri) if e["run_id"] == first.run_id]
     append_event = next(e["extra"] for e in events if e["task_id"] == "append_orders")
     assert append_event["version"] == 0 and append_event["operation"] == "append"
     assert append_event["changes_data"] is True and append_event["skipped_duplicate"] is False
@@ -132,5 +116,73 @@ def test_commits_emit_asset_events_that_trigger_the_consumer(
     second = producer.test()
     assert str(second.get_task_instance("append_orders").state) == "success"
     # The append is a skipped duplicate and OPTIMIZE finds nothing to compact: neither is new data.
-    assert [e for e in _events(uri) if e["run_id"] == second.run_id] == []
+    assert [e for e in asset_events(uri) if e["run_id"] == second.run_id] == []
     assert len(_create_runs_as_the_scheduler_does()) == 1, "no new consumer run without a new event"
+
+
+ALIAS_PRODUCER, ALIAS_CONSUMER = "deltacc_alias_producer", "deltacc_alias_consumer"
+
+
+def _alias_dags(tables: list[str]) -> tuple[Any, Any]:
+    """A producer whose tables are known only at run time: a templated table and a mapped writer expanded
+    over tables; a consumer scheduled on the last table's asset."""
+    from airflow.sdk import DAG, Asset, task
+
+    with DAG(
+        ALIAS_PRODUCER,
+        schedule=None,
+        start_date=datetime(2026, 1, 1),
+        catchup=False,
+        params={"table": tables[0]},
+    ) as producer:
+        DeltaAppendOperator(
+            task_id="append_templated",
+            table="{{ params.table }}",
+            source="SELECT id FROM range(3)",
+            execution_mode="in_process",
+            txn_app_id="alias-test/templated",  # the second run is the same write: a skipped duplicate
+            txn_version=1,
+        )
+        DeltaAppendOperator.partial(
+            task_id="append_mapped", source="SELECT id FROM range(2)", execution_mode="in_process"
+        ).expand(table=tables[1:])
+
+    with DAG(
+        ALIAS_CONSUMER, schedule=[Asset(table_asset_uri(tables[-1]))], start_date=datetime(2026, 1, 1)
+    ) as consumer:
+
+        @task
+        def read() -> None:
+            return None
+
+        read()
+    return producer, consumer
+
+
+def test_tables_known_only_at_run_time_emit_through_the_tasks_alias(
+    airflow_db: Path, spark: Any, tmp_path: Path
+) -> None:
+    tables = [str(tmp_path / name) for name in ("templated", "mapped_a", "mapped_b")]
+    producer, consumer = _alias_dags(tables)
+    _sync(tmp_path / "no-dags", producer, consumer)
+
+    first = producer.test()
+    assert {str(ti.state) for ti in first.get_task_instances()} == {"success"}
+    for table, rows, task_id in zip(
+        tables, (3, 2, 2), ("append_templated", "append_mapped", "append_mapped"), strict=True
+    ):
+        events = [e for e in asset_events(table_asset_uri(table)) if e["run_id"] == first.run_id]
+        assert [(e["task_id"], e["extra"]["version"], e["extra"]["rows_written"]) for e in events] == [
+            (task_id, 0, rows)
+        ], table
+
+    runs = _create_runs_as_the_scheduler_does(ALIAS_CONSUMER)
+    assert [str(r.run_type) for r in runs] == ["asset_triggered"], runs
+
+    second = producer.test()
+    assert str(second.get_task_instance("append_templated").state) == "success"
+    assert [e for e in asset_events(table_asset_uri(tables[0])) if e["run_id"] == second.run_id] == [], (
+        "a skipped duplicate emits nothing, also through the alias"
+    )
+    mapped_b = [e for e in asset_events(table_asset_uri(tables[2])) if e["run_id"] == second.run_id]
+    assert [e["extra"]["version"] for e in mapped_b] == [1]

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from airflow_provider_deltacc.assets import table_asset_uri
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
 from tests.support.airflow_runs import xcom_value
+from tests.support.asset_events import asset_events
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -22,6 +24,7 @@ pytestmark = pytest.mark.integration
 INGESTION_DAG = "example_deltacc_ingestion_staging"
 MAINTENANCE_DAG = "example_deltacc_maintenance"
 CONTENTION_DAG = "example_deltacc_contention_demo"
+CLUSTERED_DAG = "example_deltacc_clustered_table"
 GROUP = "ingest_orders"
 
 
@@ -113,6 +116,18 @@ def test_ingestion_then_maintenance_survive_a_retry_of_every_task(
     }
     code, again = run_job(spec, spark)
     assert (code, again["skipped_duplicate"]) == (0, True), again
+    # The MERGE's first try committed and failed before Airflow saw it: its retry, a skipped duplicate,
+    # announces that commit, once, on the target's asset. Staging is internal: no events.
+    merge_version = next(
+        h["version"] for h in DeltaTable(module.TARGET_TABLE).history() if h["operation"] == "MERGE"
+    )
+    target_events = [
+        e for e in asset_events(table_asset_uri(module.TARGET_TABLE)) if e["run_id"] == dr.run_id
+    ]
+    assert [(e["task_id"], e["extra"]["version"], e["extra"]["operation"]) for e in target_events] == [
+        (f"{GROUP}.merge_batches", merge_version, "merge")
+    ]
+    assert asset_events(table_asset_uri(module.STAGING_TABLE)) == []
     code, anonymous = run_job({k: v for k, v in spec.items() if k != "txn"}, spark)
     assert code == 0 and anonymous["status"] in ("noop", "committed"), anonymous
     assert _rows(module.TARGET_TABLE, "order_id") == module.expected_rows(2)
@@ -170,3 +185,30 @@ def test_contention_demo_both_ways_end_equal(
     summary = xcom_value(dr, "compare")
     assert summary["direct"]["merges"] == 2 and summary["staged"]["merges"] == 1
     assert summary["staged"]["conflicts"] == 0
+
+
+def test_clustered_table_example_stages_merges_and_maintains_a_clustered_target(
+    load_example_dag: Callable[[str], Any], spark: SparkSession
+) -> None:
+    """The staging group creates the target CLUSTER BY (region) and merges once; the maintenance group
+    optimizes (incremental clustering) and vacuums it. delta-rs reads the result independently."""
+    from deltalake import DeltaTable
+
+    from airflow_provider_deltacc.windows import read_table_facts
+
+    dag = load_example_dag(CLUSTERED_DAG)
+    dag.get_task("maintain_events.gate").poll_interval = 0.5
+    module = _module(dag, "check_events")
+
+    dr = dag.test()
+
+    states = _states(dr)
+    assert str(dr.state) == "success", states
+    facts = read_table_facts(module.TARGET_TABLE)
+    assert facts is not None and facts.clustered and facts.clustering_columns == ("region",)
+    assert facts.traits().clustered and not facts.partitioned
+    assert _rows(module.TARGET_TABLE, "customer_id") == module.expected_rows(2)
+    operations = [h["operation"] for h in DeltaTable(module.TARGET_TABLE).history()]
+    assert operations.count("MERGE") == 1 and "OPTIMIZE" in operations and "VACUUM END" in operations
+    assert operations[-1] == "CREATE TABLE", operations  # created clustered, not by a plain write
+    assert xcom_value(dr, "check_events")["rows"] == len(module.expected_rows(2))

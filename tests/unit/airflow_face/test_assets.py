@@ -6,9 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from airflow.sdk import Asset, AssetAlias
+from airflow.sdk import DAG, Asset, AssetAlias
 
-from airflow_provider_deltacc.assets import emits_event, event_extra, table_asset_uri
+from airflow_provider_deltacc.assets import (
+    emits_event,
+    event_extra,
+    table_alias,
+    table_asset,
+    table_asset_uri,
+    unannounced_commit,
+)
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
@@ -50,10 +57,11 @@ def test_underivable_uri_fails_at_parse_time_naming_table(table: str) -> None:
 
 
 @pytest.mark.parametrize("table", ["{{ params.table }}", "/data/{% if x %}a{% endif %}"])
-def test_a_templated_table_gets_no_automatic_outlet_and_parses(table: str) -> None:
-    """Its URI is unknown at parse time, when outlets are declared: a DAG that works today keeps working."""
-    op = DeltaAppendOperator(task_id="w", table=table, source="SELECT 1")
-    assert op.outlets == [] and op.table_outlet is None
+def test_a_templated_table_declares_the_tasks_alias_and_parses(table: str) -> None:
+    """Its URI is unknown at parse time, when outlets are declared: the task emits through an alias."""
+    with DAG("producer", schedule=None):
+        op = DeltaAppendOperator(task_id="w", table=table, source="SELECT 1")
+    assert op.outlets == [table_alias("producer", "w")] and op.table_outlet is None
     with pytest.raises(DeltaCCInputError) as caught:  # asked for directly, the URI is still refused
         table_asset_uri(table)
     assert caught.value.field == "table"
@@ -133,3 +141,67 @@ def test_duplicates_and_noops_emit_no_event() -> None:
     assert emits_event({"table_version": 3})
     assert not emits_event({"table_version": 3, "skipped_duplicate": True})
     assert not emits_event({"table_version": 3, "metrics": {"noop": True}})
+
+
+def _try(number: int, status: str, version: int | None, app: str = "airflow/d/t/-1/r") -> dict[str, Any]:
+    return {"try_number": number, "status": status, "table_version": version, "txn_app_id": app}
+
+
+def test_a_retry_announces_the_commit_of_an_earlier_try_that_failed_after_it() -> None:
+    committed = _try(1, "committed", 4)
+    retry = {**_try(2, "skipped_duplicate", None), "skipped_duplicate": True}
+    assert unannounced_commit({**retry, "tries": [committed, retry]}) == committed
+
+
+@pytest.mark.parametrize(
+    "earlier",
+    [
+        [],  # another run's commit of a fixed identity: not this task instance's
+        [_try(1, "error", None)],  # the earlier try did not commit
+        [_try(1, "committed", 4, app="airflow/other")],  # another identity
+    ],
+)
+def test_a_skipped_duplicate_announces_nothing_else(earlier: list[dict[str, Any]]) -> None:
+    retry = {**_try(2, "skipped_duplicate", None), "skipped_duplicate": True}
+    assert unannounced_commit({**retry, "tries": [*earlier, retry]}) is None
+    assert unannounced_commit({**_try(1, "committed", 5), "tries": [_try(1, "committed", 5)]}) is None
+
+
+def test_a_mapped_writer_declares_its_partial_table_when_the_dag_is_parsed() -> None:
+    with DAG("producer", schedule=None):
+        mapped = DeltaAppendOperator.partial(task_id="w", table="/t/orders").expand(
+            source=["SELECT 1", "SELECT 2"]
+        )
+    assert mapped.outlets == [table_asset("/t/orders")]
+
+
+def test_a_mapped_writer_of_expanded_tables_declares_its_alias_in_its_group() -> None:
+    from airflow.sdk import TaskGroup
+
+    with DAG("producer", schedule=None), TaskGroup("load"):
+        mapped = DeltaAppendOperator.partial(task_id="w", source="SELECT 1").expand(table=["/t/a", "/t/b"])
+    assert mapped.outlets == [table_alias("producer", "load.w")]
+
+
+def test_a_mapped_writer_keeps_user_outlets_and_refuses_non_assets() -> None:
+    with DAG("producer", schedule=None):
+        kept = DeltaAppendOperator.partial(
+            task_id="w", table="/t/orders", outlets=[Asset("s3://b/k")]
+        ).expand(source=["SELECT 1"])
+        off = DeltaAppendOperator.partial(task_id="off", table="/t/orders", emit_asset=False).expand(
+            source=["SELECT 1"]
+        )
+        with pytest.raises(DeltaCCInputError) as caught:
+            DeltaAppendOperator.partial(task_id="bad", table="/t/orders", outlets=["s3://b/k"])
+    assert kept.outlets == [Asset("s3://b/k"), table_asset("/t/orders")]
+    assert off.outlets == []
+    assert caught.value.field == "outlets"
+
+
+def test_a_mapped_instance_emits_through_the_alias_its_partial_declared() -> None:
+    """At run time each instance is built with its own table; it keeps the alias, adds no asset."""
+    with DAG("producer", schedule=None):
+        op = DeltaAppendOperator(
+            task_id="w", table="/t/a", source="SELECT 1", outlets=[table_alias("producer", "w")]
+        )
+    assert op.outlets == [table_alias("producer", "w")] and op.table_outlet is None

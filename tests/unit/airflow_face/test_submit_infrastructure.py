@@ -20,7 +20,7 @@ from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
-from airflow_provider_deltacc.hooks.submit import killing_signal
+from airflow_provider_deltacc.hooks.submit import ReportingSparkSubmitHook, killing_signal
 from airflow_provider_deltacc.operators.base import DEFAULT_RETRY_POLICY
 
 pytestmark = pytest.mark.unit
@@ -168,6 +168,23 @@ def test_a_driver_that_exits_1_with_a_python_error_is_an_ordinary_failure(
     assert not isinstance(raised.value, DeltaCCInfrastructureError)
     assert "exit code 1" in str(raised.value)
     assert DEFAULT_RETRY_POLICY.evaluate(raised.value, 1, 2).action is RetryAction.DEFAULT
+
+
+def test_a_kill_that_comes_while_spark_submit_is_starting_is_not_lost(
+    local_hook: DeltaCCHook, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Airflow may stop the task after the hook exists but before spark-submit's process does."""
+    _fake_spark_submit(tmp_path / "bin", "exec sleep 60")
+    submit = ReportingSparkSubmitHook.submit
+
+    def killed_while_starting(self: ReportingSparkSubmitHook, *args: Any, **kwargs: Any) -> Any:
+        self.on_kill()  # no process yet: the provider's on_kill alone would do nothing
+        return submit(self, *args, **kwargs)
+
+    monkeypatch.setattr(ReportingSparkSubmitHook, "submit", killed_while_starting)
+    with pytest.raises(AirflowException) as raised:  # a lost kill: sleep 60 ends with 0, nothing raised
+        local_hook.run(_spec(tmp_path))
+    assert "SIGKILL" in str(raised.value) or "exit code -9" in str(raised.value)
 
 
 def test_a_driver_the_task_killed_itself_is_not_blamed_on_the_cluster(

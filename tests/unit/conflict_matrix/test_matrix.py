@@ -33,7 +33,8 @@ pytestmark = pytest.mark.unit
 
 OPS = list(OpKind)
 PROFILES = list(EngineProfile)
-WRITERS = [op for op in OPS if op not in (OpKind.VACUUM, OpKind.SCHEMA_CHANGE)]
+# Data writers: not VACUUM, and not the table-wide changes (schema, clustering columns).
+WRITERS = [op for op in OPS if op not in (OpKind.VACUUM, OpKind.SCHEMA_CHANGE, OpKind.CLUSTER_BY)]
 DML = (OpKind.UPDATE, OpKind.DELETE, OpKind.MERGE)
 OSS = EngineProfile.OSS_SERIALIZABLE
 WS = EngineProfile.DATABRICKS_WRITE_SERIALIZABLE
@@ -192,6 +193,8 @@ def test_adjustments_are_named_and_documented() -> None:
         "disjoint_partition_pins",
         "same_files_is_certain",
         "identity_columns",
+        "cluster_by_is_domain_metadata",
+        "clustered_dml_always_conflicts",
     ]
     assert all(adjustment.doc for adjustment in ADJUSTMENTS)
 

@@ -84,6 +84,20 @@ def _merge(store_url: str, **kwargs: Any) -> DeltaMergeOperator:
         (
             {
                 "operation": "sql",
+                "options": {
+                    "statement": "ALTER TABLE {table} CLUSTER BY (k, v)",
+                    "op_class": "schema_changing",
+                },
+            },
+            OpKind.CLUSTER_BY,
+        ),
+        (
+            {"operation": "sql", "options": {"statement": "alter table {table}\n cluster by (k)"}},
+            OpKind.CLUSTER_BY,
+        ),
+        (
+            {
+                "operation": "sql",
                 "options": {"statement": "OPTIMIZE {table} ZORDER BY (v)", "op_class": "maintenance"},
             },
             OpKind.OPTIMIZE_ZORDER,

@@ -140,6 +140,19 @@ def test_defaults_of_other_operations() -> None:
             "options.retention_hours",
         ),
         ({"operation": "optimize", "table": "/t", "txn": {"app_id": "a", "version": 1}}, "txn"),
+        (
+            {
+                "operation": "append",
+                "table": "/t",
+                "source": ROWS,
+                "options": {"partition_by": ["a"], "cluster_by": ["a"]},
+            },
+            "options.cluster_by",
+        ),
+        (
+            {"operation": "optimize", "table": "/t", "options": {"full": True, "zorder_by": ["a"]}},
+            "options.full",
+        ),
         ({"operation": "sql", "table": "/t", "options": {}}, "options.statement"),
         (
             {"operation": "sql", "table": "/t", "options": {"statement": "x", "op_class": "write"}},

@@ -229,7 +229,12 @@ def test_example_dags_parse(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> N
 
     monkeypatch.setenv("DELTACC_EXAMPLE_ROOT", str(tmp_path))
     folder = Path(__file__).resolve().parents[3] / "dags"
-    for name in ("example_ingestion_staging.py", "example_maintenance.py", "example_contention_demo.py"):
+    for name in (
+        "example_ingestion_staging.py",
+        "example_maintenance.py",
+        "example_contention_demo.py",
+        "example_clustered_table.py",
+    ):
         bag = DagBag(dag_folder=str(folder / name))
         assert not bag.import_errors, bag.import_errors
         assert len(bag.dags) == 1

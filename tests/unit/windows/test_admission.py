@@ -5,6 +5,7 @@ means no turns."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -96,6 +97,7 @@ def test_writers_that_cannot_conflict_never_wait(store: SqliteLeaseStore) -> Non
 def test_a_writer_waits_for_the_one_granted_before_it_and_reports_the_wait(
     store: SqliteLeaseStore, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="airflow_provider_deltacc")  # the wait is an INFO line
     ahead = grant(store, TABLE, OpKind.MERGE, holder="ahead")
     mine = grant(store, TABLE, OpKind.MERGE, holder="mine")
     assert turns(store, ahead).first() == 0.0  # nobody before it

@@ -263,3 +263,11 @@ def test_bad_requests_are_refused_with_the_fix(store: SqliteLeaseStore) -> None:
         decide_gate(TABLE, OpKind.VACUUM, store=store, retention_hours=-1)
     with pytest.raises(ValueError, match=r"now=.* has no timezone"):
         decide_gate(TABLE, OpKind.VACUUM, store=store, now=T0.replace(tzinfo=None))
+
+
+def test_on_a_clustered_table_partition_scopes_keep_nothing_apart(store: SqliteLeaseStore) -> None:
+    """A clustered table has no partitions: a MERGE lease blocks OPTIMIZE whatever partitions they name."""
+    grant(store, TABLE, OpKind.MERGE, [D20])
+    clustered = TableTraits(clustered=True)
+    assert not decide_gate(TABLE, OpKind.OPTIMIZE, store=store, traits=clustered, partitions=[D19]).go
+    assert decide_gate(TABLE, OpKind.OPTIMIZE, store=store, traits=PARTITIONED, partitions=[D19]).go
