@@ -89,7 +89,7 @@ def example_deltacc_clustered_table() -> None:
         table=TARGET_TABLE,
         deferrable=False,
         poll_interval=5,
-        max_wait=3600,
+        gate_wait_timeout=3600,
     )
 
     @task

@@ -48,7 +48,7 @@ def example_deltacc_maintenance() -> None:
         retention_hours=None,  # the table's delta.deletedFileRetentionDuration (7 days by default)
         deferrable=True,  # wait in the triggerer, whatever default_deferrable says
         poll_interval=30,
-        max_wait=6 * 3600,
+        gate_wait_timeout=6 * 3600,
     )
 
     @task

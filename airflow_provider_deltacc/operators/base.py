@@ -1,23 +1,28 @@
-"""The common base of every Delta operator: spec building, validation, submission, reporting."""
+"""What every Delta operator shares: the job's hook, validation, submission and the commit report.
+
+Writers derive from :class:`~airflow_provider_deltacc.operators.write_base.DeltaWriteOperator`, OPTIMIZE and
+VACUUM from :class:`~airflow_provider_deltacc.operators.maintenance_base.DeltaMaintenanceOperator`; each
+takes only the arguments it uses.
+"""
 
 from __future__ import annotations
 
 import math
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator
 
 from airflow_provider_deltacc.assets import declare_table_outlet, mapped_outlets, record_table_event
-from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError, DeltaUnsafeStorageError
+from airflow_provider_deltacc.deprecations import RenamesArguments
+from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
 from airflow_provider_deltacc.links import DeltaCommitReportLink
 from airflow_provider_deltacc.occ.operations import OperationClass, operation_class
-from airflow_provider_deltacc.operators.identity import derive_txn_identity
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
 from airflow_provider_deltacc.tries import REPORT_XCOM_KEY
 
@@ -28,17 +33,16 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.engine.storage_safety import StorageSafety
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
     from airflow_provider_deltacc.tries import TryDecision
-    from airflow_provider_deltacc.windows import LeaseRequest
 
 DEFAULT_AIRFLOW_RETRIES = 2
 DEFAULT_RETRY_POLICY = DeltaConflictRetryPolicy()
-_SKIPPED_NOTE = " (skipped duplicate: this txn identity already committed)"
 
 
-class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
+class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
     """Run one Delta operation through the bundled OCC job and publish its commit report.
 
-    Subclasses say which operation they run and build its ``source`` and ``options``.
+    Subclasses say which operation they run, build its ``source`` and ``options``, and run the spec
+    (:meth:`run_spec`: a writer inside its write lease, maintenance after the gate).
 
     :param table: the target Delta table: a path (``/data/orders``, ``s3a://…``) or a catalog name.
         (templated)
@@ -50,39 +54,21 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
     :param commit_retry: the in-job retry policy: ``max_attempts``, ``min_wait_s``, ``max_wait_s``,
         ``total_timeout_s``, ``jitter``. Defaults follow Iceberg (4 retries, 100 ms … 60 s, 30 min).
     :param spark_conf: extra Spark settings for the job. (templated)
-    :param exactly_once: give the write a Delta txn identity so a retried try never writes twice.
-    :param txn_identity: how the identity is derived: ``run`` or ``interval``; see
-        :mod:`airflow_provider_deltacc.operators.identity`.
-    :param txn_app_id: explicit txn app id, overriding the derived one. (templated)
-    :param txn_version: explicit txn version, overriding the derived one. (templated)
     :param driver_python: the Python interpreter of the Spark driver.
     :param submit_options: extra ``SparkSubmitHook`` arguments (``driver_memory``, ``num_executors``, …).
     :param spark_log_level: the level of the Spark driver's own log in the task log (``spark_submit``, client
         mode): ``WARN`` (default), or ``INFO``/``DEBUG`` to see Spark's progress. (templated)
-    :param use_write_lease: writers hold a write lease on the table while their job runs, so the maintenance
-        gate keeps OPTIMIZE and VACUUM away from them; False opts out.
     :param lease_store_url: the older way to name the lease store (``sqlite:///…`` or ``postgresql://…``),
         used when no ``lease_store_conn_id`` is set; None reads ``$DELTACC_LEASE_STORE_URL``, else the
         embedded SQLite file (only under the LocalExecutor or in ``dag.test()``).
-    :param maintenance_wait_timeout: seconds (or a timedelta) a writer waits for a conflicting maintenance
-        lease before it writes anyway, with a warning.
-    :param admission_timeout: seconds (or a timedelta) a writer waits for its turn behind the writers on the
-        table it would surely conflict with (the conflict matrix's *will*: an unpinned MERGE and any other
-        write, say), queued first come first served, and after a lost conflict for the writers ahead of it
-        that it can conflict with, before retrying. Writers that cannot conflict never wait for each other.
-        Past it the writer goes ahead. 0 turns the queue off (writers race and the commit loop retries).
-        Capped by ``execution_timeout``.
     :param lease_ttl: seconds a lease outlives its last heartbeat (a crashed worker's lease expires).
-    :param allow_unsafe_concurrent_writes: writers on storage that cannot exclude concurrent writers
-        (``s3://``, ``s3a://``, ``s3n://`` without ``spark.delta.logStore.<scheme>.impl`` set to
+    :param allow_unsafe_concurrent_writes: on storage that cannot exclude concurrent writers (``s3://``,
+        ``s3a://``, ``s3n://`` without ``spark.delta.logStore.<scheme>.impl`` set to
         ``io.delta.storage.S3DynamoDBLogStore`` in ``spark_conf``; see
-        :mod:`airflow_provider_deltacc.engine.storage_safety`) are serialized: each holds an exclusive lease
-        on the table and fails, naming the missing setting, when the table stays busy past
-        ``unsafe_storage_wait_timeout``. True (or ``$DELTACC_ALLOW_UNSAFE_CONCURRENT_WRITES=true``) lets them
-        run concurrently anyway: only when one writer at a time is guaranteed otherwise, since concurrent
-        commits there can be lost without an error.
-    :param unsafe_storage_wait_timeout: seconds (or a timedelta) a writer on such storage waits for the
-        table to be free before it fails.
+        :mod:`airflow_provider_deltacc.engine.storage_safety`) every writer and maintenance run holds a lease
+        no other lease on the table overlaps. True (or ``$DELTACC_ALLOW_UNSAFE_CONCURRENT_WRITES=true``) lets
+        them run concurrently anyway: only when one writer at a time is guaranteed otherwise, since
+        concurrent commits there can be lost without an error.
     :param lease_store_conn_id: the lease store's Airflow connection: ``postgres`` (shared by every worker)
         or ``sqlite`` (its host is the file). None reads ``[deltacc] lease_store_conn_id``, then
         ``lease_store_url``; see :mod:`airflow_provider_deltacc.hooks.lease_store`.
@@ -91,9 +77,8 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
     """
 
     operation: ClassVar[str]
-    writes_data: ClassVar[bool] = True
 
-    template_fields: Sequence[str] = ("table", "spark_conf", "txn_app_id", "txn_version", "spark_log_level")
+    template_fields: Sequence[str] = ("table", "spark_conf", "spark_log_level")
     template_fields_renderers: ClassVar[dict[str, str]] = {"spark_conf": "json"}
     operator_extra_links = (DeltaCommitReportLink(),)
     ui_color = "#00ADD4"
@@ -107,20 +92,12 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         execution_mode: str = "spark_submit",
         commit_retry: dict[str, Any] | None = None,
         spark_conf: dict[str, str] | None = None,
-        exactly_once: bool = True,
-        txn_identity: str = "run",
-        txn_app_id: str | None = None,
-        txn_version: int | str | None = None,
         driver_python: str | None = None,
         submit_options: dict[str, Any] | None = None,
         spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
-        use_write_lease: bool = True,
         lease_store_url: str | None = None,
-        maintenance_wait_timeout: float | timedelta = 120.0,
-        admission_timeout: float | timedelta = 1800.0,
         lease_ttl: float = 120.0,
         allow_unsafe_concurrent_writes: bool = False,
-        unsafe_storage_wait_timeout: float | timedelta = 300.0,
         lease_store_conn_id: str | None = None,
         emit_asset: bool = True,
         retries: int | None = DEFAULT_AIRFLOW_RETRIES,
@@ -137,20 +114,12 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         self.execution_mode = execution_mode
         self.commit_retry = commit_retry
         self.spark_conf = spark_conf
-        self.exactly_once = exactly_once
-        self.txn_identity = txn_identity
-        self.txn_app_id = txn_app_id
-        self.txn_version = txn_version
         self.driver_python = driver_python
         self.submit_options = submit_options
         self.spark_log_level = spark_log_level
-        self.use_write_lease = use_write_lease
         self.lease_store_url = lease_store_url
-        self.maintenance_wait_timeout = maintenance_wait_timeout
-        self.admission_timeout = admission_timeout
         self.lease_ttl = lease_ttl
         self.allow_unsafe_concurrent_writes = allow_unsafe_concurrent_writes
-        self.unsafe_storage_wait_timeout = unsafe_storage_wait_timeout
         self.lease_store_conn_id = lease_store_conn_id
         self.emit_asset = emit_asset
         self.table_outlet = declare_table_outlet(self, emit_asset=emit_asset)
@@ -198,7 +167,25 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         """The job spec's ``options`` for this operation."""
         return {}
 
+    @abstractmethod
+    def run_spec(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
+        """Run the validated spec and return the job's report (a writer in its lease, maintenance after the
+        gate)."""
+
     # -- the shared flow ---------------------------------------------------------------------------
+    def execute(self, context: Context) -> dict[str, Any]:
+        """Run the operation and push one commit report to XCom (``deltacc_report``) that lists every try.
+
+        The report is also returned, for direct callers; ``do_xcom_push`` is False by default so Airflow
+        does not store it a second time as ``return_value``.
+        """
+        spec = self.build_spec(context)
+        self.validate_spec(spec)
+        self.hook.check_deployment(self.table)
+        self.check_lease_store()
+        self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
+        return self.publish_run(context, spec)
+
     def build_spec(self, context: Context) -> dict[str, Any]:
         """Assemble the job spec, validated as the Spark job will validate it."""
         spec: dict[str, Any] = {
@@ -209,25 +196,7 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         }
         if self.commit_retry:
             spec["retry_policy"] = dict(self.commit_retry)
-        if self.writes_data and self.exactly_once:
-            spec["txn"] = self._txn(context)
         return spec
-
-    def _txn(self, context: Context) -> dict[str, Any]:
-        app_id, version = derive_txn_identity(context, self.txn_identity)
-        if self.txn_app_id:
-            app_id = self.txn_app_id
-        if self.txn_version not in (None, ""):
-            try:
-                version = int(self.txn_version)
-            except (TypeError, ValueError):
-                raise DeltaCCInputError(
-                    f"txn_version={self.txn_version!r} is not an integer; give a non-negative integer "
-                    "that grows with each new write of this app id",
-                    field="txn_version",
-                    value=self.txn_version,
-                ) from None
-        return {"app_id": app_id, "version": version}
 
     def validate_spec(self, spec: dict[str, Any]) -> None:
         """Fail before anything is submitted (or leased) when the spec or an operator argument is invalid."""
@@ -242,8 +211,8 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
             ) from None
 
     def validate_arguments(self) -> None:
-        """Check the arguments that never reach the job spec: the execution mode, the Spark log level,
-        lease timings."""
+        """Check the arguments that never reach the job spec: the execution mode, the Spark log level, the
+        lease TTL (subclasses add their own)."""
         from airflow_provider_deltacc.hooks.deltacc import EXECUTION_MODES
         from airflow_provider_deltacc.hooks.spark_log import check_spark_log_level
 
@@ -266,24 +235,17 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
                 field="lease_ttl",
                 value=self.lease_ttl,
             )
-        _seconds(self.maintenance_wait_timeout, "maintenance_wait_timeout")
-        _seconds(self.admission_timeout, "admission_timeout")
-        _seconds(self.unsafe_storage_wait_timeout, "unsafe_storage_wait_timeout")
 
-    def execute(self, context: Context) -> dict[str, Any]:
-        """Run the operation and push one commit report to XCom (``deltacc_report``) that lists every try.
+    def check_lease_store(self) -> None:
+        """Resolve and check the lease store at the task's start (see :class:`UsesLeaseStore`)."""
+        self.log.info("lease store: %s", self.resolve_lease_store().describe())
 
-        The report is also returned, for direct callers; ``do_xcom_push`` is False by default so Airflow
-        does not store it a second time as ``return_value``.
+    def publish_run(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
+        """Run the spec and publish its report, also when it fails.
 
         A failed try opens its failure with one line stating Airflow's decision and its reason (see
         :meth:`decide_try`), then the conflict lines, then the summary.
         """
-        spec = self.build_spec(context)
-        self.validate_spec(spec)
-        self.hook.check_deployment(self.table)
-        self.check_lease_store()
-        self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
         try:
             report = self.run_spec(context, spec)
         except DeltaCCError as exc:
@@ -320,69 +282,7 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         decision = policy.evaluate(exc, try_number=try_number, max_tries=max_tries, context=context)
         return TryDecision.from_retry_decision(decision, try_number, max_tries)
 
-    def check_lease_store(self) -> None:
-        """Resolve and check the lease store at the task's start (see :class:`UsesLeaseStore`); writers with
-        ``use_write_lease=False`` need none."""
-        if not self.writes_data or self.use_write_lease:
-            self.log.info("lease store: %s", self.resolve_lease_store().describe())
-
-    def run_spec(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
-        """Submit the spec; a writer does so inside a write lease on the table.
-
-        The lease names the operation kind and, when they are known, the partitions; it waits at most
-        ``maintenance_wait_timeout`` for a conflicting maintenance lease, is heartbeated while the job runs
-        and released afterwards, also when the job fails. A lease store that cannot be reached never fails
-        the write (see :func:`airflow_provider_deltacc.windows.writer_lease`).
-
-        Before any lease, a writer asks the table's Delta log (see
-        :meth:`airflow_provider_deltacc.hooks.deltacc.DeltaCCHook.answer_from_log`): a committed duplicate, or
-        an empty create of a table that exists, writes nothing, so it neither waits at the maintenance gate
-        nor starts Spark.
-        """
-        spec, exclusive = self.guard_storage(spec)
-        if not self.writes_data:
-            return self.hook.run(spec)
-        answered = self.hook.answer_from_log(spec)
-        if answered is not None:
-            return answered
-        if exclusive:
-            return self._run_exclusive(context, spec)
-        if not self.use_write_lease:
-            return self.hook.run(spec, consult_log=False)
-        from airflow_provider_deltacc.windows import TurnQueue, writer_lease
-
-        request = self._write_lease_request(context, spec)
-        if request is None:
-            return self.hook.run(spec, consult_log=False)
-        admission_s = self._admission_seconds()
-        with writer_lease(
-            self.open_lease_store,
-            request,
-            wait_timeout_s=_seconds(self.maintenance_wait_timeout, "maintenance_wait_timeout"),
-            logger=self.log,
-        ) as held:
-            if held is None or held.lease is None or held.store is None or admission_s <= 0:
-                return self.hook.run(spec, consult_log=False)
-            turns = TurnQueue(held.store, held.lease, timeout_s=admission_s, logger=self.log)
-            if self.hook.loop_runs_here:
-                return self.hook.run(spec, consult_log=False, turns=turns)
-            # The Spark driver cannot reach the store: take the first turn before submitting.
-            waited = turns.first() or 0.0
-            try:
-                report = self.hook.run(spec, consult_log=False)
-            except DeltaCCError as exc:
-                exc.report["admission_wait_s"] = waited
-                raise
-            report["admission_wait_s"] = waited
-            return report
-
-    def _admission_seconds(self) -> float:
-        """``admission_timeout`` in seconds, no longer than the task's ``execution_timeout``."""
-        seconds = _seconds(self.admission_timeout, "admission_timeout")
-        if self.execution_timeout is not None:
-            seconds = min(seconds, self.execution_timeout.total_seconds())
-        return seconds
-
+    # -- storage that cannot exclude concurrent writers ------------------------------------------------
     @property
     def operation_class(self) -> OperationClass:
         """The class the Spark job runs this task's operation as, for Airflow's retry policy: the operation
@@ -399,7 +299,6 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         """The options that decide the operation's class (see :meth:`operation_class`); none by default."""
         return {}
 
-    # -- storage that cannot exclude concurrent writers ------------------------------------------------
     def storage_safety(self) -> StorageSafety:
         """Whether concurrent Spark writers are safe on this table's storage, from what the task can see:
         the table path, the operator's ``spark_conf`` and the ``spark-defaults.conf`` spark-submit reads on
@@ -417,99 +316,23 @@ class DeltaBaseOperator(UsesLeaseStore, BaseOperator):
         return bool(self.allow_unsafe_concurrent_writes) or is_truthy(os.environ.get(OVERRIDE_ENV, ""))
 
     def guard_storage(self, spec: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        """Mark the spec with how unsafe storage is guarded; True when this run must be alone on the table.
+        """The spec marked with its storage guard, and whether this run must be alone on the table (see
+        :func:`airflow_provider_deltacc.windows.guard_storage`)."""
+        from airflow_provider_deltacc.windows.guarded import guard_storage
 
-        Safe storage changes nothing. On unsafe storage the spec carries ``storage_guard`` (the Spark job
-        refuses such a table without it): ``override`` when concurrent writes are explicitly allowed, else
-        ``exclusive_lease``, and the caller must hold a lease no other lease on the table overlaps.
-        """
-        verdict = self.storage_safety()
-        if verdict.safe:
-            return spec, False
-        if self.unsafe_writes_allowed():
-            self.log.warning("%s; running anyway: allow_unsafe_concurrent_writes is set", verdict.message())
-            return {**spec, "storage_guard": "override"}, False
-        if self.writes_data and not self.use_write_lease:
-            raise DeltaCCInputError(
-                f"{self.task_id}: use_write_lease=False, but {verdict.message()}. Without a lease this task "
-                "cannot make sure it is the only writer; keep use_write_lease=True",
-                field="use_write_lease",
-                value=False,
-            )
-        self.log.info("%s; holding an exclusive lease on the table while writing", verdict.message())
-        return {**spec, "storage_guard": "exclusive_lease"}, True
-
-    def _run_exclusive(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
-        """Run the spec inside a lease that no other lease on the table overlaps, or fail saying why."""
-        from airflow_provider_deltacc.windows import (
-            ExclusiveLeaseUnavailable,
-            LeaseRequest,
-            exclusive_writer_lease,
-            writer_op_kind,
+        return guard_storage(
+            spec, self.storage_safety(), allow_unsafe=self.unsafe_writes_allowed(), logger=self.log
         )
-
-        request = LeaseRequest(
-            table=self.table,
-            holder=lease_holder(context),
-            op_kind=writer_op_kind(spec),
-            partitions=None,
-            ttl_s=float(self.lease_ttl),
-        )
-        wait_s = _seconds(self.unsafe_storage_wait_timeout, "unsafe_storage_wait_timeout")
-        try:
-            with exclusive_writer_lease(self.open_lease_store, request, wait_timeout_s=wait_s):
-                return self.hook.run(spec, consult_log=False)
-        except ExclusiveLeaseUnavailable as exc:
-            verdict = self.storage_safety()
-            raise DeltaUnsafeStorageError(
-                f"{self.task_id}: refusing to write {self.table} concurrently: {exc}. {verdict.message()}",
-                report={"table": self.table, "status": "refused", "storage_safety": verdict.to_dict()},
-            ) from None
-
-    def _write_lease_request(self, context: Context, spec: dict[str, Any]) -> LeaseRequest | None:
-        """The writer's lease: holder from the task instance, kind from the spec, partitions when known."""
-        from airflow_provider_deltacc.windows import LeaseRequest, writer_op_kind, writer_partitions
-
-        try:
-            return LeaseRequest(
-                table=self.table,
-                holder=lease_holder(context),
-                op_kind=writer_op_kind(spec),
-                partitions=writer_partitions(spec),
-                ttl_s=float(self.lease_ttl),
-            )
-        except Exception as exc:
-            self.log.warning(
-                "cannot describe this write as a lease (%s: %s); writing %s without a lease",
-                type(exc).__name__,
-                exc,
-                self.table,
-            )
-            return None
 
     def _publish(
         self, context: Context, report: dict[str, Any], decision: TryDecision | None
     ) -> dict[str, Any]:
+        from airflow_provider_deltacc.operators.report_lines import log_report
         from airflow_provider_deltacc.tries import record_try
 
         spanning = record_try(context, report, decision=decision, logger=self.log)
         context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=spanning)
-        attempts = report.get("attempts") or []
-        for attempt in attempts:
-            if attempt.get("conflict"):
-                self.log.warning("%s", conflict_log_line(report, attempt, self.table))
-        self.log.info(
-            "Delta %s on %s: status=%s version=%s attempts=%s conflicts=%s wasted=%.2fs%s%s",
-            self.operation.upper(),
-            report.get("table") or self.table,
-            report.get("status"),
-            report.get("table_version"),
-            len(attempts),
-            sum(1 for a in attempts if a.get("conflict")),
-            sum(float(a.get("wasted_s") or 0.0) for a in attempts),
-            _queue_note(report),
-            _SKIPPED_NOTE if report.get("skipped_duplicate") else "",
-        )
+        log_report(self.log, report, self.operation, self.table)
         return spanning
 
     def on_kill(self) -> None:
@@ -535,63 +358,3 @@ def _try_numbers(context: Context) -> tuple[int, int]:
     """The running try's number and the task instance's ``max_tries`` (tries = max_tries + 1)."""
     ti = context["ti"]
     return int(getattr(ti, "try_number", None) or 1), int(getattr(ti, "max_tries", None) or 0)
-
-
-def _seconds(value: float | timedelta, name: str) -> float:
-    """A non-negative number of seconds from seconds or a timedelta."""
-    try:
-        seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
-    except (TypeError, ValueError):
-        seconds = float("nan")
-    if not seconds >= 0:  # negative, NaN or not a number
-        raise DeltaCCInputError(
-            f"{name}={value!r} must be a non-negative number of seconds or a timedelta",
-            field=name,
-            value=value,
-        )
-    return seconds
-
-
-def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: str) -> str:
-    """One line per conflict: kind, table, partition if known, attempt n of m, what happened, what to do."""
-    from airflow_provider_deltacc.occ.advice import advice_for
-    from airflow_provider_deltacc.occ.kinds import Conflict
-
-    conflict = attempt["conflict"]
-    kind = str(conflict.get("kind", "")).upper()
-    attempts = report.get("attempts") or []
-    where = report.get("table") or table
-    partition = f" partition {conflict['partition']}" if conflict.get("partition") else ""
-    is_last = attempt is attempts[-1]
-    queued = float(attempt.get("queue_s") or 0.0)
-    if not is_last and queued:
-        outcome = (
-            f"retried from a fresh snapshot once the writers ahead had finished ({queued:.2f} s in the queue)"
-        )
-    elif not is_last:
-        outcome = f"retried after {float(attempt.get('wait_s') or 0.0):.2f} s from a fresh snapshot"
-    elif report.get("status") == "conflict_fatal":
-        outcome = "not retryable"
-    else:
-        outcome = "in-job retries exhausted; Airflow decides the next try"
-    try:
-        advice = advice_for(Conflict.from_dict(conflict), pinned_columns=report.get("pinned_columns") or ())
-    except (KeyError, ValueError):
-        advice = ""
-    limit = report.get("max_attempts") or len(attempts)
-    admitted = float(report.get("admission_wait_s") or 0.0)
-    if attempt is attempts[0] and admitted:
-        outcome = f"{outcome} (it had waited {admitted:.2f} s for its turn before attempt 1)"
-    return (
-        f"Delta conflict {kind} on {where}{partition}, attempt {attempt.get('number')} of {limit}: "
-        f"{outcome}. {advice}"
-    ).strip()
-
-
-def _queue_note(report: dict[str, Any]) -> str:
-    """The time a writer spent in the table's queue (its admission wait and its queued retries), if any."""
-    admitted = float(report.get("admission_wait_s") or 0.0)
-    queued = sum(float(a.get("queue_s") or 0.0) for a in report.get("attempts") or [])
-    if not admitted and not queued:
-        return ""
-    return f" queued={admitted + queued:.2f}s (admission {admitted:.2f}s, retries {queued:.2f}s)"

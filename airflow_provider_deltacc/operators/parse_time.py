@@ -8,27 +8,18 @@ constructed at parse time, so ``.partial(...).expand(...)`` tasks are only judge
 
 from __future__ import annotations
 
-import sys
 import warnings
 from typing import Any
 
+from airflow_provider_deltacc.deprecations import dag_file_stacklevel
 from airflow_provider_deltacc.occ.operations import OPERATIONS, statement_kind
 
 #: Delta's default ``delta.deletedFileRetentionDuration``.
 DEFAULT_RETENTION_HOURS = 168.0
-_OWN_MODULES = ("airflow_provider_deltacc.", "airflow.")
 
 
 class DeltaConflictWarning(UserWarning):
     """An operator set up so that writers running at the same time on its table can fail, or lose files."""
-
-
-def _stacklevel() -> int:
-    """The stack level of the first frame outside this provider and Airflow: the DAG file's line."""
-    level, frame = 2, sys._getframe(2)
-    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith(_OWN_MODULES):
-        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
-    return level
 
 
 def warn_conflict(message: str) -> None:
@@ -36,7 +27,7 @@ def warn_conflict(message: str) -> None:
 
     :param message: what conflicts, with whom, and the fix.
     """
-    warnings.warn(message, DeltaConflictWarning, stacklevel=_stacklevel())
+    warnings.warn(message, DeltaConflictWarning, stacklevel=dag_file_stacklevel())
 
 
 def check_merge(task_id: str, table: Any, partition_pin: Any) -> None:

@@ -1,4 +1,7 @@
-"""Writer operators: append, overwrite partitions, MERGE, UPDATE, DELETE and arbitrary SQL."""
+"""Writer operators: append, overwrite partitions, MERGE, UPDATE, DELETE and arbitrary SQL.
+
+Each builds its job spec; :class:`~airflow_provider_deltacc.operators.write_base.DeltaWriteOperator` runs it.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +12,8 @@ from airflow_provider_deltacc.engine.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.occ.operations import OperationClass
 from airflow_provider_deltacc.operators import parse_time
-from airflow_provider_deltacc.operators.base import DeltaBaseOperator
 from airflow_provider_deltacc.operators.sources import source_spec
+from airflow_provider_deltacc.operators.write_base import DeltaWriteOperator
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -36,7 +39,7 @@ def check_layout(task_id: str, partition_by: list[str] | None, cluster_by: list[
         )
 
 
-class DeltaAppendOperator(DeltaBaseOperator):
+class DeltaAppendOperator(DeltaWriteOperator):
     """Append the source's rows to a Delta table (a blind append: it conflicts with nothing but schema
     and protocol changes, and is exactly-once across retries).
 
@@ -51,7 +54,7 @@ class DeltaAppendOperator(DeltaBaseOperator):
     """
 
     operation = "append"
-    template_fields: Sequence[str] = (*DeltaBaseOperator.template_fields, "source")
+    template_fields: Sequence[str] = (*DeltaWriteOperator.template_fields, "source")
 
     def __init__(
         self,
@@ -88,7 +91,7 @@ class DeltaAppendOperator(DeltaBaseOperator):
         )
 
 
-class DeltaOverwritePartitionsOperator(DeltaBaseOperator):
+class DeltaOverwritePartitionsOperator(DeltaWriteOperator):
     """Replace whole partitions with the source's rows (``replaceWhere`` built from quoted literals).
 
     :param source: the new rows (see :class:`DeltaAppendOperator`). (templated)
@@ -97,7 +100,7 @@ class DeltaOverwritePartitionsOperator(DeltaBaseOperator):
     """
 
     operation = "overwrite_partitions"
-    template_fields: Sequence[str] = (*DeltaBaseOperator.template_fields, "source", "partition_values")
+    template_fields: Sequence[str] = (*DeltaWriteOperator.template_fields, "source", "partition_values")
 
     def __init__(
         self,
@@ -117,7 +120,7 @@ class DeltaOverwritePartitionsOperator(DeltaBaseOperator):
         return _drop_none({"partition_values": self.partition_values})
 
 
-class DeltaMergeOperator(DeltaBaseOperator):
+class DeltaMergeOperator(DeltaWriteOperator):
     """MERGE the source into a Delta table, with partition pinning so writers on different partitions do
     not conflict.
 
@@ -135,7 +138,7 @@ class DeltaMergeOperator(DeltaBaseOperator):
 
     operation = "merge"
     template_fields: Sequence[str] = (
-        *DeltaBaseOperator.template_fields,
+        *DeltaWriteOperator.template_fields,
         "source",
         "keys",
         "condition",
@@ -185,12 +188,12 @@ class DeltaMergeOperator(DeltaBaseOperator):
         return options
 
 
-class _FilteredDmlOperator(DeltaBaseOperator):
+class _FilteredDmlOperator(DeltaWriteOperator):
     """UPDATE and DELETE share their row filter: a SQL condition, column equalities (quoted for you),
     and/or explicit partitions (quoted literal predicates that keep concurrent writers apart)."""
 
     template_fields: Sequence[str] = (
-        *DeltaBaseOperator.template_fields,
+        *DeltaWriteOperator.template_fields,
         "condition",
         "equals",
         "partition_values",
@@ -257,7 +260,7 @@ class DeltaDeleteOperator(_FilteredDmlOperator):
     operation = "delete"
 
 
-class DeltaSqlOperator(DeltaBaseOperator):
+class DeltaSqlOperator(DeltaWriteOperator):
     """Run one SQL statement against a Delta table inside the commit loop.
 
     ``{table}`` in the statement is replaced by the quoted table; an optional source is available as
@@ -271,9 +274,9 @@ class DeltaSqlOperator(DeltaBaseOperator):
     """
 
     operation = "sql"
-    template_fields: Sequence[str] = (*DeltaBaseOperator.template_fields, "statement", "source", "args")
+    template_fields: Sequence[str] = (*DeltaWriteOperator.template_fields, "statement", "source", "args")
     template_ext: Sequence[str] = (".sql",)
-    template_fields_renderers = {**DeltaBaseOperator.template_fields_renderers, "statement": "sql"}
+    template_fields_renderers = {**DeltaWriteOperator.template_fields_renderers, "statement": "sql"}
 
     def __init__(
         self,

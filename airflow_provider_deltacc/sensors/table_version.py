@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator
 from airflow.sdk.exceptions import AirflowException
 
+from airflow_provider_deltacc.deprecations import RenamesArguments, renamed_argument
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.delta_log import TableCondition
 
 
-class DeltaTableVersionSensor(BaseSensorOperator):
+class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
     """Wait until a Delta table has a commit newer than a version, a commit of an operation, or data in
     a partition (all given conditions must hold).
 
@@ -27,13 +28,16 @@ class DeltaTableVersionSensor(BaseSensorOperator):
     :param table: the table's storage location (path or URI). (templated)
     :param after_version: wait for a commit newer than this version. (templated)
     :param operation: wait for a commit of this operation, e.g. ``MERGE``. (templated)
-    :param partition: wait for data in this partition, column → value. (templated)
+    :param partition_values: wait for data in this partition: its column → value, as in Delta's
+        ``partitionValues``, e.g. ``{"date": "2026-11-19"}``. (templated; ``partition`` is its deprecated
+        name)
     :param storage_options: delta-rs storage options (object-store credentials).
     :param deferrable: wait in the triggerer (default) instead of rescheduling on a worker.
     :param poll_interval: seconds between reads of the log.
     """
 
-    template_fields: Sequence[str] = ("table", "after_version", "operation", "partition")
+    template_fields: Sequence[str] = ("table", "after_version", "operation", "partition_values")
+    renamed_arguments = {"partition": "partition_values"}
     ui_color = "#e6f1f2"
 
     def __init__(
@@ -42,12 +46,15 @@ class DeltaTableVersionSensor(BaseSensorOperator):
         table: str,
         after_version: int | str | None = None,
         operation: str | None = None,
-        partition: dict[str, Any] | None = None,
+        partition_values: dict[str, Any] | None = None,
         storage_options: dict[str, str] | None = None,
         deferrable: bool = True,
         poll_interval: float = 30.0,
         **kwargs: Any,
     ) -> None:
+        partition_values = renamed_argument(
+            kwargs, "partition", "partition_values", partition_values, owner=type(self).__name__
+        )
         if not deferrable:
             kwargs.setdefault("mode", "reschedule")
         kwargs.setdefault("poke_interval", poll_interval)
@@ -55,7 +62,7 @@ class DeltaTableVersionSensor(BaseSensorOperator):
         self.table = table
         self.after_version = after_version
         self.operation = operation
-        self.partition = partition
+        self.partition_values = partition_values
         self.storage_options = storage_options
         self.deferrable = deferrable
         self.poll_interval = poll_interval
@@ -73,7 +80,7 @@ class DeltaTableVersionSensor(BaseSensorOperator):
                     field="after_version",
                     value=self.after_version,
                 ) from None
-        partition = {str(k): str(v) for k, v in (self.partition or {}).items()}
+        partition = {str(k): str(v) for k, v in (self.partition_values or {}).items()}
         return TableCondition(after_version=after, operation=self.operation or None, partition=partition)
 
     def _check(self) -> dict[str, Any] | None:

@@ -7,11 +7,11 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
-from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.config import default_deferrable
-from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
+from airflow_provider_deltacc.deprecations import RenamesArguments, renamed_argument
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
+from airflow_provider_deltacc.maintenance_run import MaintenanceRun
 from airflow_provider_deltacc.operators.base import DEFAULT_AIRFLOW_RETRIES, DEFAULT_RETRY_POLICY
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.windows import GateRequest, WriteWindow
 
 
-class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
+class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperator):
     """Wait until the maintenance gate would let ``maintenance_op`` run on a table now.
 
     "Quiet" means what the gate means: no declared write window and no live write lease that can conflict
@@ -41,8 +41,9 @@ class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
 
     :param table: the table's name or path, as the writers' leases spell it. (templated)
     :param maintenance_op: ``optimize``, ``optimize_zorder`` or ``vacuum``.
-    :param partitions: for OPTIMIZE, wait until all of these partitions are quiet; None for the whole
-        table. (templated)
+    :param partition_values: for OPTIMIZE, wait until all of these partitions are quiet, e.g.
+        ``[{"date": "2026-11-19"}]``; None for the whole table. (templated; ``partitions`` is its deprecated
+        name)
     :param write_windows: declared write windows (objects or dicts).
     :param profile: the engine profile the writers commit with.
     :param table_traits: the table's traits; None reads them from the log when the table is a path.
@@ -63,7 +64,8 @@ class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
         default.
     """
 
-    template_fields: Sequence[str] = ("table", "partitions")
+    template_fields: Sequence[str] = ("table", "partition_values")
+    renamed_arguments = {"partitions": "partition_values"}
     ui_color = "#e6f1f2"
 
     def __init__(
@@ -71,7 +73,7 @@ class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
         *,
         table: str,
         maintenance_op: str = "optimize",
-        partitions: list[dict[str, Any]] | None = None,
+        partition_values: list[dict[str, Any]] | None = None,
         write_windows: list[WriteWindow | dict[str, Any]] | None = None,
         profile: EngineProfile | str = "oss_serializable",
         table_traits: TableTraits | dict[str, Any] | None = None,
@@ -85,13 +87,16 @@ class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
         retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
         **kwargs: Any,
     ) -> None:
+        partition_values = renamed_argument(
+            kwargs, "partitions", "partition_values", partition_values, owner=type(self).__name__
+        )
         if not deferrable:
             kwargs.setdefault("mode", "reschedule")
         kwargs.setdefault("poke_interval", poll_interval)
         super().__init__(retries=retries, retry_policy=retry_policy, **kwargs)
         self.table = table
         self.maintenance_op = maintenance_op
-        self.partitions = partitions
+        self.partition_values = partition_values
         self.write_windows = write_windows
         self.profile = profile
         self.table_traits = table_traits
@@ -102,47 +107,20 @@ class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
         self.poll_interval = poll_interval
         self.lease_store_conn_id = lease_store_conn_id
 
-    def _request(self) -> GateRequest:
-        from airflow_provider_deltacc.windows import GateRequest, read_table_facts
-        from airflow_provider_deltacc.windows.request import parse_traits
+    def gate_run(self) -> MaintenanceRun:
+        """This wait at the gate, limited by the sensor's ``timeout``."""
+        return MaintenanceRun(self, timeout_s=float(self.timeout) if self.timeout else None)
+
+    def _request(self, gate: MaintenanceRun) -> GateRequest:
         from airflow_provider_deltacc.windows.writer import canonical_scope
 
-        try:
-            facts = read_table_facts(self.table, self.storage_options)
-        except Exception as exc:
-            self.log.warning("cannot read %s with delta-rs (%s: %s)", self.table, type(exc).__name__, exc)
-            facts = None
-        try:
-            traits = parse_traits(self.table_traits)
-            if traits is None and facts is not None:
-                traits = facts.traits()
-            expected = self.expected_duration
-            return GateRequest(
-                table=self.table,
-                maintenance_op=self.maintenance_op,  # type: ignore[arg-type]
-                windows=self.write_windows or (),  # type: ignore[arg-type]
-                profile=self.profile,  # type: ignore[arg-type]
-                traits=traits,
-                partitions=canonical_scope(self.partitions, facts) if self.partitions else None,
-                require_all_partitions=True,
-                expected_duration_s=(
-                    expected.total_seconds() if isinstance(expected, timedelta) else expected
-                ),
-            )
-        except ValueError as exc:
-            raise DeltaCCInputError(f"{self.task_id}: {exc}") from None
+        facts = gate.table_facts()
+        partitions = canonical_scope(self.partition_values, facts) if self.partition_values else None
+        return gate.request(self.maintenance_op, facts, partitions=partitions, require_all_partitions=True)
 
     def _decide(self) -> dict[str, Any]:
-        from airflow_provider_deltacc.windows import LeaseStoreUnavailable
-
-        request = self._request()
-        try:
-            with self.open_lease_store() as store:
-                decision = request.decide(store)
-        except LeaseStoreUnavailable as exc:
-            raise DeltaCCInfrastructureError.lease_store(self.task_id, exc.store, str(exc)) from None
-        self.log.info("gate: %s on %s: %s", request.maintenance_op.name, self.table, decision.reason)
-        return decision.to_dict()
+        gate = self.gate_run()
+        return gate.decide(self._request(gate)).to_dict()
 
     def poke(self, context: Context) -> PokeReturnValue:
         decision = self._decide()
@@ -152,31 +130,15 @@ class DeltaWriteWindowSensor(UsesLeaseStore, BaseSensorOperator):
         self.log.info("lease store: %s", self.resolve_lease_store().describe())
         if not self.deferrable:
             return super().execute(context)
-        decision = self._decide()
-        if decision["go"]:
-            return decision
-        from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger
+        gate = self.gate_run()
+        request = self._request(gate)
+        decision = gate.decide(request)
+        if decision.go:
+            return decision.to_dict()
+        gate.defer(request)
 
-        self.defer(
-            trigger=DeltaGateTrigger(
-                request=self._request().to_dict(),
-                poll_interval=float(self.poll_interval),
-                **self.lease_store().trigger_kwargs(),
-            ),
-            method_name="execute_complete",
-            timeout=timedelta(seconds=self.timeout) if self.timeout else None,
-        )
-
-    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
-        if not event or event.get("status") != "go":
-            message = (event or {}).get("message") or ((event or {}).get("decision") or {}).get("reason")
-            if (event or {}).get("field"):  # bad input the triggerer met (the lease store's connection)
-                raise DeltaCCInputError(f"{self.task_id}: {message}", field=(event or {})["field"])
-            if store := (event or {}).get("lease_store"):
-                raise DeltaCCInfrastructureError.lease_store(self.task_id, store, str(message))
-            raise AirflowException(
-                f"waiting for a quiet window on {self.table} failed: {message or 'no event'}"
-            )
-        decision = event["decision"]
-        self.log.info("quiet window on %s: %s", self.table, decision.get("reason"))
-        return decision
+    def execute_complete(
+        self, context: Context, event: dict[str, Any] | None = None, waiting_since: str | None = None
+    ) -> Any:
+        """Resume after the trigger: the gate's decision on go, else the event's error."""
+        return self.gate_run().resume(event)

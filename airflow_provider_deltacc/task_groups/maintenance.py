@@ -22,6 +22,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.config import default_deferrable
+from airflow_provider_deltacc.deprecations import renamed_argument
 from airflow_provider_deltacc.task_groups._checks import (
     boolean,
     column_list,
@@ -41,7 +42,6 @@ _OWN_ARGUMENTS = frozenset(
         "task_id",
         "table",
         "maintenance_op",
-        "partitions",
         "partition_values",
         "zorder_by",
         "only_closed_partitions",
@@ -70,11 +70,12 @@ def table_maintenance(
     write_windows: list[WriteWindow | dict[str, Any]] | None = None,
     deferrable: bool = default_deferrable(),
     poll_interval: float = 30.0,
-    max_wait: float | timedelta | None = None,
+    gate_wait_timeout: float | timedelta | None = None,
     lease_store_conn_id: str | None = None,
     operator_kwargs: Mapping[str, Any] | None = None,
     group_id: str = "table_maintenance",
     tooltip: str = "",
+    **renamed: Any,
 ) -> TaskGroup:
     """Build the maintenance task group in the current DAG: ``gate >> optimize >> vacuum``.
 
@@ -95,7 +96,8 @@ def table_maintenance(
     :param deferrable: wait in the triggerer rather than in a worker slot; the default is
         ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False).
     :param poll_interval: the longest pause between two gate decisions, in seconds.
-    :param max_wait: OPTIMIZE/VACUUM give up after waiting this long (seconds or a timedelta); None waits.
+    :param gate_wait_timeout: OPTIMIZE/VACUUM give up after waiting for the gate this long (seconds or a
+        timedelta); None waits. (``max_wait`` is its deprecated name.)
     :param lease_store_conn_id: the lease store's ``postgres`` or ``sqlite`` connection, for all three tasks;
         None reads ``[deltacc] lease_store_conn_id`` (then the older ``lease_store_url``, which
         ``operator_kwargs`` may carry).
@@ -112,6 +114,11 @@ def table_maintenance(
     from airflow_provider_deltacc.operators import DeltaOptimizeOperator, DeltaVacuumOperator
     from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
 
+    gate_wait_timeout = renamed_argument(
+        renamed, "max_wait", "gate_wait_timeout", gate_wait_timeout, owner=FACTORY
+    )
+    if renamed:
+        raise TypeError(f"{FACTORY}() got unexpected keyword arguments {sorted(renamed)}")
     table_argument(FACTORY, "table", table)
     zorder = column_list(FACTORY, "zorder_by", zorder_by)
     for name, value in (
@@ -164,7 +171,7 @@ def table_maintenance(
             task_id="gate",
             table=table,
             maintenance_op="optimize_zorder" if zorder else "optimize",
-            partitions=partition_values,
+            partition_values=partition_values,
             **gated,
             **sensor_extra,
         )
@@ -175,7 +182,7 @@ def table_maintenance(
             only_closed_partitions=only_closed_partitions,
             partition_values=partition_values,
             full=full,
-            max_wait=max_wait,
+            gate_wait_timeout=gate_wait_timeout,
             **gated,
             **extra,
         )
@@ -187,7 +194,7 @@ def table_maintenance(
                 retention_hours=retention_hours,
                 force=force,
                 list_only=list_only,
-                max_wait=max_wait,
+                gate_wait_timeout=gate_wait_timeout,
                 **gated,
                 **extra,
             )

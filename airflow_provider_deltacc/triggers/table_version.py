@@ -9,12 +9,14 @@ from typing import Any
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_deltacc.delta_log import TableCondition, check_table
+from airflow_provider_deltacc.deprecations import renamed_argument
 
 
 class DeltaTableTrigger(BaseTrigger):
     """Yield one event when the table satisfies the condition, or an error event if reading fails.
 
-    :param table: the table's storage location.
+    :param table: the table's storage location (path or URI). (``table_uri`` is its deprecated name: a
+        trigger serialized before the rename still resumes.)
     :param condition: a :class:`~airflow_provider_deltacc.delta_log.TableCondition` as a dict.
     :param poll_interval: seconds between reads of the log.
     :param storage_options: delta-rs storage options (credentials are encrypted with the trigger).
@@ -23,12 +25,16 @@ class DeltaTableTrigger(BaseTrigger):
     def __init__(
         self,
         *,
-        table: str,
+        table: str | None = None,
         condition: dict[str, Any],
-        poll_interval: float = 10.0,
+        poll_interval: float = 30.0,
         storage_options: dict[str, str] | None = None,
+        **renamed: Any,
     ) -> None:
         super().__init__()
+        table = renamed_argument(renamed, "table_uri", "table", table, owner=type(self).__name__)
+        if renamed or table is None:
+            raise TypeError(f"{type(self).__name__} takes table= and condition=; got {sorted(renamed)}")
         self.table = table
         self.condition = condition
         self.poll_interval = poll_interval

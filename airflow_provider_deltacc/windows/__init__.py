@@ -10,6 +10,7 @@
   predicates maintenance runs and writers acquire their leases with.
 - :class:`GateRequest`: a maintenance run's question to the gate as plain data (operators, triggers, sensors).
 - :func:`writer_lease`, :func:`writer_op_kind`, :func:`writer_partitions`: the lease a writer operator holds.
+- :func:`guarded_write`: everything a writer does around its job (storage guard, lease, heartbeat, turns).
 - :func:`read_table_facts`, :func:`table_partitions`: delta-rs reads of a table's layout and retention
   (``deltalake`` is imported on first use).
 
@@ -35,6 +36,13 @@ from airflow_provider_deltacc.windows.factory import (
     store_url_from_connection,
 )
 from airflow_provider_deltacc.windows.gate import DELTA_DEFAULT_RETENTION_HOURS, GateDecision, decide_gate
+from airflow_provider_deltacc.windows.guarded import (
+    GuardedWrite,
+    UnguardedUnsafeWrite,
+    WriteGuard,
+    guard_storage,
+    guarded_write,
+)
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
 from airflow_provider_deltacc.windows.lease import (
     DEFAULT_TTL_S,
@@ -73,6 +81,7 @@ __all__ = [
     "ExclusiveLeaseUnavailable",
     "GateDecision",
     "GateRequest",
+    "GuardedWrite",
     "HeldLease",
     "Lease",
     "LeaseRequest",
@@ -84,6 +93,8 @@ __all__ = [
     "TableFacts",
     "Turn",
     "TurnQueue",
+    "UnguardedUnsafeWrite",
+    "WriteGuard",
     "WriteWindow",
     "await_turn",
     "clash",
@@ -91,6 +102,8 @@ __all__ = [
     "default_sqlite_path",
     "exclusive_writer_lease",
     "format_holder",
+    "guard_storage",
+    "guarded_write",
     "hold_lease",
     "maintenance_conflicts",
     "maintenance_lease_conflicts",

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.operators import DeltaAppendOperator
-from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY, conflict_log_line
+from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
+from airflow_provider_deltacc.operators.report_lines import conflict_log_line
 from tests.support.airflow_runs import serialize_dag, task_log_lines, xcom_value
 from tests.support.submit_hold import rival_during_submit
 

@@ -189,7 +189,11 @@ def run_scenario(spark: SparkSession, tmp_path: Path, store_url: str, window_s: 
         "deferrable": True,
     }
     optimize, optimize_deferrals = drive(
-        DeltaOptimizeOperator(task_id="optimize", table=path, poll_interval=1.0, **maintenance), "optimize"
+        # The whole table, so the late MERGE (on a partition a writer may still hold) has to wait for it.
+        DeltaOptimizeOperator(
+            task_id="optimize", table=path, poll_interval=1.0, only_closed_partitions=False, **maintenance
+        ),
+        "optimize",
     )
     vacuum, _ = drive(
         DeltaVacuumOperator(task_id="vacuum", table=path, poll_interval=1.0, **maintenance), "vacuum"

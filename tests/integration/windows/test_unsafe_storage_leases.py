@@ -143,7 +143,7 @@ def test_second_writer_refuses_while_the_first_holds_its_lease(
         lease_store_url=store_url,
         deferrable=False,
         poll_interval=0.2,
-        max_wait=1.0,
+        gate_wait_timeout=1.0,
         table_traits={"partitioned": True},
     )
     optimize.__dict__["hook"] = job_m

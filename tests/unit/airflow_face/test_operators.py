@@ -254,7 +254,7 @@ def test_publish_pushes_the_report_and_logs_a_summary(context: Any) -> None:
 
 
 def test_the_conflict_line_and_the_summary_report_the_time_in_the_tables_queue() -> None:
-    from airflow_provider_deltacc.operators.base import _queue_note, conflict_log_line
+    from airflow_provider_deltacc.operators.report_lines import conflict_log_line, queue_note
 
     conflict = {"kind": "concurrent_append", "exception": "ConcurrentAppendException", "message": "m"}
     report: dict[str, Any] = {
@@ -271,8 +271,8 @@ def test_the_conflict_line_and_the_summary_report_the_time_in_the_tables_queue()
     assert line.startswith("Delta conflict CONCURRENT_APPEND on /data/orders, attempt 1 of 5: ")
     assert "once the writers ahead had finished (1.50 s in the queue)" in line
     assert "(it had waited 3.25 s for its turn before attempt 1)" in line
-    assert _queue_note(report) == " queued=4.75s (admission 3.25s, retries 1.50s)"
+    assert queue_note(report) == " queued=4.75s (admission 3.25s, retries 1.50s)"
 
     raced = {**report, "admission_wait_s": 0.0, "attempts": [{**report["attempts"][0], "queue_s": 0.0}]}
-    assert _queue_note(raced) == ""
+    assert queue_note(raced) == ""
     assert "for its turn" not in conflict_log_line(raced, raced["attempts"][0], "/data/orders")

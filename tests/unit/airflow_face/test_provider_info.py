@@ -36,16 +36,21 @@ def _modules() -> list[ModuleType]:
 
 def _public_classes(base: type) -> dict[str, type]:
     """``module.Class`` of every class the package defines that subclasses ``base`` and is meant to be used
-    as it is: public, and not a base for others (``Delta…Base…`` / ``_…``)."""
+    as it is: public (no ``_``), not abstract, and not a base the package builds others on."""
     classes: dict[str, type] = {}
     for module in _modules():
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ != module.__name__ or not issubclass(cls, base):
                 continue
-            if name.startswith("_") or "Base" in name or inspect.isabstract(cls):
+            if name.startswith("_") or inspect.isabstract(cls) or _is_a_base(cls):
                 continue
             classes[f"{module.__name__}.{name}"] = cls
     return classes
+
+
+def _is_a_base(cls: type) -> bool:
+    prefix = airflow_provider_deltacc.__name__ + "."
+    return any(sub.__module__.startswith(prefix) for sub in cls.__subclasses__())
 
 
 def _listed_modules(section: str) -> set[str]:

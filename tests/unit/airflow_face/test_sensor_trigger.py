@@ -90,7 +90,12 @@ def test_sensor_pokes(table: Path) -> None:
 
 def test_sensor_defers_and_resumes(table: Path) -> None:
     sensor = DeltaTableVersionSensor(
-        task_id="s", table=str(table), after_version=0, partition={"p": "a"}, poll_interval=5, timeout=600
+        task_id="s",
+        table=str(table),
+        after_version=0,
+        partition_values={"p": "a"},
+        poll_interval=5,
+        timeout=600,
     )
     with pytest.raises(TaskDeferred) as deferred:
         sensor.execute(CTX)

@@ -176,7 +176,12 @@ def test_only_closed_partitions_compacts_the_quiet_ones(store_url: str) -> None:
 def test_explicit_partitions_wait_until_all_are_closed(store_url: str) -> None:
     with store_from_url(store_url) as store:
         grant(store, TABLE, OpKind.MERGE, [D20])
-    op, hook = _optimize(store_url, partition_values=[D19, D20], table_traits={"partitioned": True})
+    op, hook = _optimize(
+        store_url,
+        partition_values=[D19, D20],
+        only_closed_partitions=False,
+        table_traits={"partitioned": True},
+    )
     with pytest.raises(TaskDeferred):
         op.execute(_maint_context("optimize"))
     assert hook.specs == []
@@ -208,12 +213,12 @@ def test_non_deferrable_polls_in_the_worker(store_url: str) -> None:
     assert len(hook.specs) == 1
 
 
-def test_non_deferrable_gives_up_after_max_wait(store_url: str) -> None:
+def test_non_deferrable_gives_up_after_gate_wait_timeout(store_url: str) -> None:
     with store_from_url(store_url) as store:
         grant(store, TABLE, OpKind.DELETE)
-    op, hook = _vacuum(store_url, deferrable=False, poll_interval=0.1, max_wait=0.3)
+    op, hook = _vacuum(store_url, deferrable=False, poll_interval=0.1, gate_wait_timeout=0.3)
     with pytest.raises(
-        AirflowException, match=r"gave up waiting .* max_wait=0.3; last decision: waiting: DELETE"
+        AirflowException, match=r"gave up waiting .* gate_wait_timeout=0.3; last decision: waiting: DELETE"
     ):
         op.execute(_maint_context("vacuum"))
     assert hook.specs == []
@@ -340,7 +345,7 @@ def test_sensor_pokes_when_not_deferrable(store_url: str) -> None:
         sensor = DeltaWriteWindowSensor(
             task_id="quiet",
             table=TABLE,
-            partitions=[D20],
+            partition_values=[D20],
             table_traits={"partitioned": True},
             lease_store_url=store_url,
             deferrable=False,
@@ -349,7 +354,7 @@ def test_sensor_pokes_when_not_deferrable(store_url: str) -> None:
         other = DeltaWriteWindowSensor(
             task_id="q2",
             table=TABLE,
-            partitions=[D19],
+            partition_values=[D19],
             table_traits={"partitioned": True},
             lease_store_url=store_url,
         )

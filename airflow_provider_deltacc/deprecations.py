@@ -1,0 +1,69 @@
+"""Renamed arguments keep working for one release, with a :class:`DeprecationWarning` naming the new name."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Mapping, MutableMapping
+from typing import Any, ClassVar
+
+_OWN_MODULES = ("airflow_provider_deltacc.", "airflow.")
+_UNSET: Any = object()
+
+
+def dag_file_stacklevel() -> int:
+    """The stack level of the first frame outside this provider and Airflow: the DAG file's line."""
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith(_OWN_MODULES):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
+
+
+def renamed_argument(
+    kwargs: MutableMapping[str, Any], old: str, new: str, value: Any, *, owner: str, default: Any = _UNSET
+) -> Any:
+    """Take a renamed argument's old spelling out of ``kwargs``: warn, and return the value to use.
+
+    :param kwargs: the caller's remaining keyword arguments; ``old`` is removed from them.
+    :param old: the argument's old name.
+    :param new: its new name.
+    :param value: what the caller got for ``new``.
+    :param owner: who takes the argument (a class or task group factory), for the messages.
+    :param default: ``new``'s default: given both ``old`` and a ``new`` that differs from it, the call is
+        ambiguous and fails. Unset: any ``new`` other than None counts as given.
+    :raises TypeError: both names were given.
+    """
+    if old not in kwargs:
+        return value
+    old_value = kwargs.pop(old)
+    given = value is not None if default is _UNSET else value != default
+    if given:
+        raise TypeError(f"{owner}: {old!r} is the old name of {new!r}; give only {new}=")
+    _warn(owner, old, new, old_value)
+    return old_value
+
+
+def _warn(owner: str, old: str, new: str, value: Any) -> None:
+    warnings.warn(
+        f"{owner}: {old!r} is deprecated and will be removed in the next release; use {new}={value!r}",
+        DeprecationWarning,
+        stacklevel=dag_file_stacklevel(),
+    )
+
+
+class RenamesArguments:
+    """For operators and sensors with renamed arguments: ``partial()`` takes the old names too (``__init__``
+    takes them with :func:`renamed_argument`), since Airflow checks ``partial()``'s names itself."""
+
+    #: old name -> new name
+    renamed_arguments: ClassVar[Mapping[str, str]] = {}
+
+    @classmethod
+    def partial(cls, **kwargs: Any) -> Any:
+        for old, new in cls.renamed_arguments.items():
+            if old in kwargs:
+                if new in kwargs:
+                    raise TypeError(f"{cls.__name__}: {old!r} is the old name of {new!r}; give only {new}=")
+                kwargs[new] = kwargs.pop(old)
+                _warn(cls.__name__, old, new, kwargs[new])
+        return super().partial(**kwargs)  # type: ignore[misc]
