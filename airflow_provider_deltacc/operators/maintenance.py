@@ -168,7 +168,6 @@ class DeltaVacuumOperator(DeltaMaintenanceOperator):
             options["retention_hours"] = _as_number(self.retention_hours)
         return options
 
-
     def gate_fields(self, spec: dict[str, Any], facts: TableFacts | None) -> dict[str, Any]:
         from airflow_provider_deltacc.windows import DELTA_DEFAULT_RETENTION_HOURS
 
