@@ -17,6 +17,35 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+#: Where the matrix changed when it was checked against real two-writer runs, and why (issue 19, part 4).
+MATRIX_CHANGES = [
+    "## Where the matrix changed, and why\n",
+    "The matrix was held against real two-writer runs on delta-spark 4.4",
+    "(`tests/integration/conflict_matrix/test_matrix_on_delta.py`: the loser held after reading its",
+    "snapshot, the winner committing meanwhile, on the same partition, another partition and an",
+    "unpartitioned table). It now models Delta's `ConflictChecker` as it is, and changed in two places:\n",
+    "- **Pinning is per side.** Delta compares only the *loser's* read predicates and read files with the",
+    "  files the winner added and removed, so the winner's own pinning is irrelevant: a MERGE, UPDATE,",
+    "  DELETE, replaceWhere or INSERT … SELECT pinned to its partitions survives a blind append, an UPDATE",
+    "  or DELETE without partition predicate, or an unpinned MERGE that wrote elsewhere. Before, a pair",
+    "  counted as pinned only when *both* carried partition literals, so these were `can` (both could",
+    "  fail); now a pinned side never loses a file-level conflict (`can_conflict(..., pinned_a=,",
+    "  pinned_b=)`; the table above): a pinned reader against a blind append or an OPTIMIZE elsewhere is",
+    "  `never`, against an unpinned reader `can` with only the unpinned one failing.",
+    "  `TableTraits(pinned=True)` still means both sides.",
+    "- **Allow-listed metadata changes are their own operation, `ENABLE_FEATURE`.** OSS Delta 4.1+",
+    "  resolves a concurrent `ALTER TABLE … SET TBLPROPERTIES` that only enables a feature through a",
+    "  property on its allow-list (`delta.enableDeletionVectors`, `delta.enableRowTracking`,",
+    "  `delta.columnMapping.mode = name`, `delta.checkpointPolicy = v2`, `delta.enableInCommitTimestamps`)",
+    "  for a writer that changes no metadata itself: every `ENABLE_FEATURE` x writer cell is `never` on OSS",
+    "  (it was `will` as a `SCHEMA_CHANGE`). ADD COLUMNS and any other property change (`SCHEMA_CHANGE`)",
+    "  still fail every concurrent writer, and two metadata changes still fail each other. The Databricks",
+    "  profiles keep their documented 'metadata changes fail all concurrent writes'. Write windows and the",
+    "  advisor recognise such a statement as `ENABLE_FEATURE`.",
+    "",
+]
+
+
 def pages() -> dict[Path, str]:
     from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits, matrix_markdown
     from airflow_provider_deltacc.occ import decision_table_markdown
@@ -35,6 +64,13 @@ def pages() -> dict[Path, str]:
     matrix.append("")
     matrix.append("## Liquid-clustered table (measured on delta-spark, see clustering.md)\n")
     matrix.append(matrix_markdown(EngineProfile.OSS_SERIALIZABLE, TableTraits(clustered=True)))
+    matrix.append("")
+    matrix.append("## With one side pinned (the row's operation pinned away from what the column's writes)\n")
+    matrix.append(
+        matrix_markdown(EngineProfile.OSS_SERIALIZABLE, TableTraits(partitioned=True), row_pinned=True)
+    )
+    matrix.append("")
+    matrix += MATRIX_CHANGES
     decisions = [
         "# Retry decisions\n",
         "Generated from `airflow_provider_deltacc.occ.decisions` by `scripts/gen_docs.py`; do not edit.\n",

@@ -1,7 +1,8 @@
 """Judge one pair with the conflict matrix: resolve both scopes, decide the traits, word the reason.
 
 Partition overlap decides the traits :func:`~airflow_provider_deltacc.conflict_matrix.can_conflict` sees:
-disjoint partitions are ``pinned`` (file-level conflicts vanish); partitions known to be shared are
+a task whose partitions are disjoint from the other's is pinned, per side (``pinned_a``/``pinned_b``: it
+cannot lose a file-level conflict, whatever the other's pinning); partitions known to be shared are
 ``same_files`` (a file-level "can" becomes "will", except for OPTIMIZE, which may find nothing to compact);
 partitions known only at run time leave the seed cell's "can".
 """
@@ -64,8 +65,10 @@ class TableContext:
 
 
 @lru_cache(maxsize=4096)
-def _verdict(a: OpKind, b: OpKind, profile: EngineProfile, traits: TableTraits) -> Verdict:
-    return can_conflict(a, b, profile=profile, traits=traits)
+def _verdict(
+    a: OpKind, b: OpKind, profile: EngineProfile, traits: TableTraits, pins: tuple[bool, bool]
+) -> Verdict:
+    return can_conflict(a, b, profile=profile, traits=traits, pinned_a=pins[0], pinned_b=pins[1])
 
 
 def resolve_scope(task: TaskFacts, context: TableContext) -> tuple[Scope, tuple[str, ...]]:
@@ -114,7 +117,7 @@ def _traits(base: TableTraits, shared: Overlap, ops: frozenset[OpKind]) -> Table
     if base.clustered:  # no partitions: nothing is pinned, whatever the tasks name
         return replace(base, pinned=False, same_files=False)
     if shared == "no":
-        return replace(base, partitioned=True, pinned=True, same_files=False)
+        return replace(base, partitioned=True, pinned=False, same_files=False)
     certain = shared == "yes" and not ops & MAINTENANCE_KINDS
     return replace(base, pinned=False, same_files=certain)
 
@@ -157,7 +160,7 @@ def _conflict_reason(
 ) -> tuple[str, tuple[str, ...], tuple[ConflictKind, ...]]:
     a, b = candidate.a, candidate.b
     name = _Namer(candidate)
-    serializable = PROFILE_SPECS[verdict.profile].serializable
+    spec = PROFILE_SPECS[verdict.profile]
     when = " if they touch the same partitions" if level is FindingLevel.CAN and shared == "maybe" else ""
     verb = "will raise" if level is FindingLevel.WILL else "can raise"
     if candidate.kind == "self":
@@ -182,7 +185,7 @@ def _conflict_reason(
     for loser, winner, loser_scope, winner_scope in pairs:
         if loser.op not in verdict.losers:
             continue
-        exposed = exposure(loser.op, winner.op, serializable=serializable)
+        exposed = exposure(loser.op, winner.op, serializable=spec.serializable, databricks=spec.databricks)
         kinds = tuple(k for k in exposed if k in verdict.exceptions) or verdict.exceptions
         sentences.append(
             f"{name(loser)} ({loser.label}) {_reads(loser, loser_scope)}; a concurrent {winner.label} by "
@@ -276,7 +279,9 @@ def judge(candidate: Candidate, context: TableContext, memo: ScopeMemo | None = 
     else:
         shared = overlap(scope_a, scope_b, context.partition_columns)
     traits = _traits(context.traits, shared, frozenset({a.op, b.op}))
-    verdict = _verdict(a.op, b.op, context.profile, traits)
+    # One scope per task stands for what it reads and what it writes: disjoint scopes pin both sides.
+    pinned = shared == "no"
+    verdict = _verdict(a.op, b.op, context.profile, traits, (pinned, pinned))
     if verdict.level is MatrixLevel.WILL:
         level = FindingLevel.WILL
     elif verdict.level is MatrixLevel.CAN:

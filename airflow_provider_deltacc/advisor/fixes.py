@@ -8,8 +8,8 @@ from airflow_provider_deltacc.advisor.pairs import Candidate
 from airflow_provider_deltacc.advisor.scopes import Scope
 from airflow_provider_deltacc.advisor.tasks import TaskFacts
 from airflow_provider_deltacc.conflict_matrix import OpKind
+from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS
 
-_MAINTENANCE = {OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER, OpKind.VACUUM}
 _READERS = {OpKind.MERGE, OpKind.UPDATE, OpKind.DELETE, OpKind.OVERWRITE, OpKind.INSERT_SELECT}
 #: What protects a liquid-clustered table, where pins cannot (no partitions; in OSS Delta clustering-column
 #: predicates do not narrow conflicts: docs/clustering.md).
@@ -87,8 +87,8 @@ def suggest(
     if OpKind.SCHEMA_CHANGE in ops:
         fixes.append("run the schema change alone: " + _serialize(candidate) + " (pinning cannot help)")
         return tuple(fixes)
-    if ops & _MAINTENANCE:
-        maintenance = a if a.op in _MAINTENANCE else b
+    if ops & MAINTENANCE_KINDS:
+        maintenance = a if a.op in MAINTENANCE_KINDS else b
         writer = b if maintenance is a else a
         if gated_pair:
             fixes.append(

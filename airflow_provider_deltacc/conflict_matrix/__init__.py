@@ -3,10 +3,14 @@
 ``can_conflict(op_a, op_b, profile=..., traits=...)`` answers with a :class:`Verdict`: ``never`` / ``can`` /
 ``will``, the exceptions the loser can see, which side can lose, a one-sentence reason and the seed row or
 reference section behind it. The write windows' maintenance gate, the docs and the conflict advisor read it.
+As Delta's conflict checker, it compares only the loser's reads with the winner's files and metadata: pass
+each side's pinning (``pinned_a``/``pinned_b``) when only one side is pinned. Checked against real two-writer
+runs on delta-spark in ``tests/integration/conflict_matrix``.
 
 - ``ops``: :class:`SeedRow` (the seed tables' rows/columns) for each :class:`OpKind` (re-exported from the
   operation registry, :mod:`airflow_provider_deltacc.occ.operations`), and the footprint of each operation
-  as the conflict checker sees it (reference §3.2), which derives the exceptions and the possible losers.
+  as the conflict checker sees it (reference §3.2), which derives the exceptions and the possible losers;
+  ``ALLOW_LISTED_PROPERTIES``, the feature enablements OSS Delta 4.1+ lets concurrent writers commit past.
 - ``profiles``: :class:`EngineProfile` (OSS = Fabric, Databricks WriteSerializable/Serializable, with and
   without row-level concurrency) and :class:`TableTraits`.
 - ``table``: ``MATRIX``, the seed tables as rows of data (:class:`Cell`: level, mechanism, source).

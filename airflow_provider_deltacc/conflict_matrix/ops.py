@@ -1,9 +1,8 @@
 """The operations the conflict matrix knows, and what each one does to a table's transaction log.
 
-An :class:`~airflow_provider_deltacc.occ.operations.OpKind` (defined with the operation registry) is what a
-DAG author runs; its :class:`SeedRow` is the row/column of the seed conflict tables it belongs to; its
-:class:`Footprint` is what the conflict checker sees of it (reference ``delta-concurrency.md`` §3.2 steps 6-8
-and §3.4): whether it reads files, removes files, adds files
+An :class:`OpKind` is what a DAG author runs; its :class:`SeedRow` is the row/column of the seed conflict
+tables it belongs to; its :class:`Footprint` is what the conflict checker sees of it (reference
+``delta-concurrency.md`` §3.2 steps 6-8 and §3.4): whether it reads files, removes files, adds files
 (blindly or not), changes metadata, and whether it commits at SnapshotIsolation.
 """
 
@@ -13,7 +12,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from airflow_provider_deltacc.occ.kinds import ConflictKind
-from airflow_provider_deltacc.occ.operations import OpKind
+from airflow_provider_deltacc.occ.operations import (
+    OpKind,
+)
 
 
 class SeedRow(StrEnum):
@@ -48,6 +49,8 @@ class Footprint:
     :param snapshot_isolation: it commits only ``dataChange=false`` file actions, which Delta downgrades to
         SnapshotIsolation: the concurrent-append check is skipped for it (reference §3.1, §7.1).
     :param metadata: it commits a Metadata/Protocol action.
+    :param allow_listed: its metadata change is one OSS Delta 4.1+ resolves for a concurrent writer that
+        changes no metadata itself (:data:`ALLOW_LISTED_PROPERTIES`), instead of failing it.
     :param inserts_rows: it can insert new rows (generate identity values).
     :param commits: it takes part in optimistic concurrency at all (VACUUM does not).
     :param domain_metadata: it commits a (non row-tracking) domain metadata action; two such commits of one
@@ -62,6 +65,7 @@ class Footprint:
     adds: Adds = Adds.NONE
     snapshot_isolation: bool = False
     metadata: bool = False
+    allow_listed: bool = False
     inserts_rows: bool = False
     commits: bool = True
     domain_metadata: bool = False
@@ -97,6 +101,12 @@ FOOTPRINTS: dict[OpKind, Footprint] = {
     OpKind.CLUSTER_BY: Footprint(
         SeedRow.SCHEMA, "ALTER TABLE … CLUSTER BY", metadata=True, domain_metadata=True
     ),
+    OpKind.ENABLE_FEATURE: Footprint(
+        SeedRow.SCHEMA,
+        "feature enablement through an allow-listed property",
+        metadata=True,
+        allow_listed=True,
+    ),
 }
 
 #: Delta's exception class for each conflict kind, as reasons name them.
@@ -112,22 +122,28 @@ EXCEPTION_NAMES: dict[ConflictKind, str] = {
 }
 
 
-def exposure(loser: OpKind, winner: OpKind, *, serializable: bool) -> tuple[ConflictKind, ...]:
+def exposure(
+    loser: OpKind, winner: OpKind, *, serializable: bool, databricks: bool = False
+) -> tuple[ConflictKind, ...]:
     """The exceptions ``loser`` can raise when ``winner`` commits while it is in flight, file-level.
 
-    This is the conflict checker of reference §3.2 applied to two footprints: metadata (step 2), the
-    isolation-dependent concurrent-append check (step 6), deleted-read (step 7) and delete-delete (step 8).
-    It says which exceptions are *possible*; whether the files actually overlap is the matrix's business.
+    This is Delta's conflict checker (reference §3.2) applied to two footprints: only the loser's reads and
+    removes are compared with the winner's metadata (step 2), added files (the isolation-dependent
+    concurrent-append check, step 6) and removed files (deleted-read, step 7; delete-delete, step 8). The
+    winner's own reads play no part. It says which exceptions are *possible*; whether the files actually
+    overlap is the matrix's business (and the loser's partition pins, see ``can_conflict``).
 
     :param loser: the transaction still in flight.
     :param winner: the transaction that commits first.
     :param serializable: the loser commits at Serializable (blind appends count), not WriteSerializable.
+    :param databricks: Databricks Runtime semantics: every metadata change fails concurrent writers (its
+        documented tables), where OSS Delta 4.1+ resolves allow-listed feature enablements.
     """
     lose, win = FOOTPRINTS[loser], FOOTPRINTS[winner]
     if not (lose.commits and win.commits):
         return ()
     kinds: list[ConflictKind] = []
-    if win.metadata:
+    if win.metadata and not (win.allow_listed and not lose.metadata and not databricks):
         kinds += [ConflictKind.METADATA_CHANGED, ConflictKind.PROTOCOL_CHANGED]
     seen = win.adds is Adds.CHANGED or (win.adds is Adds.BLIND and serializable)
     if lose.reads and not lose.snapshot_isolation and seen:

@@ -91,10 +91,13 @@ class TableTraits:
     """What the cells depend on besides the two operations and the engine.
 
     :param partitioned: the table has partition columns. Row-level concurrency needs it False.
-    :param pinned: both operations carry literal predicates on the partition columns that select disjoint
-        partitions (e.g. ``t.date = '2026-01-01'`` in MERGE ON, ``OPTIMIZE … WHERE``), so they read and write
-        disjoint files. Requires ``partitioned``. A MERGE with ``WHEN NOT MATCHED BY SOURCE``, a full
-        overwrite or a predicate on data columns reads the whole table: it is not pinned.
+    :param pinned: *both* operations are pinned: each reads only partitions the other does not write, through
+        literal predicates on the partition columns (e.g. ``t.date = '2026-01-01'`` in MERGE ON, ``OPTIMIZE …
+        WHERE``). Requires ``partitioned``. A MERGE with ``WHEN NOT MATCHED BY SOURCE``, a full overwrite or a
+        predicate on data columns reads the whole table: it is not pinned. Delta's conflict checker only
+        compares the *loser's* reads with the winner's files, so pinning is a property of each side: when
+        only one is pinned (a pinned MERGE and a blind append or unpinned UPDATE that writes elsewhere), pass
+        ``pinned_a``/``pinned_b`` to :func:`~airflow_provider_deltacc.conflict_matrix.can_conflict` instead.
     :param deletion_vectors: deletion vectors are enabled. On Databricks a plain OPTIMIZE then never conflicts
         with writers, and row-level concurrency becomes possible; in OSS Delta they change nothing, as the
         conflict checker compares file paths (reference §3.5).

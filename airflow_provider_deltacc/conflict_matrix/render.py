@@ -17,18 +17,26 @@ def _cell(verdict: Verdict) -> str:
 
 
 def matrix_markdown(
-    profile: EngineProfile | str = EngineProfile.OSS_SERIALIZABLE, traits: TableTraits | None = None
+    profile: EngineProfile | str = EngineProfile.OSS_SERIALIZABLE,
+    traits: TableTraits | None = None,
+    *,
+    row_pinned: bool = False,
 ) -> str:
     """Return the full matrix for ``profile`` and ``traits``: a grid of levels, then one line per pair.
 
     :param profile: the engine profile.
     :param traits: the table traits; defaults to :class:`TableTraits` ().
+    :param row_pinned: one side pinned: the row's operation reads only partitions the column's does not
+        write, the column's is not pinned (needs ``traits.partitioned``). The lines then list the ordered
+        pairs whose verdict differs from the unpinned one.
     """
     traits = traits if traits is not None else TableTraits()
     profile = EngineProfile(profile)
     ops = list(OpKind)
+    pins = {"pinned_a": True, "pinned_b": False} if row_pinned else {}
     effective = can_conflict(ops[0], ops[0], profile=profile, traits=traits).profile
-    title = f"### Conflict matrix: {PROFILE_SPECS[profile].label} ({traits.describe()})"
+    described = f"{traits.describe()}, row pinned, column not" if row_pinned else traits.describe()
+    title = f"### Conflict matrix: {PROFILE_SPECS[profile].label} ({described})"
     lines = [title, ""]
     if effective is not profile:
         lines += [
@@ -41,7 +49,7 @@ def matrix_markdown(
         "|---|" + "---|" * len(ops),
     ]
     for row in ops:
-        cells = [_cell(can_conflict(row, col, profile=profile, traits=traits)) for col in ops]
+        cells = [_cell(can_conflict(row, col, profile=profile, traits=traits, **pins)) for col in ops]
         lines.append(f"| `{row.name}` | " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -50,18 +58,27 @@ def matrix_markdown(
         f"to overlap (VACUUM can delete a writer's uncommitted files).",
         "",
     ]
-    for i, first in enumerate(ops):
-        for second in ops[i:]:
-            verdict = can_conflict(first, second, profile=profile, traits=traits)
-            facts = [f"**{verdict.level.value}**"]
-            if verdict.exceptions:
-                facts.append(", ".join(EXCEPTION_NAMES[k] for k in verdict.exceptions))
-            if verdict.losers:
-                facts.append("can fail: " + ", ".join(f"`{op.name}`" for op in verdict.losers))
-            if verdict.hazard is not Hazard.NONE:
-                facts.append(f"hazard: {verdict.hazard.value}")
-            lines.append(
-                f"- `{first.name}` x `{second.name}` ({'; '.join(facts)}): {verdict.reason} "
-                f"_Source: {verdict.source}._"
-            )
+    if row_pinned:
+        ordered = [(row, col) for row in ops for col in ops]
+        pairs = [
+            (row, col)
+            for row, col in ordered
+            if can_conflict(row, col, profile=profile, traits=traits, **pins)
+            != can_conflict(row, col, profile=profile, traits=traits)
+        ]
+    else:
+        pairs = [(first, second) for i, first in enumerate(ops) for second in ops[i:]]
+    for first, second in pairs:
+        verdict = can_conflict(first, second, profile=profile, traits=traits, **pins)
+        facts = [f"**{verdict.level.value}**"]
+        if verdict.exceptions:
+            facts.append(", ".join(EXCEPTION_NAMES[k] for k in verdict.exceptions))
+        if verdict.losers:
+            facts.append("can fail: " + ", ".join(f"`{op.name}`" for op in verdict.losers))
+        if verdict.hazard is not Hazard.NONE:
+            facts.append(f"hazard: {verdict.hazard.value}")
+        lines.append(
+            f"- `{first.name}` x `{second.name}` ({'; '.join(facts)}): {verdict.reason} "
+            f"_Source: {verdict.source}._"
+        )
     return "\n".join(lines) + "\n"

@@ -2,7 +2,9 @@
 
 :func:`can_conflict` looks the pair up in :data:`.table.MATRIX` (for the effective profile), applies the
 ``ADJUSTMENTS`` in order, and derives which exceptions each side can see and who can lose from the
-footprints in :mod:`.ops` (the reference's conflict checker, §3.2).
+footprints in :mod:`.ops` (Delta's conflict checker, reference §3.2): a side can lose only through what *it*
+reads or removes, so a side pinned to partitions the other does not write cannot lose, whatever the other's
+own pinning.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class _Pair:
     b: OpKind
     profile: EngineProfile
     traits: TableTraits
+    pinned: tuple[bool, bool] = (False, False)  # a, b: reads only partitions the other does not write
 
     @property
     def classes(self) -> frozenset[SeedRow]:
@@ -91,6 +94,7 @@ class _Draft:
     force_exceptions: tuple[ConflictKind, ...] = ()
     all_lose: bool = False
     data_conflict: bool = True  # False when only a table-wide rule (identity) makes them conflict
+    safe: tuple[bool, bool] = (False, False)  # a, b: pinned away from the other's files, cannot lose
 
 
 @dataclass(frozen=True)
@@ -127,19 +131,98 @@ def _databricks_dv_optimize(pair: _Pair, draft: _Draft) -> _Draft | None:
     )
 
 
-def _disjoint_partition_pins(pair: _Pair, draft: _Draft) -> _Draft | None:
-    if not pair.traits.pinned or draft.granularity not in ("file", "row") or draft.level is NEVER:
+def _allow_listed_metadata(pair: _Pair, draft: _Draft) -> _Draft | None:
+    if PROFILE_SPECS[pair.profile].databricks:
         return None
+    first, second = FOOTPRINTS[pair.a], FOOTPRINTS[pair.b]
+    if second.allow_listed:
+        feature, other = second, first
+    elif first.allow_listed:
+        feature, other = first, second
+    else:
+        return None
+    if other.metadata or not other.commits:
+        return None
+    if pair.traits.identity_columns and other.inserts_rows:
+        # The other's identity high-water mark is a metadata change too, which Delta never reconciles with
+        # another metadata change: whichever commits second fails.
+        return replace(
+            draft,
+            mechanism=(
+                f"The table has an identity column: the {other.label} updates its high-water mark in the "
+                f"metadata, and Delta never reconciles two metadata changes, so even a {feature.label} "
+                "fails it, and {fail} with MetadataChangedException."
+            ),
+            force_exceptions=(ConflictKind.METADATA_CHANGED,),
+            all_lose=True,
+            data_conflict=False,
+        )
     return replace(
         draft,
         level=NEVER,
         granularity="none",
         mechanism=(
-            "Both carry literal predicates on disjoint partitions, so {a} and {b} read and write disjoint "
-            "files and the conflict checker finds no overlap (unpinned they could fail with {unpinned})."
+            f"OSS Delta 4.1+ resolves a concurrent {feature.label} (such as delta.enableDeletionVectors = "
+            f"true): a {other.label}, which changes no metadata itself, commits past it, and the feature "
+            "enablement reads no files, so neither fails "
+            "(Delta <= 4.0 and Databricks fail the writer with MetadataChangedException)."
         ),
-        source=draft.source + "; 000/001/004 'Avoid conflicts using partitioning and disjoint command "
-        "conditions'; 002 'Isolate writers with partitioning'",
+        source="delta-io/delta ConflictChecker.attemptToResolveMetadataConflicts and "
+        "metadataConfigurationChangeAllowList (4.1+); real two-writer runs on delta-spark 4.4 "
+        "(tests/integration/conflict_matrix)",
+    )
+
+
+_PIN_SOURCE = (
+    "; 000/001/004 'Avoid conflicts using partitioning and disjoint command conditions'; 002 'Isolate "
+    "writers with partitioning'; Delta ConflictChecker: only the loser's read predicates and read files are "
+    "checked against the winner's added and removed files"
+)
+
+
+def _disjoint_partition_pins(pair: _Pair, draft: _Draft) -> _Draft | None:
+    if not any(pair.pinned) or draft.granularity not in ("file", "row") or draft.level is NEVER:
+        return None
+    source = draft.source + _PIN_SOURCE
+    if all(pair.pinned):
+        return replace(
+            draft,
+            level=NEVER,
+            granularity="none",
+            mechanism=(
+                "Both carry literal predicates on disjoint partitions, so {a} and {b} read and write "
+                "disjoint files and the conflict checker finds no overlap (unpinned they could fail with "
+                "{unpinned})."
+            ),
+            source=source,
+            safe=(True, True),
+        )
+    spec = PROFILE_SPECS[pair.profile]
+    pinned, other = (pair.a, pair.b) if pair.pinned[0] else (pair.b, pair.a)
+    if not exposure(pinned, other, serializable=spec.serializable, databricks=spec.databricks):
+        return None  # it could not lose anyway (a blind append reads nothing): the pin changes nothing
+    pinned_label, other_label = FOOTPRINTS[pinned].label, FOOTPRINTS[other].label
+    other_label = f"the other {other_label}" if pinned == other else f"the {other_label}"
+    why = (
+        f"The {pinned_label} reads only partitions {other_label} does not write, and Delta's conflict "
+        f"checker compares only the loser's reads with the winner's files, so {other_label} cannot fail it, "
+        "pinned or not"
+    )
+    if not exposure(other, pinned, serializable=spec.serializable, databricks=spec.databricks):
+        return replace(
+            draft,
+            level=NEVER,
+            granularity="none",
+            mechanism=why + f"; nor can {other_label} fail (unpinned the {pinned_label} could fail with "
+            "{unpinned}).",
+            source=source,
+            safe=pair.pinned,
+        )
+    return replace(
+        draft,
+        extra=(*draft.extra, why + f": only {other_label} can fail."),
+        source=source,
+        safe=pair.pinned,
     )
 
 
@@ -188,6 +271,12 @@ def _identity_columns(pair: _Pair, draft: _Draft) -> _Draft | None:
 #: The trait adjustments, applied in this order to the seed cell.
 ADJUSTMENTS: tuple[Adjustment, ...] = (
     Adjustment(
+        "allow_listed_metadata",
+        "OSS Delta 4.1+: a feature enablement through an allow-listed property (ENABLE_FEATURE) fails no "
+        "concurrent writer that changes no metadata itself; Databricks keeps 'metadata changes fail all'.",
+        _allow_listed_metadata,
+    ),
+    Adjustment(
         "databricks_dv_optimize",
         "Databricks without row-level concurrency: with deletion vectors a plain OPTIMIZE never conflicts "
         "with DML or another plain OPTIMIZE (ZORDER BY still does). OSS Delta has no such rule (§3.5).",
@@ -195,8 +284,9 @@ ADJUSTMENTS: tuple[Adjustment, ...] = (
     ),
     Adjustment(
         "disjoint_partition_pins",
-        "Literal predicates on disjoint partitions in both operations remove every file- and row-level "
-        "conflict, on every engine; schema changes (table-wide) and VACUUM's hazard remain.",
+        "A side whose literal partition predicates exclude every partition the other writes cannot lose a "
+        "file- or row-level conflict, whatever the other's pinning (Delta checks only the loser's reads); "
+        "both pinned, the pair never conflicts. Schema changes (table-wide) and VACUUM's hazard remain.",
         _disjoint_partition_pins,
     ),
     Adjustment(
@@ -222,22 +312,24 @@ def _names(kinds: tuple[ConflictKind, ...]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
-def _fail(a: OpKind, b: OpKind, losers: tuple[OpKind, ...]) -> str:
-    if a == b or len(losers) > 1:
+def _fail(a: OpKind, b: OpKind, losers: tuple[OpKind, ...], safe: tuple[bool, bool]) -> str:
+    if len(losers) > 1 or (a == b and losers and not any(safe)):
         return "whichever commits second fails"
     if not losers:
         return "neither fails"
-    return f"only the {FOOTPRINTS[losers[0]].label} can fail (when the other commits first)"
+    unpinned = "unpinned " if a == b else ""
+    return f"only the {unpinned}{FOOTPRINTS[losers[0]].label} can fail (when the other commits first)"
 
 
-def _canonical(a: OpKind, b: OpKind) -> tuple[OpKind, OpKind]:
+def _canonical(a: OpKind, b: OpKind, pins: tuple[bool, bool]) -> tuple[OpKind, OpKind, tuple[bool, bool]]:
     classes, ops = list(SeedRow), list(OpKind)
 
-    def key(op: OpKind) -> tuple[int, int]:
-        return classes.index(FOOTPRINTS[op].op_class), ops.index(op)
+    def key(side: tuple[OpKind, bool]) -> tuple[int, int, bool]:
+        op, pinned = side
+        return classes.index(FOOTPRINTS[op].op_class), ops.index(op), not pinned
 
-    first, second = sorted((a, b), key=key)
-    return first, second
+    (first, first_pin), (second, second_pin) = sorted(((a, pins[0]), (b, pins[1])), key=key)
+    return first, second, (first_pin, second_pin)
 
 
 def can_conflict(
@@ -246,22 +338,40 @@ def can_conflict(
     *,
     profile: EngineProfile | str = EngineProfile.OSS_SERIALIZABLE,
     traits: TableTraits | None = None,
+    pinned_a: bool | None = None,
+    pinned_b: bool | None = None,
 ) -> Verdict:
     """Answer whether ``op_a`` and ``op_b``, running concurrently on one table, can make either one fail.
 
-    Symmetric: ``can_conflict(a, b) == can_conflict(b, a)``; ``Verdict.losers`` says which can fail.
+    Symmetric: ``can_conflict(a, b, pinned_a=x, pinned_b=y) == can_conflict(b, a, pinned_a=y, pinned_b=x)``;
+    ``Verdict.losers`` says which can fail.
 
     :param op_a: one operation.
     :param op_b: the other (may be the same kind: two runs of it).
     :param profile: the engine and isolation level.
     :param traits: the table and how the two are pinned; defaults to :class:`TableTraits` ().
+    :param pinned_a: ``op_a`` reads only partitions ``op_b`` does not write (literal partition predicates),
+        so ``op_b``'s commit cannot fail it, whatever ``op_b``'s own pinning. None: ``traits.pinned``.
+    :param pinned_b: the same for ``op_b``.
+    :raises ValueError: for a pinned side on a table that is not ``partitioned``.
     """
     traits = traits if traits is not None else TableTraits()
+    pins = (
+        traits.pinned if pinned_a is None else pinned_a,
+        traits.pinned if pinned_b is None else pinned_b,
+    )
+    if any(pins) and not traits.partitioned:
+        raise ValueError(
+            f"pinned_a={pins[0]}, pinned_b={pins[1]} need traits.partitioned=True: only partition "
+            "predicates narrow conflicts"
+        )
+    if any(pins) and traits.same_files:
+        raise ValueError("a pinned side (disjoint files) and same_files cannot both be True")
     asked = EngineProfile(profile)
     effective = effective_profile(asked, traits)
-    a, b = _canonical(OpKind(op_a), OpKind(op_b))
+    a, b, pins = _canonical(OpKind(op_a), OpKind(op_b), pins)
     cell = MATRIX[(effective, FOOTPRINTS[a].op_class, FOOTPRINTS[b].op_class)]
-    pair = _Pair(a, b, effective, traits)
+    pair = _Pair(a, b, effective, traits, pins)
     draft = _Draft(cell.level, cell.granularity, cell.mechanism, cell.source, cell.hazard)
     rules = [RLC_FALLBACK] if effective is not asked else []
     if rules:
@@ -277,9 +387,11 @@ def can_conflict(
         if changed is not None:
             draft, rules = changed, [*rules, adjustment.name]
 
-    serializable = PROFILE_SPECS[effective].serializable
-    lose_a = exposure(a, b, serializable=serializable)
-    lose_b = exposure(b, a, serializable=serializable)
+    spec = PROFILE_SPECS[effective]
+    lose_a = exposure(a, b, serializable=spec.serializable, databricks=spec.databricks)
+    lose_b = exposure(b, a, serializable=spec.serializable, databricks=spec.databricks)
+    unpinned = tuple(k for k in ConflictKind if k in lose_a + lose_b)
+    lose_a, lose_b = (() if draft.safe[0] else lose_a), (() if draft.safe[1] else lose_b)
     derived = tuple(k for k in ConflictKind if k in lose_a + lose_b)
     if draft.level is NEVER:
         exceptions: tuple[ConflictKind, ...] = ()
@@ -294,8 +406,8 @@ def can_conflict(
         a=FOOTPRINTS[a].label,
         b=f"another {label_b}" if a == b else label_b,
         exc=_names(derived) if derived else "",
-        unpinned=_names(derived) if derived else "nothing",
-        fail=_fail(a, b, losers),
+        unpinned=_names(unpinned) if unpinned else "nothing",
+        fail=_fail(a, b, losers, draft.safe),
     )
     reason = " ".join((reason[0].upper() + reason[1:], *draft.extra))
     return Verdict(

@@ -170,8 +170,8 @@ _WHY_VACUUM_SCHEMA = (
 )
 _WHY_SCHEMA = (
     "A {b} commits a Metadata action and Delta fails every writer still in flight against the old "
-    "metadata, even a blind append, so {fail} with {exc} (OSS <= 4.0 tolerates only identity "
-    "high-water-mark and row-tracking updates, >= 4.1 only allow-listed property changes)."
+    "metadata, even a blind append, so {fail} with {exc} (Delta tolerates only identity high-water-mark "
+    "and row-tracking updates, and from 4.1 the allow-listed feature enablements of ENABLE_FEATURE)."
 )
 _WHY_SCHEMA_OPT_OSS = (
     "{a}'s own commit retry re-commits after a concurrent {b} when all its files survive and the partition "

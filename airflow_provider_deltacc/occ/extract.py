@@ -22,11 +22,14 @@ _DELETED = re.compile(
 _METADATA_TABLE = re.compile(
     r"The metadata of the Delta table (?P<table>[^\n]+?) has been changed by a concurrent update"
 )
-# >= 4.1: "in the partition [p=v]"; <= 4.0: "added to partition [p=v]" ("the root of the table" = none).
-_PARTITION = re.compile(r"(?:in the partition|to partition) (?P<partition>\[[^\]\n]*\])")
+# >= 4.1: "in the partition [p=v]"; <= 4.0: "added to partition [p=v]" (ConcurrentAppend) and
+# "(for example <file> in partition [p=v])" (ConcurrentDeleteRead); "the root of the table" = none.
+_PARTITION = re.compile(r"(?:in the partition|to partition|in partition) (?P<partition>\[[^\]\n]*\])")
 # <= 4.0 (and MetadataChanged/ProtocolChanged/... in every version): the winner's CommitInfo as JSON.
 _CONFLICTING_COMMIT = re.compile(r"Conflicting commit: (?P<json>\{[^\n]*\})")
-_JSON_VERSION = re.compile(r'"version"\s*:\s*(\d+)')
+# Only as the CommitInfo's first field: real messages (delta-spark 3.3, 4.0) often carry no version at all,
+# and the winner's operationParameters may hold one of their own (RESTORE's "version").
+_JSON_VERSION = re.compile(r'^\{\s*"version"\s*:\s*(\d+)')
 _JSON_OPERATION = re.compile(r'"operation"\s*:\s*"([^"\\]+)"')
 
 _STACK_START = re.compile(r"^(?:\s+at \S|\s*JVM stacktrace:|\s*Caused by: |\s*\.\.\. \d+ more)")

@@ -43,9 +43,15 @@ class OpKind(StrEnum):
       "COMPACTION"/"OPTIMIZE".
     - ``OPTIMIZE_ZORDER``: ``OPTIMIZE … ZORDER BY``; Databricks' tables treat it apart from plain OPTIMIZE.
     - ``VACUUM``: deletes unreferenced files; takes no part in optimistic concurrency.
-    - ``SCHEMA_CHANGE``: ALTER TABLE, schema evolution, a table property change, feature enablement: anything
-      committing a Metadata (or Protocol) action. A schema-evolving write (``mergeSchema``) is both: look up
-      the pair as ``SCHEMA_CHANGE`` for what it does to others and as its data op for its own exposure.
+    - ``SCHEMA_CHANGE``: ALTER TABLE (ADD COLUMNS, …), schema evolution, any table property change Delta does
+      not allow-list: anything committing a Metadata (or Protocol) action that fails concurrent writers. A
+      schema-evolving write (``mergeSchema``) is both: look up the pair as ``SCHEMA_CHANGE`` for what it does
+      to others and as its data op for its own exposure.
+    - ``ENABLE_FEATURE``: ``ALTER TABLE … SET TBLPROPERTIES`` that only enables a table feature through a
+      property Delta's conflict checker allow-lists (:data:`ALLOW_LISTED_PROPERTIES`, e.g.
+      ``delta.enableDeletionVectors = true``). OSS Delta 4.1+ lets a concurrent writer that changes no
+      metadata itself commit past it; Delta <= 4.0 and Databricks' documented tables treat it as a
+      ``SCHEMA_CHANGE``.
     - ``CLUSTER_BY``: ``ALTER TABLE … CLUSTER BY``. On a table that is not clustered yet it enables the
       clustering table feature (a Protocol change: its footprint is a schema change's); on a liquid-clustered
       table it commits only the ``delta.clustering`` domain metadata, which fails no writer (the
@@ -63,6 +69,42 @@ class OpKind(StrEnum):
     VACUUM = "vacuum"
     SCHEMA_CHANGE = "schema_change"
     CLUSTER_BY = "cluster_by"
+    ENABLE_FEATURE = "enable_feature"
+
+
+#: The table properties whose change Delta 4.1+'s conflict checker resolves instead of failing a concurrent
+#: writer (``ConflictChecker.metadataConfigurationChangeAllowList`` and the values it accepts), as
+#: property -> the value that enables the feature. Unsetting a property, another value or any other property
+#: (and any schema change) still fails every concurrent writer.
+ALLOW_LISTED_PROPERTIES: dict[str, str] = {
+    "delta.enableDeletionVectors": "true",
+    "delta.enableRowTracking": "true",
+    "delta.columnMapping.mode": "name",
+    "delta.checkpointPolicy": "v2",
+    "delta.enableInCommitTimestamps": "true",
+}
+
+_SET_PROPERTIES = re.compile(
+    r"^\s*alter\s+table\s+.+?\s+set\s+tblproperties\s*\((?P<body>[^()]*)\)\s*;?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_PROPERTY = re.compile(r"\s*(['\"`]?)(?P<key>[\w.]+)\1\s*=\s*(['\"]?)(?P<value>[\w.]*)\3\s*")
+
+
+def enables_allow_listed_feature(statement: str) -> bool:
+    """True when ``statement`` is an ``ALTER TABLE … SET TBLPROPERTIES`` that only sets properties of
+    :data:`ALLOW_LISTED_PROPERTIES` to their enabling values (an ``ENABLE_FEATURE``).
+
+    :param statement: a SQL statement.
+    """
+    match = _SET_PROPERTIES.match(statement)
+    if match is None:
+        return False
+    for assignment in match["body"].split(","):
+        prop = _PROPERTY.fullmatch(assignment)
+        if prop is None or ALLOW_LISTED_PROPERTIES.get(prop["key"]) != prop["value"].lower():
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -253,7 +295,8 @@ def op_kind(name: str, options: Mapping[str, Any] | None = None) -> OpKind:
     ``append`` is a blind append (a schema change with ``merge_schema``); ``optimize`` with ``zorder_by`` is
     OPTIMIZE_ZORDER; ``sql`` goes by its ``op_class`` and, for read-modify-write statements, by the
     statement's verb (``INSERT`` reading the table is INSERT_SELECT; ``ALTER TABLE … CLUSTER BY`` is
-    CLUSTER_BY unless declared a blind append or maintenance); an unrecognised statement counts as MERGE, the
+    CLUSTER_BY unless declared a blind append or maintenance, and a statement that only enables a feature
+    through an allow-listed table property is ENABLE_FEATURE); an unrecognised statement counts as MERGE, the
     kind that conflicts with the most. The others are their registry kind.
 
     :param name: the job spec's ``operation``.
@@ -271,6 +314,9 @@ def op_kind(name: str, options: Mapping[str, Any] | None = None) -> OpKind:
             if declared in (OperationClass.READ_MODIFY_WRITE, OperationClass.SCHEMA_CHANGING):
                 return OpKind.CLUSTER_BY  # whatever op_class it is given, it is only that ALTER
             by_verb = OpKind.SCHEMA_CHANGE
+        rewrites = declared in (OperationClass.READ_MODIFY_WRITE, OperationClass.SCHEMA_CHANGING)
+        if rewrites and enables_allow_listed_feature(str(opts.get("statement") or "")):
+            return OpKind.ENABLE_FEATURE
         if declared in _CLASS_KINDS and declared is not OperationClass.MAINTENANCE:
             return _CLASS_KINDS[declared]
         if by_verb in OPERATIONS["sql"].kinds:  # a SQL VACUUM takes part in no conflict: judged by its class

@@ -27,6 +27,7 @@ from airflow_provider_deltacc.conflict_matrix import (
     can_conflict,
 )
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
+from airflow_provider_deltacc.conflict_matrix.profiles import PROFILE_SPECS
 from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS
 from airflow_provider_deltacc.windows.lease import Lease
 from airflow_provider_deltacc.windows.partitions import PartitionSpec, scopes_overlap
@@ -85,23 +86,28 @@ def pair_verdict(
 ) -> Verdict:
     """The conflict matrix's verdict on two operations of one table running at once, given their partitions.
 
-    Disjoint partition scopes are looked up as pinned (the matrix keeps table-wide conflicts such as schema
-    changes); overlapping ones, and any on a liquid-clustered table, as unpinned.
+    Each side is pinned when what it reads (its scope) excludes every partition the other writes (the
+    other's scope): Delta's conflict checker only compares a loser's reads with the winner's files, so a
+    pinned side cannot lose whatever the other's pinning (the matrix keeps table-wide conflicts such as
+    schema changes). A lease has one scope for what it reads and writes, so both sides come out alike. A
+    liquid-clustered table has no partitions: nothing is pinned there, whatever scopes the two name.
 
     :param op_a: one operation.
     :param scope_a: its partitions, or None for the whole table.
     :param op_b: the other operation.
     :param scope_b: its partitions, or None for the whole table.
     :param profile: the engine profile.
-    :param traits: the table's traits; ``pinned`` is decided here from the two scopes.
+    :param traits: the table's traits; each side's pinning is decided here from the two scopes.
     """
     traits = traits if traits is not None else TableTraits()
     # A clustered table has no partitions: whatever scopes the two name, nothing is pinned.
-    if traits.clustered or scopes_overlap(scope_a, scope_b):
-        pair_traits = replace(traits, pinned=False)
+    pinned_a = not traits.clustered and not scopes_overlap(scope_a, scope_b)  # a's reads against b's writes
+    pinned_b = not traits.clustered and not scopes_overlap(scope_b, scope_a)  # b's reads against a's writes
+    if pinned_a or pinned_b:
+        pair_traits = replace(traits, partitioned=True, pinned=False, same_files=False)
     else:
-        pair_traits = replace(traits, partitioned=True, pinned=True, same_files=False)
-    return can_conflict(op_a, op_b, profile=profile, traits=pair_traits)
+        pair_traits = replace(traits, pinned=False)
+    return can_conflict(op_a, op_b, profile=profile, traits=pair_traits, pinned_a=pinned_a, pinned_b=pinned_b)
 
 
 def writer_turn_conflicts(
@@ -167,8 +173,9 @@ def writers_pair_level(
 
 def _fails_reader(reader: OpKind, read: Scope, other: OpKind, written: Scope, profile: EngineProfile) -> bool:
     covered = read is None or (written is not None and all(spec in read for spec in written))
-    serializable = profile in _SERIALIZABLE
-    return covered and FOOTPRINTS[reader].reads and bool(exposure(reader, other, serializable=serializable))
+    serializable, databricks = profile in _SERIALIZABLE, PROFILE_SPECS[profile].databricks
+    exposed = exposure(reader, other, serializable=serializable, databricks=databricks)
+    return covered and FOOTPRINTS[reader].reads and bool(exposed)
 
 
 def maintenance_conflicts(

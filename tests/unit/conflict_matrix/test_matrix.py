@@ -33,8 +33,12 @@ pytestmark = pytest.mark.unit
 
 OPS = list(OpKind)
 PROFILES = list(EngineProfile)
-# Data writers: not VACUUM, and not the table-wide changes (schema, clustering columns).
-WRITERS = [op for op in OPS if op not in (OpKind.VACUUM, OpKind.SCHEMA_CHANGE, OpKind.CLUSTER_BY)]
+# Data writers: not VACUUM, and not the table-wide changes (schema, clustering columns, features).
+WRITERS = [
+    op
+    for op in OPS
+    if op not in (OpKind.VACUUM, OpKind.SCHEMA_CHANGE, OpKind.CLUSTER_BY, OpKind.ENABLE_FEATURE)
+]
 DML = (OpKind.UPDATE, OpKind.DELETE, OpKind.MERGE)
 OSS = EngineProfile.OSS_SERIALIZABLE
 WS = EngineProfile.DATABRICKS_WRITE_SERIALIZABLE
@@ -127,9 +131,11 @@ def test_symmetric(profile: EngineProfile) -> None:
 @pytest.mark.parametrize("profile", [OSS, WS, SER], ids=str)
 def test_file_level_tables_agree_with_the_conflict_checker(profile: EngineProfile) -> None:
     """The seed tables (data) and the reference's checker applied to footprints give the same answer."""
-    serializable = profile is not WS
+    serializable, databricks = profile is not WS, profile is not OSS
     for a, b in itertools.product(OPS, OPS):
-        derived = exposure(a, b, serializable=serializable) + exposure(b, a, serializable=serializable)
+        derived = exposure(a, b, serializable=serializable, databricks=databricks) + exposure(
+            b, a, serializable=serializable, databricks=databricks
+        )
         assert can_conflict(a, b, profile=profile).conflicts is bool(derived), (a, b)
 
 
@@ -189,6 +195,7 @@ def test_schema_change_fails_every_writer(profile: EngineProfile) -> None:
 def test_adjustments_are_named_and_documented() -> None:
     names = [adjustment.name for adjustment in ADJUSTMENTS]
     assert names == [
+        "allow_listed_metadata",
         "databricks_dv_optimize",
         "disjoint_partition_pins",
         "same_files_is_certain",
@@ -397,3 +404,90 @@ def test_matrix_imports_only_stdlib(path: Path) -> None:
             continue
         for root in roots - {"airflow_provider_deltacc", "__future__"}:
             assert root in sys.stdlib_module_names, f"{path.name}: {root}"
+
+
+# --- per-side pins and allow-listed metadata (Delta's conflict checker) -----------------------------------
+PARTITIONED = TableTraits(partitioned=True)
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=str)
+def test_a_pinned_side_cannot_lose_whatever_the_other_pins(profile: EngineProfile) -> None:
+    for a, b in itertools.product(WRITERS, WRITERS):
+        one = can_conflict(a, b, profile=profile, traits=PARTITIONED, pinned_a=True, pinned_b=False)
+        unpinned = can_conflict(a, b, profile=profile, traits=PARTITIONED)
+        assert one == can_conflict(b, a, profile=profile, traits=PARTITIONED, pinned_a=False, pinned_b=True)
+        if a != b:
+            assert a not in one.losers, (a, b, one.reason)
+        assert len(one.losers) <= 1, (a, b)
+        assert set(one.losers) <= set(unpinned.losers)
+        assert one.level in (unpinned.level, Level.NEVER), (a, b)
+        if not one.conflicts and unpinned.conflicts:
+            assert "disjoint_partition_pins" in one.rules and "pinned or not" in one.reason
+    both = TableTraits(partitioned=True, pinned=True)
+    for a, b in itertools.product(WRITERS, WRITERS):
+        assert can_conflict(a, b, profile=profile, traits=PARTITIONED, pinned_a=True, pinned_b=True) == (
+            can_conflict(a, b, profile=profile, traits=both)
+        )
+
+
+def test_pinned_merge_survives_an_unpinned_winner_that_wrote_elsewhere() -> None:
+    """The headline cells: the winner's pinning is irrelevant, only the loser's reads count."""
+    append = can_conflict(OpKind.MERGE, OpKind.BLIND_APPEND, traits=PARTITIONED, pinned_a=True)
+    assert append.level is Level.NEVER and append.losers == ()
+    update = can_conflict(OpKind.MERGE, OpKind.UPDATE, traits=PARTITIONED, pinned_a=True)
+    assert update.level is Level.CAN and update.losers == (OpKind.UPDATE,)
+    assert "only the UPDATE can fail" in update.reason
+    same_kind = can_conflict(OpKind.MERGE, OpKind.MERGE, traits=PARTITIONED, pinned_a=True)
+    assert same_kind.losers == (OpKind.MERGE,) and "only the unpinned MERGE can fail" in same_kind.reason
+    with pytest.raises(ValueError, match="partitioned"):
+        can_conflict(OpKind.MERGE, OpKind.BLIND_APPEND, pinned_a=True)
+    with pytest.raises(ValueError, match="same_files"):
+        can_conflict(
+            OpKind.MERGE,
+            OpKind.UPDATE,
+            traits=TableTraits(partitioned=True, same_files=True),
+            pinned_b=True,
+        )
+
+
+def test_allow_listed_feature_enablement_fails_no_writer_on_oss() -> None:
+    for op in WRITERS:
+        verdict = can_conflict(OpKind.ENABLE_FEATURE, op)
+        assert verdict.level is Level.NEVER and verdict.rules == ("allow_listed_metadata",), op
+        assert can_conflict(OpKind.SCHEMA_CHANGE, op).conflicts
+    for metadata in (OpKind.SCHEMA_CHANGE, OpKind.ENABLE_FEATURE):
+        both = can_conflict(OpKind.ENABLE_FEATURE, metadata)
+        assert both.level is Level.WILL and ConflictKind.METADATA_CHANGED in both.exceptions
+    assert can_conflict(OpKind.ENABLE_FEATURE, OpKind.VACUUM).hazard is Hazard.VACUUM_RETENTION
+
+
+@pytest.mark.parametrize("profile", [WS, SER, WS_RLC, SER_RLC], ids=str)
+def test_databricks_keeps_metadata_changes_failing_all(profile: EngineProfile) -> None:
+    for op in WRITERS:
+        feature = can_conflict(OpKind.ENABLE_FEATURE, op, profile=profile)
+        schema = can_conflict(OpKind.SCHEMA_CHANGE, op, profile=profile)
+        assert (feature.level, feature.losers, feature.exceptions) == (
+            schema.level,
+            schema.losers,
+            schema.exceptions,
+        )
+
+
+def test_identity_columns_make_feature_enablement_collide_with_inserts() -> None:
+    identity = TableTraits(identity_columns=True)
+    verdict = can_conflict(OpKind.ENABLE_FEATURE, OpKind.BLIND_APPEND, traits=identity)
+    assert verdict.level is Level.WILL and verdict.exceptions == (ConflictKind.METADATA_CHANGED,)
+    assert set(verdict.losers) == {OpKind.ENABLE_FEATURE, OpKind.BLIND_APPEND}
+    assert can_conflict(OpKind.ENABLE_FEATURE, OpKind.UPDATE, traits=identity).level is Level.NEVER
+
+
+def test_markdown_with_one_side_pinned_lists_what_the_pin_changes() -> None:
+    text = matrix_markdown(OSS, PARTITIONED, row_pinned=True)
+    assert "(partitioned, row pinned, column not)" in text.splitlines()[0]
+    merge_row = next(line for line in text.splitlines() if line.startswith("| `MERGE`"))
+    cells = [cell.strip() for cell in merge_row.strip("|").split("|")][1:]
+    assert cells[OPS.index(OpKind.BLIND_APPEND)] == "never"
+    assert cells[OPS.index(OpKind.UPDATE)] == "can"
+    bullets = [line for line in text.splitlines() if line.startswith("- `")]
+    assert any(line.startswith("- `MERGE` x `BLIND_APPEND` (**never**)") for line in bullets)
+    assert not any(line.startswith("- `BLIND_APPEND` x") for line in bullets), "nothing changes for it"

@@ -98,6 +98,49 @@ def _merge(store_url: str, **kwargs: Any) -> DeltaMergeOperator:
         (
             {
                 "operation": "sql",
+                "options": {
+                    "statement": "alter table {table} set tblproperties "
+                    "('delta.enableDeletionVectors' = 'true', delta.enableRowTracking = TRUE);",
+                    "op_class": "schema_changing",
+                },
+            },
+            OpKind.ENABLE_FEATURE,
+        ),
+        (
+            {
+                "operation": "sql",
+                "options": {
+                    "statement": "ALTER TABLE {table} SET TBLPROPERTIES "
+                    "('delta.enableDeletionVectors'='true')"
+                },
+            },
+            OpKind.ENABLE_FEATURE,
+        ),
+        (
+            {
+                "operation": "sql",
+                "options": {
+                    "statement": "ALTER TABLE {table} SET TBLPROPERTIES ('delta.enableDeletionVectors' = "
+                    "'false')",
+                    "op_class": "schema_changing",
+                },
+            },
+            OpKind.SCHEMA_CHANGE,
+        ),
+        (
+            {
+                "operation": "sql",
+                "options": {
+                    "statement": "ALTER TABLE {table} SET TBLPROPERTIES ('delta.enableDeletionVectors' = "
+                    "'true', 'delta.logRetentionDuration' = 'interval 60 days')",
+                    "op_class": "schema_changing",
+                },
+            },
+            OpKind.SCHEMA_CHANGE,
+        ),
+        (
+            {
+                "operation": "sql",
                 "options": {"statement": "OPTIMIZE {table} ZORDER BY (v)", "op_class": "maintenance"},
             },
             OpKind.OPTIMIZE_ZORDER,

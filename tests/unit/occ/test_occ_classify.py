@@ -310,12 +310,13 @@ def test_pyspark_legacy_error_class() -> None:
 
 def test_pyspark_condition_none_falls_back_to_text() -> None:
     """Classic Delta conversions carry no origin, so getCondition() is None; the [..] prefix decides."""
-    exc = CapturedException(fixture_text("spark_3_delete_delete.txt"), condition=None)
+    exc = CapturedException(fixture_text("spark_3_3_delete_delete.txt"), condition=None)
     conflict = classify(exc)
 
     assert conflict is not None
     assert conflict.kind is ConflictKind.DELETE_DELETE
-    assert conflict.winning_version == 22
+    # delta-spark 3.3 writes the winner's CommitInfo without its version: only the operation is stated.
+    assert (conflict.winning_version, conflict.winning_operation) == (None, "DELETE")
 
 
 def test_pyspark_unrelated_condition_with_conflict_text() -> None:
@@ -542,3 +543,18 @@ def test_delta_rs_create_race() -> None:
     assert conflict.kind is ConflictKind.PROTOCOL_CHANGED
     assert conflict.create_race is True
     assert conflict.source == "delta-rs"
+
+
+def test_a_version_inside_the_winners_operation_parameters_is_not_the_winning_version() -> None:
+    """delta-spark <= 4.0 writes the winner's CommitInfo without a version (and not always as valid JSON)."""
+    text = (
+        "[DELTA_CONCURRENT_WRITE] ConcurrentWriteException: A concurrent transaction has written new data "
+        "since the current transaction read the table. Please try the operation again.\n"
+        'Conflicting commit: {"timestamp":1795515181318,"operation":"RESTORE","operationParameters":'
+        '{"version":2,"timestamp":null,"mode":Append},"readVersion":4}\n'
+    )
+
+    conflict = classify(text)
+
+    assert conflict is not None
+    assert (conflict.winning_version, conflict.winning_operation) == (None, "RESTORE")
