@@ -32,6 +32,7 @@ from urllib.parse import urlsplit, urlunsplit
 from airflow.sdk import Asset, AssetAlias
 
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.occ.operations import OPERATIONS
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -42,8 +43,6 @@ DEFAULT_SCHEMA = "default"
 ASSET_GROUP = "delta"
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-# Operations that rewrite files without changing the table's rows.
-DATA_PRESERVING_OPERATIONS = frozenset({"optimize", "vacuum"})
 
 
 def table_asset_uri(table: str, *, task_id: str = "") -> str:
@@ -193,7 +192,7 @@ def event_extra(spec: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
     return {
         "version": report.get("table_version"),
         "operation": operation,
-        "changes_data": operation not in DATA_PRESERVING_OPERATIONS,
+        "changes_data": _changes_data(operation),
         "rows_written": _as_int(rows),
         "metrics": metrics,
         "partitions": options.get("partition_values") or None,
@@ -288,3 +287,9 @@ def _as_int(value: Any) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
+
+
+def _changes_data(operation: str) -> bool:
+    """Whether the operation can change the table's rows: maintenance only rewrites or deletes files."""
+    known = OPERATIONS.get(operation)
+    return known is None or not known.is_maintenance

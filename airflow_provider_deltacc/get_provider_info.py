@@ -46,7 +46,14 @@ def get_provider_info() -> dict[str, Any]:
             }
         ],
         "hooks": [
-            {"integration-name": _INTEGRATION, "python-modules": ["airflow_provider_deltacc.hooks.deltacc"]}
+            {
+                "integration-name": _INTEGRATION,
+                "python-modules": [
+                    "airflow_provider_deltacc.hooks.deltacc",
+                    # the SparkSubmitHook the deltacc hook submits through in spark_submit mode
+                    "airflow_provider_deltacc.hooks.submit",
+                ],
+            }
         ],
         "triggers": [
             {

@@ -131,7 +131,7 @@ def answer_from_log(
     except Exception as exc:  # no table there, storage delta-rs cannot reach: Spark says what is wrong
         log.debug("cannot read the Delta log of %s with delta-rs (%s); Spark runs the job", job.table, exc)
         return None
-    verdict = decide(job, snapshot)
+    verdict = fast_path_verdict(job, snapshot)
     if verdict is None:
         return None
     if verdict == "duplicate":
@@ -211,7 +211,7 @@ def read_snapshot(
     )
 
 
-def decide(job: JobSpec, snapshot: LogSnapshot) -> Verdict | None:
+def fast_path_verdict(job: JobSpec, snapshot: LogSnapshot) -> Verdict | None:
     """What the log answers for this job: a committed duplicate, an existing table, or None (run it).
 
     :param job: the parsed spec (see :func:`log_may_answer`).

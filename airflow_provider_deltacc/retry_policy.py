@@ -27,7 +27,7 @@ from airflow_provider_deltacc.exceptions import (
     DeltaConflictFatal,
     DeltaConflictRetryable,
 )
-from airflow_provider_deltacc.occ.operation_class import OperationClass
+from airflow_provider_deltacc.occ.operations import OperationClass
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -152,13 +152,13 @@ class DeltaConflictRetryPolicy(RetryPolicy):
         if isinstance(exception, DeltaCCError):
             return self._decide_on_job_failure(exception, try_number, max_tries)
         from airflow_provider_deltacc.occ.classifier import classify
-        from airflow_provider_deltacc.occ.decisions import decide
+        from airflow_provider_deltacc.occ.decisions import decide_conflict
 
         conflict = classify(exception)
         if conflict is None:
             return RetryDecision.default()
         op_class = self._operation_class(context)
-        verdict = decide(conflict.kind, op_class, owns_txn_identity=False)
+        verdict = decide_conflict(conflict.kind, op_class, owns_txn_identity=False)
         if not verdict.retry:
             return RetryDecision.fail(reason=self._fatal_reason(conflict, None, verdict.reason))
         return self._retry(conflict, None, None, try_number, max_tries, "raised outside the commit loop")

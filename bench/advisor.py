@@ -106,7 +106,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from airflow_provider_deltacc.advisor.analysis import analyse
-    from airflow_provider_deltacc.advisor.findings import Level
+    from airflow_provider_deltacc.advisor.findings import FindingLevel
 
     started = now()
     dag = build_dag(args.tasks, args.tables, args.seed)
@@ -120,7 +120,7 @@ def main() -> None:
         times.append(now() - started)
         cpu.append(time.process_time() - started_cpu)
     assert analysis is not None
-    counts = ", ".join(f"{analysis.count(level)} {level.value}" for level in Level)
+    counts = ", ".join(f"{analysis.count(level)} {level.value}" for level in FindingLevel)
     print(f"DAG: {len(analysis.tasks)} provider tasks on {args.tables} tables (built in {built_s:.2f} s)")
     print(f"pairs that can run at the same time: {len(analysis.findings)} ({counts})")
     print(

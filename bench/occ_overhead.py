@@ -15,7 +15,7 @@ import tempfile
 
 from _common import SCHEMA, create_table, median, merge_rows, now, session
 
-from airflow_provider_deltacc.occ import OperationClass, RetryPolicy, WorkOutcome, run_commit_loop
+from airflow_provider_deltacc.occ import CommitRetryPolicy, OperationClass, WorkOutcome, run_commit_loop
 
 
 def main() -> None:
@@ -52,7 +52,7 @@ def main() -> None:
             operation="MERGE",
             table=table,
             op_class=OperationClass.READ_MODIFY_WRITE,
-            policy=RetryPolicy(),
+            policy=CommitRetryPolicy(),
             owns_txn_identity=False,
         )
 

@@ -7,12 +7,13 @@ with the conflict matrix (:mod:`.classify`) and suggests a fix (:mod:`.fixes`); 
 ties them together. :mod:`.observed` compares the prediction with the commit reports of past runs;
 :mod:`.cli` is ``python -m airflow_provider_deltacc.advisor`` / ``deltacc-advisor``.
 
-:mod:`.parse_time` holds the cheap parse-time warnings the operators emit, which is why this package
-imports nothing else: operators load it while DAG files are parsed. Nothing here imports pyspark.
+The cheap parse-time warnings the operators emit on their own live with them
+(:mod:`airflow_provider_deltacc.operators.parse_time`); the advisor reads operators, never the other way
+round. Nothing here imports pyspark.
 """
 
 from __future__ import annotations
 
-from airflow_provider_deltacc.advisor.parse_time import DeltaConflictWarning
+from airflow_provider_deltacc.operators.parse_time import DeltaConflictWarning
 
 __all__ = ["DeltaConflictWarning"]

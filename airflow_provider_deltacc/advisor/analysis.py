@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.advisor.classify import ScopeMemo, TableContext, judge
-from airflow_provider_deltacc.advisor.findings import Finding, Level
+from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
 from airflow_provider_deltacc.advisor.graph import dag_reachability
 from airflow_provider_deltacc.advisor.pairs import DagModel, find_candidates
 from airflow_provider_deltacc.advisor.schedules import dag_schedule
@@ -44,7 +44,7 @@ class Analysis:
     tasks: tuple[TaskFacts, ...]
     dag_ids: tuple[str, ...]
 
-    def count(self, level: Level) -> int:
+    def count(self, level: FindingLevel) -> int:
         """How many pairs have this verdict."""
         return sum(1 for f in self.findings if f.level is level)
 
@@ -53,7 +53,7 @@ class Analysis:
         return {
             "dags": list(self.dag_ids),
             "provider_tasks": len(self.tasks),
-            "counts": {level.value: self.count(level) for level in Level},
+            "counts": {level.value: self.count(level) for level in FindingLevel},
             "findings": [f.to_dict() for f in self.findings],
         }
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from airflow_provider_deltacc.advisor.findings import Finding, Level
+from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
 from airflow_provider_deltacc.advisor.fixes import suggest
 from airflow_provider_deltacc.advisor.pairs import Candidate
 from airflow_provider_deltacc.advisor.scopes import (
@@ -38,10 +38,10 @@ from airflow_provider_deltacc.conflict_matrix import Level as MatrixLevel
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
 from airflow_provider_deltacc.conflict_matrix.profiles import PROFILE_SPECS
 from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS
 
 _OPTIMIZES = {OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER}
 _ADDERS = {OpKind.BLIND_APPEND, OpKind.INSERT_SELECT}
-_MAINTENANCE = {*_OPTIMIZES, OpKind.VACUUM}
 #: Operations whose way of failing differs from their partner's: their reasons get one sentence per side.
 _ONE_SIDED = {*_OPTIMIZES, *_ADDERS, OpKind.SCHEMA_CHANGE}
 
@@ -118,7 +118,7 @@ def _traits(base: TableTraits, shared: Overlap, ops: frozenset[OpKind]) -> Table
         return replace(base, pinned=False, same_files=False)
     if shared == "no":
         return replace(base, partitioned=True, pinned=False, same_files=False)
-    certain = shared == "yes" and not ops & _MAINTENANCE
+    certain = shared == "yes" and not ops & MAINTENANCE_KINDS
     return replace(base, pinned=False, same_files=certain)
 
 
@@ -156,13 +156,13 @@ class _Namer:
 
 
 def _conflict_reason(
-    candidate: Candidate, verdict: Verdict, level: Level, scopes: dict[int, str], shared: Overlap
+    candidate: Candidate, verdict: Verdict, level: FindingLevel, scopes: dict[int, str], shared: Overlap
 ) -> tuple[str, tuple[str, ...], tuple[ConflictKind, ...]]:
     a, b = candidate.a, candidate.b
     name = _Namer(candidate)
     spec = PROFILE_SPECS[verdict.profile]
-    when = " if they touch the same partitions" if level is Level.CAN and shared == "maybe" else ""
-    verb = "will raise" if level is Level.WILL else "can raise"
+    when = " if they touch the same partitions" if level is FindingLevel.CAN and shared == "maybe" else ""
+    verb = "will raise" if level is FindingLevel.WILL else "can raise"
     if candidate.kind == "self":
         kinds = verdict.exceptions
         text = (
@@ -253,7 +253,7 @@ def _mitigation(a: TaskFacts, b: TaskFacts) -> str:
             return f"Mitigated by maintenance leases: a second {a.task_id} waits for the first one's lease."
         return f"Mitigated by maintenance leases: {a.task_id} and {b.task_id} wait for each other's lease."
     maintenance, writer = (a, b) if a.gated else (b, a)
-    if not maintenance.gated or maintenance.op not in _OPTIMIZES or writer.op in _MAINTENANCE:
+    if not maintenance.gated or maintenance.op not in _OPTIMIZES or writer.op in MAINTENANCE_KINDS:
         return ""
     if not writer.uses_lease:
         return ""
@@ -283,27 +283,27 @@ def judge(candidate: Candidate, context: TableContext, memo: ScopeMemo | None = 
     pinned = shared == "no"
     verdict = _verdict(a.op, b.op, context.profile, traits, (pinned, pinned))
     if verdict.level is MatrixLevel.WILL:
-        level = Level.WILL
+        level = FindingLevel.WILL
     elif verdict.level is MatrixLevel.CAN:
-        level = Level.CAN
+        level = FindingLevel.CAN
     else:
-        level = Level.HAZARD if verdict.hazard is not Hazard.NONE else Level.CANNOT
+        level = FindingLevel.HAZARD if verdict.hazard is not Hazard.NONE else FindingLevel.CANNOT
     scopes = {0: text_a, 1: text_b}
     losers: tuple[str, ...] = ()
     kinds: tuple[ConflictKind, ...] = ()
-    if level in (Level.WILL, Level.CAN):
+    if level in (FindingLevel.WILL, FindingLevel.CAN):
         reason, losers, kinds = _conflict_reason(candidate, verdict, level, scopes, shared)
-    elif level is Level.HAZARD:
+    elif level is FindingLevel.HAZARD:
         reason = _hazard_reason(candidate)
     else:
         reason = _safe_reason(candidate, verdict, scopes, shared)
-    if context.traits.clustered and level in (Level.WILL, Level.CAN):
+    if context.traits.clustered and level in (FindingLevel.WILL, FindingLevel.CAN):
         reason += " " + CLUSTERED_NOTE
     mitigation = _mitigation(a, b)
-    if mitigation and level in (Level.WILL, Level.CAN):
+    if mitigation and level in (FindingLevel.WILL, FindingLevel.CAN):
         reason += " " + mitigation
     assumptions = tuple(dict.fromkeys((*a.notes, *notes_a, *b.notes, *notes_b)))
-    if assumptions and level is not Level.CANNOT:
+    if assumptions and level is not FindingLevel.CANNOT:
         reason += " Assumes the worst: " + "; ".join(assumptions) + "."
     return Finding(
         level=level,

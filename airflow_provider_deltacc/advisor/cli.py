@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from airflow_provider_deltacc.advisor.findings import Level
+from airflow_provider_deltacc.advisor.findings import FindingLevel
 from airflow_provider_deltacc.advisor.loader import AdvisorInputError
 
 EXIT_OK, EXIT_WILL_CONFLICT, EXIT_BAD_INPUT = 0, 1, 2
@@ -104,16 +104,16 @@ def run(argv: Sequence[str] | None = None) -> tuple[int, str]:
     if reports:
         analysis, unmatched = attach_observed(analysis, reports, read_history=args.history)
         extra["observed_unpredicted"] = unmatched
-    code = EXIT_WILL_CONFLICT if args.strict and analysis.count(Level.WILL) else EXIT_OK
+    code = EXIT_WILL_CONFLICT if args.strict and analysis.count(FindingLevel.WILL) else EXIT_OK
     if args.json:
         return code, render_json(analysis, extra)
-    shown = [f for f in analysis.findings if not (args.hide_safe and f.level is Level.CANNOT)]
+    shown = [f for f in analysis.findings if not (args.hide_safe and f.level is FindingLevel.CANNOT)]
     single = analysis.dag_ids[0] if len(analysis.dag_ids) == 1 else None
     parts = [summary_line(analysis), "", render_table(shown, dag_id=single)]
     if unmatched:
         parts += ["", "Observed conflicts no predicted pair explains:", *(f"  {line}" for line in unmatched)]
     if code == EXIT_WILL_CONFLICT:
-        parts += ["", f"--strict: {analysis.count(Level.WILL)} pair(s) will conflict"]
+        parts += ["", f"--strict: {analysis.count(FindingLevel.WILL)} pair(s) will conflict"]
     return code, "\n".join(parts)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from airflow_provider_deltacc.conflict_matrix import OpKind, Verdict
 
 
-class Level(StrEnum):
+class FindingLevel(StrEnum):
     """The advisor's verdict for a pair, worst first.
 
     - ``will``: whenever one is in flight while the other commits, it fails (no data dependence left).
@@ -36,7 +36,7 @@ class Level(StrEnum):
         ]
 
 
-_RANKS = {level: index for index, level in enumerate(Level)}
+_RANKS = {level: index for index, level in enumerate(FindingLevel)}
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class Finding:
     :param observed: filled in by the observed-vs-predicted step.
     """
 
-    level: Level
+    level: FindingLevel
     table: str
     task_a: str
     task_b: str

@@ -3,13 +3,13 @@ maintenance into a window (the gated maintenance operators)."""
 
 from __future__ import annotations
 
-from airflow_provider_deltacc.advisor.findings import Level
+from airflow_provider_deltacc.advisor.findings import FindingLevel
 from airflow_provider_deltacc.advisor.pairs import Candidate
 from airflow_provider_deltacc.advisor.scopes import Scope
 from airflow_provider_deltacc.advisor.tasks import TaskFacts
 from airflow_provider_deltacc.conflict_matrix import OpKind
+from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS
 
-_MAINTENANCE = {OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER, OpKind.VACUUM}
 _READERS = {OpKind.MERGE, OpKind.UPDATE, OpKind.DELETE, OpKind.OVERWRITE, OpKind.INSERT_SELECT}
 #: What protects a liquid-clustered table, where pins cannot (no partitions; in OSS Delta clustering-column
 #: predicates do not narrow conflicts: docs/clustering.md).
@@ -48,7 +48,7 @@ def _serialize(candidate: Candidate) -> str:
 
 def suggest(
     candidate: Candidate,
-    level: Level,
+    level: FindingLevel,
     scope_a: Scope,
     scope_b: Scope,
     *,
@@ -65,7 +65,7 @@ def suggest(
         or two gated maintenance tasks).
     :param clustered: the table is liquid-clustered: pins cannot help, say what does.
     """
-    if level is Level.CANNOT:
+    if level is FindingLevel.CANNOT:
         return ()
     a, b = candidate.a, candidate.b
     ops = {a.op, b.op}
@@ -87,8 +87,8 @@ def suggest(
     if OpKind.SCHEMA_CHANGE in ops:
         fixes.append("run the schema change alone: " + _serialize(candidate) + " (pinning cannot help)")
         return tuple(fixes)
-    if ops & _MAINTENANCE:
-        maintenance = a if a.op in _MAINTENANCE else b
+    if ops & MAINTENANCE_KINDS:
+        maintenance = a if a.op in MAINTENANCE_KINDS else b
         writer = b if maintenance is a else a
         if gated_pair:
             fixes.append(

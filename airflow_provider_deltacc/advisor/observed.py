@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow_provider_deltacc.advisor.analysis import Analysis
-from airflow_provider_deltacc.advisor.findings import Finding, Level
+from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
 from airflow_provider_deltacc.advisor.loader import AdvisorInputError
 from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.tries import REPORT_XCOM_KEY, report_tries
@@ -203,7 +203,7 @@ def attach_observed(
             "kinds": dict(kinds),
             "reports": runs,
             "summary": summary,
-            "surprise": bool(total) and finding.level is Level.CANNOT,
+            "surprise": bool(total) and finding.level is FindingLevel.CANNOT,
         }
         updated.append(replace(finding, observed=observed))
     return replace(analysis, findings=tuple(updated)), unmatched

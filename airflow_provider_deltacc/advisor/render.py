@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Sequence
 
 from airflow_provider_deltacc.advisor.analysis import Analysis
-from airflow_provider_deltacc.advisor.findings import Finding, Level
+from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
 
 COLUMNS = ("verdict", "table", "task A", "task B", "exceptions", "reason", "fix")
 #: Column widths; every cell wraps.
@@ -64,7 +64,7 @@ def render_table(
 
 def summary_line(analysis: Analysis) -> str:
     """``3 DAGs, 12 provider tasks, 9 pairs: 2 will conflict, 4 can conflict, 1 hazard, 2 cannot``."""
-    counts = ", ".join(f"{analysis.count(level)} {level.text}" for level in Level)
+    counts = ", ".join(f"{analysis.count(level)} {level.text}" for level in FindingLevel)
     return (
         f"{len(analysis.dag_ids)} DAG{'s' if len(analysis.dag_ids) != 1 else ''}, {len(analysis.tasks)} "
         f"provider tasks, {len(analysis.findings)} pairs that can run at the same time: {counts}"

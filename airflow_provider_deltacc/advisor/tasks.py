@@ -1,13 +1,13 @@
 """What one provider task does to its table, read from its arguments: operation, table, partitions.
 
-Nothing runs: the operation kind comes from :func:`~airflow_provider_deltacc.windows.writer.writer_op_kind`
-on a spec-like dict, the partitions from ``partition_values``, a MERGE's ``partition_pin`` and keys, or
-inline source rows. Arguments known only at run time make the table or partitions unknown.
+Nothing runs: the operation kind comes from the operation registry
+(:func:`~airflow_provider_deltacc.occ.operations.op_kind`) on the task's options, the partitions from
+``partition_values``, a MERGE's ``partition_pin`` and keys, or inline source rows. Arguments known only at run
+time make the table or partitions unknown.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,10 +15,10 @@ from typing import Any
 from airflow_provider_deltacc.advisor.arguments import RunTime, argument, is_mapped, operator_class
 from airflow_provider_deltacc.advisor.scopes import WHOLE, Scope, literal_scope
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
+from airflow_provider_deltacc.engine.ddl import ddl_column_names
+from airflow_provider_deltacc.occ.operations import OPERATIONS, op_kind, statement_kind
 from airflow_provider_deltacc.windows.table_facts import canonical_partition_value
-from airflow_provider_deltacc.windows.writer import _schema_columns, writer_op_kind
 
-_VACUUM_SQL = re.compile(r"^\s*vacuum\b", re.IGNORECASE)
 #: Labels of MERGEs pinned by their keys / on every partition column (resolved with the partition columns).
 MERGE_KEYED = "MERGE pinned by its partition-column keys"
 MERGE_AUTO = "MERGE pinned on every partition column"
@@ -90,7 +90,7 @@ def _rows_scope(source: Any, notes: list[str]) -> Scope | None:
         return None
     if not isinstance(source, Mapping) or source.get("kind") != "rows" or not source.get("rows"):
         return None
-    names = _schema_columns(str(source.get("schema") or ""))
+    names = ddl_column_names(str(source.get("schema") or ""))
     rows: list[dict[str, str]] = []
     for row in source["rows"]:
         pairs = row.items() if isinstance(row, Mapping) else zip(names, row, strict=False)
@@ -150,7 +150,7 @@ def _operation(task: Any, cls: type, notes: list[str]) -> tuple[OpKind, str, Sco
     name = getattr(cls, "operation", "")
     if name == "append":
         merge_schema = argument(task, "merge_schema")
-        op = writer_op_kind({"operation": "append", "options": {"merge_schema": bool(merge_schema)}})
+        op = op_kind("append", {"merge_schema": bool(merge_schema)})
         rows = _rows_scope(argument(task, "source"), notes)
         label = "schema-changing append (merge_schema)" if op is OpKind.SCHEMA_CHANGE else "blind append"
         return op, label, rows if rows is not None else Scope("source")
@@ -170,12 +170,12 @@ def _operation(task: Any, cls: type, notes: list[str]) -> tuple[OpKind, str, Sco
                 scope = Scope("unknown", note=why)
             else:
                 scope = WHOLE
-        return writer_op_kind({"operation": name}), name.upper(), scope
+        return op_kind(name), OPERATIONS[name].verb, scope
     if name == "sql":
         return _sql(task, notes)
     if name == "optimize":
         zorder = argument(task, "zorder_by")
-        op = OpKind.OPTIMIZE_ZORDER if zorder else OpKind.OPTIMIZE
+        op = op_kind("optimize", {"zorder_by": zorder})
         scope = _literal(argument(task, "partition_values"), "partition_values", notes) or WHOLE
         return op, "OPTIMIZE ZORDER BY" if zorder else "OPTIMIZE", scope
     if name == "vacuum":
@@ -191,10 +191,10 @@ def _sql(task: Any, notes: list[str]) -> tuple[OpKind, str, Scope]:
         why = statement.why if isinstance(statement, RunTime) else "the statement is a templated .sql file"
         notes.append(f"{why}: assumed to be a MERGE, the kind that conflicts with the most")
         return OpKind.MERGE, "SQL statement (treated as MERGE)", Scope("unknown", note=why)
-    if _VACUUM_SQL.search(str(statement)):
+    if statement_kind(str(statement)) is OpKind.VACUUM:
         return OpKind.VACUUM, "SQL VACUUM (not gated)", WHOLE
     options = {"statement": str(statement), "op_class": None if isinstance(op_class, RunTime) else op_class}
-    op = writer_op_kind({"operation": "sql", "options": options})
+    op = op_kind("sql", options)
     verb = str(statement).split(None, 1)[0].upper() if str(statement).strip() else "SQL"
     why = "the SQL statement's partitions are not analysed"
     scope = Scope("source") if op is OpKind.BLIND_APPEND else Scope("unknown", note=why)
@@ -211,6 +211,11 @@ def _maintenance_settings(task: Any) -> tuple[EngineProfile | None, TableTraits 
     except ValueError:
         return None, None
     return parsed_profile, parsed_traits
+
+
+def _is_maintenance(name: str) -> bool:
+    known = OPERATIONS.get(name)
+    return known is not None and known.is_maintenance
 
 
 def _number(value: Any) -> float | None:
@@ -236,7 +241,7 @@ def task_facts(task: Any) -> TaskFacts:
         )
         table = None
     profile, traits = (None, None)
-    gated = getattr(cls, "operation", "") in ("optimize", "vacuum")
+    gated = _is_maintenance(getattr(cls, "operation", ""))
     if gated:
         profile, traits = _maintenance_settings(task)
     limit = argument(task, "max_active_tis_per_dag")

@@ -1,6 +1,6 @@
 """The operations the conflict matrix knows, and what each one does to a table's transaction log.
 
-An :class:`OpKind` is what a DAG author runs; its :class:`OpClass` is the row/column of the seed conflict
+An :class:`OpKind` is what a DAG author runs; its :class:`SeedRow` is the row/column of the seed conflict
 tables it belongs to; its :class:`Footprint` is what the conflict checker sees of it (reference
 ``delta-concurrency.md`` §3.2 steps 6-8 and §3.4): whether it reads files, removes files, adds files
 (blindly or not), changes metadata, and whether it commits at SnapshotIsolation.
@@ -8,92 +8,16 @@ tables it belongs to; its :class:`Footprint` is what the conflict checker sees o
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 
 from airflow_provider_deltacc.occ.kinds import ConflictKind
-
-
-class OpKind(StrEnum):
-    """A write operation on a Delta table, as the conflict matrix distinguishes them.
-
-    - ``BLIND_APPEND``: ``df.write.mode("append")`` / ``INSERT INTO … VALUES`` / ``INSERT INTO t SELECT … FROM
-      other`` — adds files and reads nothing from the target (the seeds' "INSERT").
-    - ``INSERT_SELECT``: an INSERT whose query reads the target table (a subquery or condition on it);
-      Databricks: "support the same concurrency as MERGE".
-    - ``OVERWRITE``: full overwrite, ``replaceWhere`` or dynamic partition overwrite: reads and removes the
-      files it replaces, like a DELETE followed by an INSERT.
-    - ``UPDATE``, ``DELETE``, ``MERGE``: read-modify-write DML (the seeds' "UPDATE, DELETE, MERGE INTO").
-    - ``OPTIMIZE``: bin-packing compaction (also a manual ``dataChange=false`` rewrite): the seeds'
-      "COMPACTION"/"OPTIMIZE".
-    - ``OPTIMIZE_ZORDER``: ``OPTIMIZE … ZORDER BY``; Databricks' tables treat it apart from plain OPTIMIZE.
-    - ``VACUUM``: deletes unreferenced files; takes no part in optimistic concurrency (see ``Hazard``).
-    - ``SCHEMA_CHANGE``: ALTER TABLE (ADD COLUMNS, …), schema evolution, any table property change Delta does
-      not allow-list: anything committing a Metadata (or Protocol) action that fails concurrent writers. A
-      schema-evolving write (``mergeSchema``) is both: look up the pair as ``SCHEMA_CHANGE`` for what it does
-      to others and as its data op for its own exposure.
-    - ``ENABLE_FEATURE``: ``ALTER TABLE … SET TBLPROPERTIES`` that only enables a table feature through a
-      property Delta's conflict checker allow-lists (:data:`ALLOW_LISTED_PROPERTIES`, e.g.
-      ``delta.enableDeletionVectors = true``). OSS Delta 4.1+ lets a concurrent writer that changes no
-      metadata itself commit past it; Delta <= 4.0 and Databricks' documented tables treat it as a
-      ``SCHEMA_CHANGE``.
-    - ``CLUSTER_BY``: ``ALTER TABLE … CLUSTER BY``. On a table that is not clustered yet it enables the
-      clustering table feature (a Protocol change: its footprint is a schema change's); on a liquid-clustered
-      table it commits only the ``delta.clustering`` domain metadata, which fails no writer (the
-      ``clustered`` adjustment in :mod:`.clustered`).
-    """
-
-    BLIND_APPEND = "blind_append"
-    INSERT_SELECT = "insert_select"
-    OVERWRITE = "overwrite"
-    UPDATE = "update"
-    DELETE = "delete"
-    MERGE = "merge"
-    OPTIMIZE = "optimize"
-    OPTIMIZE_ZORDER = "optimize_zorder"
-    VACUUM = "vacuum"
-    SCHEMA_CHANGE = "schema_change"
-    CLUSTER_BY = "cluster_by"
-    ENABLE_FEATURE = "enable_feature"
-
-
-#: The table properties whose change Delta 4.1+'s conflict checker resolves instead of failing a concurrent
-#: writer (``ConflictChecker.metadataConfigurationChangeAllowList`` and the values it accepts), as
-#: property -> the value that enables the feature. Unsetting a property, another value or any other property
-#: (and any schema change) still fails every concurrent writer.
-ALLOW_LISTED_PROPERTIES: dict[str, str] = {
-    "delta.enableDeletionVectors": "true",
-    "delta.enableRowTracking": "true",
-    "delta.columnMapping.mode": "name",
-    "delta.checkpointPolicy": "v2",
-    "delta.enableInCommitTimestamps": "true",
-}
-
-_SET_PROPERTIES = re.compile(
-    r"^\s*alter\s+table\s+.+?\s+set\s+tblproperties\s*\((?P<body>[^()]*)\)\s*;?\s*$",
-    re.IGNORECASE | re.DOTALL,
+from airflow_provider_deltacc.occ.operations import (
+    OpKind,
 )
-_PROPERTY = re.compile(r"\s*(['\"`]?)(?P<key>[\w.]+)\1\s*=\s*(['\"]?)(?P<value>[\w.]*)\3\s*")
 
 
-def enables_allow_listed_feature(statement: str) -> bool:
-    """True when ``statement`` is an ``ALTER TABLE … SET TBLPROPERTIES`` that only sets properties of
-    :data:`ALLOW_LISTED_PROPERTIES` to their enabling values (an ``ENABLE_FEATURE``).
-
-    :param statement: a SQL statement.
-    """
-    match = _SET_PROPERTIES.match(statement)
-    if match is None:
-        return False
-    for assignment in match["body"].split(","):
-        prop = _PROPERTY.fullmatch(assignment)
-        if prop is None or ALLOW_LISTED_PROPERTIES.get(prop["key"]) != prop["value"].lower():
-            return False
-    return True
-
-
-class OpClass(StrEnum):
+class SeedRow(StrEnum):
     """The row/column of the seed conflict tables an operation falls under."""
 
     APPEND = "append"  # seeds: INSERT
@@ -134,7 +58,7 @@ class Footprint:
         ``checkIfDomainMetadataConflict``).
     """
 
-    op_class: OpClass
+    op_class: SeedRow
     label: str
     reads: bool = False
     removes: bool = False
@@ -149,18 +73,18 @@ class Footprint:
 
 def _dml(label: str, *, inserts_rows: bool = False) -> Footprint:
     return Footprint(
-        OpClass.DML, label, reads=True, removes=True, adds=Adds.CHANGED, inserts_rows=inserts_rows
+        SeedRow.DML, label, reads=True, removes=True, adds=Adds.CHANGED, inserts_rows=inserts_rows
     )
 
 
-def _compaction(op_class: OpClass, label: str) -> Footprint:
+def _compaction(op_class: SeedRow, label: str) -> Footprint:
     return Footprint(op_class, label, reads=True, removes=True, adds=Adds.CHANGED, snapshot_isolation=True)
 
 
 FOOTPRINTS: dict[OpKind, Footprint] = {
-    OpKind.BLIND_APPEND: Footprint(OpClass.APPEND, "blind append", adds=Adds.BLIND, inserts_rows=True),
+    OpKind.BLIND_APPEND: Footprint(SeedRow.APPEND, "blind append", adds=Adds.BLIND, inserts_rows=True),
     OpKind.INSERT_SELECT: Footprint(
-        OpClass.READ_INSERT,
+        SeedRow.READ_INSERT,
         "INSERT … SELECT from the table",
         reads=True,
         adds=Adds.CHANGED,
@@ -170,15 +94,15 @@ FOOTPRINTS: dict[OpKind, Footprint] = {
     OpKind.UPDATE: _dml("UPDATE"),
     OpKind.DELETE: _dml("DELETE"),
     OpKind.MERGE: _dml("MERGE", inserts_rows=True),
-    OpKind.OPTIMIZE: _compaction(OpClass.COMPACT, "OPTIMIZE"),
-    OpKind.OPTIMIZE_ZORDER: _compaction(OpClass.ZORDER, "OPTIMIZE ZORDER BY"),
-    OpKind.VACUUM: Footprint(OpClass.VACUUM, "VACUUM", commits=False),
-    OpKind.SCHEMA_CHANGE: Footprint(OpClass.SCHEMA, "schema or table-property change", metadata=True),
+    OpKind.OPTIMIZE: _compaction(SeedRow.COMPACT, "OPTIMIZE"),
+    OpKind.OPTIMIZE_ZORDER: _compaction(SeedRow.ZORDER, "OPTIMIZE ZORDER BY"),
+    OpKind.VACUUM: Footprint(SeedRow.VACUUM, "VACUUM", commits=False),
+    OpKind.SCHEMA_CHANGE: Footprint(SeedRow.SCHEMA, "schema or table-property change", metadata=True),
     OpKind.CLUSTER_BY: Footprint(
-        OpClass.SCHEMA, "ALTER TABLE … CLUSTER BY", metadata=True, domain_metadata=True
+        SeedRow.SCHEMA, "ALTER TABLE … CLUSTER BY", metadata=True, domain_metadata=True
     ),
     OpKind.ENABLE_FEATURE: Footprint(
-        OpClass.SCHEMA,
+        SeedRow.SCHEMA,
         "feature enablement through an allow-listed property",
         metadata=True,
         allow_listed=True,

@@ -16,8 +16,8 @@ from airflow_provider_deltacc.conflict_matrix.clustered import CLUSTERING_ADJUST
 from airflow_provider_deltacc.conflict_matrix.ops import (
     EXCEPTION_NAMES,
     FOOTPRINTS,
-    OpClass,
     OpKind,
+    SeedRow,
     exposure,
 )
 from airflow_provider_deltacc.conflict_matrix.profiles import (
@@ -29,7 +29,7 @@ from airflow_provider_deltacc.conflict_matrix.profiles import (
 from airflow_provider_deltacc.conflict_matrix.table import MATRIX, Granularity, Hazard, Level
 from airflow_provider_deltacc.occ.kinds import ConflictKind
 
-C = OpClass
+C = SeedRow
 NEVER, CAN, WILL = Level.NEVER, Level.CAN, Level.WILL
 
 
@@ -79,7 +79,7 @@ class _Pair:
     pinned: tuple[bool, bool] = (False, False)  # a, b: reads only partitions the other does not write
 
     @property
-    def classes(self) -> frozenset[OpClass]:
+    def classes(self) -> frozenset[SeedRow]:
         return frozenset({FOOTPRINTS[self.a].op_class, FOOTPRINTS[self.b].op_class})
 
 
@@ -322,7 +322,7 @@ def _fail(a: OpKind, b: OpKind, losers: tuple[OpKind, ...], safe: tuple[bool, bo
 
 
 def _canonical(a: OpKind, b: OpKind, pins: tuple[bool, bool]) -> tuple[OpKind, OpKind, tuple[bool, bool]]:
-    classes, ops = list(OpClass), list(OpKind)
+    classes, ops = list(SeedRow), list(OpKind)
 
     def key(side: tuple[OpKind, bool]) -> tuple[int, int, bool]:
         op, pinned = side

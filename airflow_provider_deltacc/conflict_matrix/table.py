@@ -1,7 +1,7 @@
 """The conflict matrix itself: the seed conflict tables as rows of data.
 
 ``MATRIX`` has one :class:`Cell` per (effective profile, operation class, operation class in
-:class:`OpClass` order), built from ``_ROWS``, which transcribes the seed tables (000-004) and adds VACUUM and
+:class:`SeedRow` order), built from ``_ROWS``, which transcribes the seed tables (000-004) and adds VACUUM and
 schema changes from the reference. Traits are not in here: they apply as the named adjustments in
 :mod:`.rules`.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from airflow_provider_deltacc.conflict_matrix.ops import OpClass
+from airflow_provider_deltacc.conflict_matrix.ops import SeedRow
 from airflow_provider_deltacc.conflict_matrix.profiles import EngineProfile
 
 
@@ -74,7 +74,7 @@ _SER_FILE = frozenset({P.OSS_SERIALIZABLE, P.DATABRICKS_SERIALIZABLE})
 _WS = frozenset({P.DATABRICKS_WRITE_SERIALIZABLE, P.DATABRICKS_WRITE_SERIALIZABLE_RLC})
 _SER_RLC = frozenset({P.DATABRICKS_SERIALIZABLE_RLC})
 
-C = OpClass
+C = SeedRow
 _READERS = (C.READ_INSERT, C.DML)
 _OPTIMIZES = (C.COMPACT, C.ZORDER)
 _WRITERS = (C.APPEND, C.READ_INSERT, C.DML, C.COMPACT, C.ZORDER)
@@ -203,7 +203,7 @@ _SRC_ZORDER_ZORDER_RLC = "001/004 with RLC: OPTIMIZE x OPTIMIZE 'Can conflict wh
 _SRC_SCHEMA_OPT_OSS = "reference §7.1 (OPTIMIZE commitAndRetry), §3.3"
 
 _VH = Hazard.VACUUM_RETENTION
-_Row = tuple[frozenset[EngineProfile], tuple[OpClass, ...], tuple[OpClass, ...], Cell]
+_Row = tuple[frozenset[EngineProfile], tuple[SeedRow, ...], tuple[SeedRow, ...], Cell]
 
 #: The seed tables (plus VACUUM and schema changes) as rows: profiles, classes, classes, cell.
 _ROWS: tuple[_Row, ...] = (
@@ -230,9 +230,9 @@ _ROWS: tuple[_Row, ...] = (
 )
 
 
-def _build() -> dict[tuple[EngineProfile, OpClass, OpClass], Cell]:
-    order = list(OpClass)
-    table: dict[tuple[EngineProfile, OpClass, OpClass], Cell] = {}
+def _build() -> dict[tuple[EngineProfile, SeedRow, SeedRow], Cell]:
+    order = list(SeedRow)
+    table: dict[tuple[EngineProfile, SeedRow, SeedRow], Cell] = {}
     for profiles, firsts, seconds, cell in _ROWS:
         pairs = {tuple(sorted((x, y), key=order.index)) for x in firsts for y in seconds}
         for profile in profiles:
@@ -243,5 +243,5 @@ def _build() -> dict[tuple[EngineProfile, OpClass, OpClass], Cell]:
     return table
 
 
-#: The whole matrix: (effective profile, class, class in OpClass order) -> cell.
-MATRIX: dict[tuple[EngineProfile, OpClass, OpClass], Cell] = _build()
+#: The whole matrix: (effective profile, class, class in SeedRow order) -> cell.
+MATRIX: dict[tuple[EngineProfile, SeedRow, SeedRow], Cell] = _build()

@@ -82,6 +82,19 @@ def split_ddl_columns(schema: str) -> list[tuple[str, str]]:
     return columns
 
 
+def ddl_column_names(schema: str) -> list[str]:
+    """The column names of a DDL schema such as ``id INT, date DATE, tags MAP<STRING, INT>``, in order; none
+    when it does not parse (callers that only look, such as leases and the advisor, leave reporting a bad
+    schema to the job).
+
+    :param schema: the DDL text.
+    """
+    try:
+        return [name for name, _ in split_ddl_columns(schema)]
+    except ValueError:
+        return []
+
+
 def delta_primitive_type(definition: str) -> tuple[str, bool] | None:
     """The Delta log's name of a simple column type, and whether the column is nullable.
 

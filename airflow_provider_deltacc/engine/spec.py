@@ -10,19 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from airflow_provider_deltacc.engine.txn import TxnIdentity
-from airflow_provider_deltacc.occ.decisions import OperationClass
-from airflow_provider_deltacc.occ.policy import RetryPolicy
+from airflow_provider_deltacc.occ.operations import OperationClass
+from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
 
-OPERATIONS: tuple[str, ...] = (
-    "append",
-    "overwrite_partitions",
-    "merge",
-    "update",
-    "delete",
-    "optimize",
-    "vacuum",
-    "sql",
-)
 SOURCE_KINDS: tuple[str, ...] = ("delta", "table", "parquet", "csv", "sql", "rows")
 STORAGE_GUARDS: tuple[str, ...] = ("exclusive_lease", "override")
 
@@ -244,7 +234,7 @@ class OutcomeSpec:
 class JobSpec:
     """One job: an operation on a table.
 
-    :param operation: one of :data:`OPERATIONS`.
+    :param operation: one of :data:`~airflow_provider_deltacc.occ.operations.OPERATIONS`.
     :param table: a path or a catalog name.
     :param options: the operation's options.
     :param source: the source, for operations that read one.
@@ -261,7 +251,7 @@ class JobSpec:
     table: str
     options: OperationOptions
     source: SourceSpec | None = None
-    retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    retry_policy: CommitRetryPolicy = field(default_factory=CommitRetryPolicy)
     txn: TxnIdentity | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
     storage_guard: str | None = None

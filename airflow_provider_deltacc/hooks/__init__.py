@@ -1,1 +1,23 @@
-"""Hooks: submit the bundled Delta job through Spark."""
+"""Hooks: submit the bundled Delta job through Spark.
+
+Importing this package is cheap: each class's module loads on first attribute access.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from airflow_provider_deltacc.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+
+_MODULES = {
+    "DeltaCCHook": "deltacc",
+}
+__all__ = [
+    "DeltaCCHook",
+]
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())

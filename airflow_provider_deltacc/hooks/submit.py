@@ -465,10 +465,18 @@ class ReportingSparkSubmitHook(SparkSubmitHook):
     every sensitive key (tokens, access and account keys, credentials) and the known secret values
     (``secrets``: the connection's password and sensitive extras, the sensitive settings).
 
-    It overrides two private methods of ``SparkSubmitHook`` (``_mask_cmd`` and
-    ``_process_spark_submit_log``) and reads its private ``_submit_sp``: the provider has no public way to
-    filter or redact the output stream it logs. Its ``on_kill`` also covers a kill that arrives while
-    spark-submit is being started.
+    The apache-spark provider has no public way to filter or redact the output stream it logs, nor to read
+    spark-submit's exit code, so this class uses these private members of ``SparkSubmitHook`` (each one
+    is marked where it is used; ``tests/unit/airflow_face/test_spark_provider_private_api.py`` fails when
+    the provider changes one, and pyproject bounds the provider below its next major version):
+
+    - ``_mask_cmd(connection_cmd)``: overridden, to redact more than the provider does;
+    - ``_process_spark_submit_log(itr)``: overridden, to take the report line out of the stream and redact
+      every line before the provider logs it;
+    - ``_submit_sp``, ``_spark_exit_code``, ``_is_kubernetes``: read, for the exit code (and ``_submit_sp``
+      to kill a spark-submit that started after a kill request).
+
+    Its ``on_kill`` also covers a kill that arrives while spark-submit is being started.
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -483,12 +491,13 @@ class ReportingSparkSubmitHook(SparkSubmitHook):
         self._kill_requested = True
         super().on_kill()
 
+    # Private override: the provider logs the command line through _mask_cmd and nothing public.
     def _mask_cmd(self, connection_cmd: str | list[str]) -> str:
         return redact_text(super()._mask_cmd(connection_cmd), self.secrets)
 
     @property
     def returncode(self) -> int | None:
-        process = self._submit_sp
+        process = self._submit_sp  # private: the provider keeps the spark-submit process only here
         return None if process is None else process.returncode
 
     @property
@@ -498,9 +507,11 @@ class ReportingSparkSubmitHook(SparkSubmitHook):
         (client mode: spark-submit's JVM is the driver). The provider's other "killed" outcomes, a
         standalone driver's ``KILLED`` state and a YARN application's, come from tracking a cluster-mode
         driver after submission, which this hook's caller does not do."""
+        # private: the provider parses the driver pod's exit code into _spark_exit_code and says nothing else
         pod_code = self._spark_exit_code if self._is_kubernetes else None
         return pod_code if pod_code else self.returncode
 
+    # Private override: the only place the provider hands over spark-submit's output before logging it.
     def _process_spark_submit_log(self, itr: Iterator[Any]) -> None:
         if self._kill_requested and self._submit_sp is not None and self._submit_sp.poll() is None:
             self._submit_sp.kill()

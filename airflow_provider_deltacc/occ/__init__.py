@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.occ.classifier import classify
     from airflow_provider_deltacc.occ.commit_loop import run_commit_loop
     from airflow_provider_deltacc.occ.decisions import (
-        RetryDecision,
-        decide,
+        ConflictDecision,
+        decide_conflict,
         decision_table_markdown,
     )
     from airflow_provider_deltacc.occ.errors import (
@@ -25,9 +25,9 @@ if TYPE_CHECKING:
         ConflictRetriesExhaustedError,
     )
     from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
-    from airflow_provider_deltacc.occ.operation_class import OperationClass
+    from airflow_provider_deltacc.occ.operations import OperationClass
     from airflow_provider_deltacc.occ.outcome import WorkOutcome
-    from airflow_provider_deltacc.occ.policy import RetryPolicy
+    from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
     from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
 
 # Every public name loads its module on first use: DAG files import the operators, which need only a
@@ -36,9 +36,9 @@ _LAZY: dict[str, str] = {
     "ADVICE": "advice",
     "classify": "classifier",
     "run_commit_loop": "commit_loop",
-    "OperationClass": "operation_class",
-    "RetryDecision": "decisions",
-    "decide": "decisions",
+    "OperationClass": "operations",
+    "ConflictDecision": "decisions",
+    "decide_conflict": "decisions",
     "decision_table_markdown": "decisions",
     "CommitLoopError": "errors",
     "ConflictError": "errors",
@@ -47,7 +47,7 @@ _LAZY: dict[str, str] = {
     "Conflict": "kinds",
     "ConflictKind": "kinds",
     "WorkOutcome": "outcome",
-    "RetryPolicy": "policy",
+    "CommitRetryPolicy": "policy",
     "AttemptRecord": "report",
     "CommitReport": "report",
 }
@@ -57,17 +57,17 @@ __all__ = [
     "AttemptRecord",
     "CommitLoopError",
     "CommitReport",
+    "CommitRetryPolicy",
     "Conflict",
+    "ConflictDecision",
     "ConflictError",
     "ConflictFatalError",
     "ConflictKind",
     "ConflictRetriesExhaustedError",
     "OperationClass",
-    "RetryDecision",
-    "RetryPolicy",
     "WorkOutcome",
     "classify",
-    "decide",
+    "decide_conflict",
     "decision_table_markdown",
     "run_commit_loop",
 ]

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from airflow_provider_deltacc.occ.advice import advice_for
 from airflow_provider_deltacc.occ.classifier import classify
-from airflow_provider_deltacc.occ.decisions import OperationClass, decide
+from airflow_provider_deltacc.occ.decisions import OperationClass, decide_conflict
 from airflow_provider_deltacc.occ.errors import (
     CommitLoopError,
     ConflictFatalError,
@@ -19,7 +19,7 @@ from airflow_provider_deltacc.occ.errors import (
 from airflow_provider_deltacc.occ.extract import summarize_message
 from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
-from airflow_provider_deltacc.occ.policy import RetryPolicy
+from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
 from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport, ReportStatus
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ def run_commit_loop(
     operation: str,
     table: str,
     op_class: OperationClass,
-    policy: RetryPolicy,
+    policy: CommitRetryPolicy,
     owns_txn_identity: bool,
     txn_app_id: str | None = None,
     txn_version: int | None = None,
@@ -121,7 +121,7 @@ def run_commit_loop(
                     report, f"{operation} on {table} failed on attempt {attempt}: {_describe(exc)}"
                 ) from exc
 
-            decision = decide(
+            decision = decide_conflict(
                 conflict.kind,
                 op_class,
                 owns_txn_identity=owns_txn_identity,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from airflow_provider_deltacc.occ.kinds import ConflictKind
-from airflow_provider_deltacc.occ.operation_class import OperationClass
+from airflow_provider_deltacc.occ.operations import OperationClass
 
 #: How many times a METADATA_CHANGED conflict may be re-planned (reference section 6: at most once).
 METADATA_REPLANS = 1
@@ -26,7 +26,7 @@ class Rule(StrEnum):
 
 
 @dataclass(frozen=True)
-class RetryDecision:
+class ConflictDecision:
     """Whether to try again, and why.
 
     :param retry: True to run the work again from a fresh snapshot.
@@ -97,13 +97,13 @@ DECISION_TABLE: dict[ConflictKind, dict[OperationClass, tuple[Rule, str]]] = {
 }
 
 
-def decide(
+def decide_conflict(
     kind: ConflictKind,
     op_class: OperationClass,
     *,
     owns_txn_identity: bool,
     metadata_replans_used: int = 0,
-) -> RetryDecision:
+) -> ConflictDecision:
     """Decide whether a conflict of ``kind`` on an operation of ``op_class`` deserves another attempt.
 
     The retry policy still bounds the attempts and the total time; this only says yes or no.
@@ -116,11 +116,11 @@ def decide(
     """
     rule, reason = DECISION_TABLE[kind][op_class]
     if rule is Rule.RETRY:
-        return RetryDecision(True, reason, None)
+        return ConflictDecision(True, reason, None)
     if rule is Rule.REPLAN_ONCE:
         if metadata_replans_used < METADATA_REPLANS:
-            return RetryDecision(True, reason, METADATA_REPLANS)
-        return RetryDecision(
+            return ConflictDecision(True, reason, METADATA_REPLANS)
+        return ConflictDecision(
             False,
             f"the table's metadata changed again after {metadata_replans_used} re-plan(s); "
             "stop and re-check the schema",
@@ -128,14 +128,14 @@ def decide(
         )
     if rule is Rule.IF_OWN_TXN:
         if owns_txn_identity:
-            return RetryDecision(True, reason, None)
-        return RetryDecision(
+            return ConflictDecision(True, reason, None)
+        return ConflictDecision(
             False,
             "another writer committed with the same txn app id and this operation does not own an "
             "idempotent txn identity; a retry could duplicate or drop data",
             None,
         )
-    return RetryDecision(False, reason, None)
+    return ConflictDecision(False, reason, None)
 
 
 def decision_table_markdown() -> str:

@@ -15,7 +15,7 @@ _RETRYING = tenacity.Retrying()
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
+class CommitRetryPolicy:
     """Bounded exponential backoff with jitter for conflict retries.
 
     The defaults follow Iceberg's commit retries: 4 retries (5 attempts), 100 ms to 60 s, 30 minutes.
@@ -38,41 +38,43 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int):
             raise ValueError(
-                f"RetryPolicy.max_attempts must be an int, got {self.max_attempts!r}; use e.g. 5"
+                f"CommitRetryPolicy.max_attempts must be an int, got {self.max_attempts!r}; use e.g. 5"
             )
         if self.max_attempts < 1:
             raise ValueError(
-                f"RetryPolicy.max_attempts must be >= 1, got {self.max_attempts!r}; "
+                f"CommitRetryPolicy.max_attempts must be >= 1, got {self.max_attempts!r}; "
                 "use 1 to disable in-job retries"
             )
         for name in ("min_wait_s", "max_wait_s", "total_timeout_s", "multiplier"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise ValueError(f"RetryPolicy.{name} must be a finite number, got {value!r}")
+                raise ValueError(f"CommitRetryPolicy.{name} must be a finite number, got {value!r}")
         if self.min_wait_s < 0:
-            raise ValueError(f"RetryPolicy.min_wait_s must be >= 0, got {self.min_wait_s!r}; use e.g. 0.1")
+            raise ValueError(
+                f"CommitRetryPolicy.min_wait_s must be >= 0, got {self.min_wait_s!r}; use e.g. 0.1"
+            )
         if self.max_wait_s < self.min_wait_s:
             raise ValueError(
-                f"RetryPolicy.max_wait_s must be >= min_wait_s ({self.min_wait_s!r}), "
+                f"CommitRetryPolicy.max_wait_s must be >= min_wait_s ({self.min_wait_s!r}), "
                 f"got {self.max_wait_s!r}; raise max_wait_s or lower min_wait_s"
             )
         if self.total_timeout_s <= 0:
             raise ValueError(
-                f"RetryPolicy.total_timeout_s must be > 0, got {self.total_timeout_s!r}; use e.g. 1800"
+                f"CommitRetryPolicy.total_timeout_s must be > 0, got {self.total_timeout_s!r}; use e.g. 1800"
             )
         if self.multiplier < 1:
             raise ValueError(
-                f"RetryPolicy.multiplier must be >= 1, got {self.multiplier!r}; use 2.0 for doubling "
+                f"CommitRetryPolicy.multiplier must be >= 1, got {self.multiplier!r}; use 2.0 for doubling "
                 "or 1.0 for a constant window"
             )
         if self.jitter not in JITTERS:
             raise ValueError(
-                f"RetryPolicy.jitter must be one of {', '.join(JITTERS)}, got {self.jitter!r}; "
+                f"CommitRetryPolicy.jitter must be one of {', '.join(JITTERS)}, got {self.jitter!r}; "
                 "use 'full' unless you have a reason not to"
             )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RetryPolicy:
+    def from_dict(cls, data: dict[str, Any]) -> CommitRetryPolicy:
         """Build a policy from a dict (e.g. operator arguments or a job spec); missing keys keep defaults.
 
         :param data: field name to value.
@@ -82,7 +84,7 @@ class RetryPolicy:
         for key in data:
             if key not in known:
                 raise ValueError(
-                    f"RetryPolicy has no field {key!r}; valid fields are {', '.join(sorted(known))}"
+                    f"CommitRetryPolicy has no field {key!r}; valid fields are {', '.join(sorted(known))}"
                 )
         return cls(**data)
 

@@ -6,8 +6,9 @@ only ever imported on the Spark driver, never here.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from airflow_provider_deltacc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from airflow_provider_deltacc.operators.maintenance import DeltaOptimizeOperator, DeltaVacuumOperator
@@ -42,10 +43,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())

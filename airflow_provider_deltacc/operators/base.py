@@ -22,7 +22,7 @@ from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
 from airflow_provider_deltacc.links import DeltaCommitReportLink
-from airflow_provider_deltacc.occ.operation_class import OperationClass
+from airflow_provider_deltacc.occ.operations import OperationClass, operation_class
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
 from airflow_provider_deltacc.tries import REPORT_XCOM_KEY
 
@@ -77,7 +77,6 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
     """
 
     operation: ClassVar[str]
-    operation_class: ClassVar[OperationClass] = OperationClass.READ_MODIFY_WRITE
 
     template_fields: Sequence[str] = ("table", "spark_conf", "spark_log_level")
     template_fields_renderers: ClassVar[dict[str, str]] = {"spark_conf": "json"}
@@ -284,6 +283,22 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         return TryDecision.from_retry_decision(decision, try_number, max_tries)
 
     # -- storage that cannot exclude concurrent writers ------------------------------------------------
+    @property
+    def operation_class(self) -> OperationClass:
+        """The class the Spark job runs this task's operation as, for Airflow's retry policy: the operation
+        registry decides it from :meth:`class_options` and the Spark settings this worker can see (a MERGE
+        under schema auto-merge is schema-changing)."""
+        from airflow_provider_deltacc.hooks.spark_defaults import visible_spark_conf
+
+        conf = self.spark_conf if isinstance(self.spark_conf, dict) else None
+        return operation_class(
+            self.operation, self.class_options(), visible_spark_conf(self.execution_mode, conf)
+        )
+
+    def class_options(self) -> dict[str, Any]:
+        """The options that decide the operation's class (see :meth:`operation_class`); none by default."""
+        return {}
+
     def storage_safety(self) -> StorageSafety:
         """Whether concurrent Spark writers are safe on this table's storage, from what the task can see:
         the table path, the operator's ``spark_conf`` and the ``spark-defaults.conf`` spark-submit reads on

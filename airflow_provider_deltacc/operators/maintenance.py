@@ -9,14 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.advisor import parse_time
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.maintenance_base import DeltaMaintenanceOperator
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from airflow_provider_deltacc.conflict_matrix import OpKind
     from airflow_provider_deltacc.windows import GateDecision, TableFacts
     from airflow_provider_deltacc.windows.partitions import PartitionScope
 
@@ -79,10 +78,8 @@ class DeltaOptimizeOperator(DeltaMaintenanceOperator):
             options["full"] = True
         return options
 
-    def maintenance_op(self) -> OpKind:
-        from airflow_provider_deltacc.conflict_matrix import OpKind
-
-        return OpKind.OPTIMIZE_ZORDER if self.zorder_by else OpKind.OPTIMIZE
+    def kind_options(self) -> dict[str, Any]:
+        return {"zorder_by": self.zorder_by}
 
     def _candidates(self, facts: TableFacts | None) -> PartitionScope:
         from airflow_provider_deltacc.windows import table_partitions
@@ -170,11 +167,6 @@ class DeltaVacuumOperator(DeltaMaintenanceOperator):
         if self.retention_hours not in (None, ""):
             options["retention_hours"] = _as_number(self.retention_hours)
         return options
-
-    def maintenance_op(self) -> OpKind:
-        from airflow_provider_deltacc.conflict_matrix import OpKind
-
-        return OpKind.VACUUM
 
     def gate_fields(self, spec: dict[str, Any], facts: TableFacts | None) -> dict[str, Any]:
         from airflow_provider_deltacc.windows import DELTA_DEFAULT_RETENTION_HOURS

@@ -20,7 +20,7 @@ from airflow_provider_deltacc.config import default_deferrable
 from airflow_provider_deltacc.deprecations import renamed_argument
 from airflow_provider_deltacc.durations import optional_seconds
 from airflow_provider_deltacc.maintenance_run import MaintenanceRun
-from airflow_provider_deltacc.occ.operation_class import OperationClass
+from airflow_provider_deltacc.occ.operations import op_kind
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_holder
 
 if TYPE_CHECKING:
@@ -65,7 +65,6 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
     operator takes.
     """
 
-    operation_class = OperationClass.MAINTENANCE
     ui_color = "#8DC63F"
     renamed_arguments = {"max_wait": "gate_wait_timeout"}
 
@@ -97,9 +96,13 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
         self._waiting_since: datetime | None = None
 
     # -- what subclasses provide -------------------------------------------------------------------
-    @abstractmethod
     def maintenance_op(self) -> OpKind:
-        """The maintenance operation, for the gate and the lease."""
+        """The maintenance operation, for the gate and the lease (from the operation registry)."""
+        return op_kind(self.operation, self.kind_options())
+
+    def kind_options(self) -> dict[str, Any]:
+        """The options that decide :meth:`maintenance_op`; none by default."""
+        return {}
 
     @abstractmethod
     def gate_fields(self, spec: dict[str, Any], facts: TableFacts | None) -> dict[str, Any]:

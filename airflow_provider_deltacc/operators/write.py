@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.advisor import parse_time
 from airflow_provider_deltacc.engine.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.occ.operation_class import OperationClass
+from airflow_provider_deltacc.occ.operations import OperationClass
+from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.sources import source_spec
 from airflow_provider_deltacc.operators.write_base import DeltaWriteOperator
 
@@ -54,7 +54,6 @@ class DeltaAppendOperator(DeltaWriteOperator):
     """
 
     operation = "append"
-    operation_class = OperationClass.BLIND_APPEND
     template_fields: Sequence[str] = (*DeltaWriteOperator.template_fields, "source")
 
     def __init__(
@@ -74,8 +73,9 @@ class DeltaAppendOperator(DeltaWriteOperator):
         self.merge_schema = merge_schema
         self.cluster_by = cluster_by
         check_layout(self.task_id, partition_by, cluster_by)
-        if merge_schema:
-            self.operation_class = OperationClass.SCHEMA_CHANGING  # type: ignore[misc]
+
+    def class_options(self) -> dict[str, Any]:
+        return {"merge_schema": self.merge_schema}
 
     def build_source(self, context: Context) -> dict[str, Any] | None:
         return source_spec(self.source)
@@ -292,9 +292,10 @@ class DeltaSqlOperator(DeltaWriteOperator):
         self.source = source
         self.args = args
         self.statement_class = statement_class
-        if statement_class in {c.value for c in OperationClass}:
-            self.operation_class = OperationClass(statement_class)  # type: ignore[misc]
         parse_time.check_sql(self.task_id, self.table, statement)
+
+    def class_options(self) -> dict[str, Any]:
+        return {"op_class": self.statement_class}
 
     def build_source(self, context: Context) -> dict[str, Any] | None:
         return source_spec(self.source)

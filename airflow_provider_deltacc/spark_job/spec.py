@@ -23,7 +23,6 @@ from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.spec import (
     DEFAULT_WHEN_MATCHED,
     DEFAULT_WHEN_NOT_MATCHED,
-    OPERATIONS,
     PARTITION_AND_CLUSTER,
     SOURCE_KINDS,
     STORAGE_GUARDS,
@@ -43,8 +42,8 @@ from airflow_provider_deltacc.engine.spec import (
 )
 from airflow_provider_deltacc.engine.table import CATALOG_NAME_RE, check_table_name
 from airflow_provider_deltacc.engine.txn import TxnIdentity
-from airflow_provider_deltacc.occ.decisions import OperationClass
-from airflow_provider_deltacc.occ.policy import RetryPolicy
+from airflow_provider_deltacc.occ.operations import OPERATIONS, OperationClass
+from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
 from airflow_provider_deltacc.spark_job.fields import Fields, SpecError
 
 __all__ = ["JobSpec", "SourceSpec", "SpecError", "parse_spec"]
@@ -61,9 +60,6 @@ TOP_LEVEL = (
     "outcome",
 )
 _RUN_TOKEN_RE = re.compile(r"^[0-9a-f]{8,64}$")
-NEEDS_SOURCE = ("append", "overwrite_partitions", "merge")
-NO_SOURCE = ("update", "delete", "optimize", "vacuum")
-NO_TXN = ("optimize", "vacuum")
 #: The longest VACUUM retention accepted (100 years); beyond it Delta's millisecond arithmetic overflows.
 MAX_RETENTION_HOURS = 876_000.0
 
@@ -93,7 +89,7 @@ def parse_spec(spec: str | bytes | dict[str, Any]) -> JobSpec:
         raise
     except InputError as exc:
         raise SpecError(exc.field, exc.value, exc.message) from None
-    if txn is not None and operation in NO_TXN:
+    if txn is not None and OPERATIONS[operation].is_maintenance:
         raise SpecError(
             "txn",
             top.data["txn"],
@@ -139,19 +135,19 @@ def _storage_guard(raw: Any) -> str | None:
     )
 
 
-def _retry_policy(raw: Any) -> RetryPolicy:
+def _retry_policy(raw: Any) -> CommitRetryPolicy:
     if raw is None:
-        return RetryPolicy()
+        return CommitRetryPolicy()
     if not isinstance(raw, dict):
         raise SpecError("retry_policy", raw, 'must be an object such as {"max_attempts": 5}')
-    known = RetryPolicy().to_dict()
+    known = CommitRetryPolicy().to_dict()
     for key, value in raw.items():
         if key not in known:
             raise SpecError(
                 f"retry_policy.{key}", value, f"unknown field; valid fields are {', '.join(sorted(known))}"
             )
     try:
-        return RetryPolicy.from_dict(raw)
+        return CommitRetryPolicy.from_dict(raw)
     except (TypeError, ValueError) as exc:
         field = next((f"retry_policy.{k}" for k in raw if f".{k} " in f"{exc} "), "retry_policy")
         value = raw.get(field.removeprefix("retry_policy."), raw)
@@ -161,12 +157,12 @@ def _retry_policy(raw: Any) -> RetryPolicy:
 def _source(top: Fields, operation: str) -> SourceSpec | None:
     raw = top.data.get("source")
     if raw is None:
-        if operation in NEEDS_SOURCE:
+        if OPERATIONS[operation].needs_source:
             raise SpecError(
                 "source", None, f'{operation} needs a source, e.g. {{"kind": "delta", "path": ...}}'
             )
         return None
-    if operation in NO_SOURCE:
+    if not OPERATIONS[operation].reads_source:
         raise SpecError("source", raw, f"{operation} reads no source; remove it or set it to null")
     src = Fields(raw, "source")
     kind = src.data.get("kind")

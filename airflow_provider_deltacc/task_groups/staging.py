@@ -30,11 +30,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.advisor import parse_time
 from airflow_provider_deltacc.engine.literals import quote_identifier, string_literal
 from airflow_provider_deltacc.engine.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.engine.table import CATALOG_NAME_RE, is_path, table_sql
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.sources import source_spec
 from airflow_provider_deltacc.task_groups._checks import (
     boolean,

@@ -6,7 +6,7 @@
   :func:`store_url_from_connection` builds a store's URL from an Airflow connection's fields.
   :class:`LeaseStoreUnavailable` is raised when a store server cannot be reached.
 - :func:`hold_lease`: hold a lease around a block of work.
-- :func:`decide`: the gate; :func:`maintenance_conflicts` and :func:`maintenance_lease_conflicts` are the
+- :func:`decide_gate`: the gate; :func:`maintenance_conflicts` and :func:`maintenance_lease_conflicts` are the
   predicates maintenance runs and writers acquire their leases with.
 - :class:`GateRequest`: a maintenance run's question to the gate as plain data (operators, triggers, sensors).
 - :func:`writer_lease`, :func:`writer_op_kind`, :func:`writer_partitions`: the lease a writer operator holds.
@@ -35,7 +35,7 @@ from airflow_provider_deltacc.windows.factory import (
     store_from_url,
     store_url_from_connection,
 )
-from airflow_provider_deltacc.windows.gate import DELTA_DEFAULT_RETENTION_HOURS, GateDecision, decide
+from airflow_provider_deltacc.windows.gate import DELTA_DEFAULT_RETENTION_HOURS, GateDecision, decide_gate
 from airflow_provider_deltacc.windows.guarded import (
     GuardedWrite,
     UnguardedUnsafeWrite,
@@ -46,7 +46,6 @@ from airflow_provider_deltacc.windows.guarded import (
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
 from airflow_provider_deltacc.windows.lease import (
     DEFAULT_TTL_S,
-    MAINTENANCE_OPS,
     Lease,
     LeaseRequest,
     format_holder,
@@ -75,7 +74,6 @@ __all__ = [
     "DELTA_DEFAULT_RETENTION_HOURS",
     "LEASE_DB_ENV",
     "LEASE_STORE_URL_ENV",
-    "MAINTENANCE_OPS",
     "STORE_CONN_TYPES",
     "AcquireResult",
     "Clash",
@@ -100,7 +98,7 @@ __all__ = [
     "WriteWindow",
     "await_turn",
     "clash",
-    "decide",
+    "decide_gate",
     "default_sqlite_path",
     "exclusive_writer_lease",
     "format_holder",

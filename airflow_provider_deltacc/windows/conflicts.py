@@ -28,7 +28,8 @@ from airflow_provider_deltacc.conflict_matrix import (
 )
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
 from airflow_provider_deltacc.conflict_matrix.profiles import PROFILE_SPECS
-from airflow_provider_deltacc.windows.lease import MAINTENANCE_OPS, Lease
+from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS
+from airflow_provider_deltacc.windows.lease import Lease
 from airflow_provider_deltacc.windows.partitions import PartitionSpec, scopes_overlap
 from airflow_provider_deltacc.windows.store import ConflictPredicate
 
@@ -129,7 +130,7 @@ def writer_turn_conflicts(
     """
 
     def conflicts(other: Lease) -> bool:
-        if other.op_kind in MAINTENANCE_OPS:
+        if other.op_kind in MAINTENANCE_KINDS:
             return False
         level = writers_pair_level(
             op_kind, partitions, other.op_kind, other.partitions, profile=profile, traits=traits
@@ -219,7 +220,7 @@ def maintenance_lease_conflicts(
     """
 
     def conflicts(lease: Lease) -> bool:
-        if lease.op_kind not in MAINTENANCE_OPS:
+        if lease.op_kind not in MAINTENANCE_KINDS:
             return False
         return clash(
             lease.op_kind, lease.partitions, op_kind, partitions, profile=profile, traits=traits

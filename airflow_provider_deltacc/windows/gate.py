@@ -15,10 +15,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
+from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS
 from airflow_provider_deltacc.windows.clock import format_hhmm, require_aware
 from airflow_provider_deltacc.windows.conflicts import Scope, clash
 from airflow_provider_deltacc.windows.declared import WriteWindow, windows_for
-from airflow_provider_deltacc.windows.lease import MAINTENANCE_OPS, Lease, parse_op_kind
+from airflow_provider_deltacc.windows.lease import Lease, parse_op_kind
 from airflow_provider_deltacc.windows.partitions import (
     PartitionSpec,
     format_scope,
@@ -160,7 +161,7 @@ def _retention_refusal(
     return None
 
 
-def decide(
+def decide_gate(
     table: str,
     maintenance_op: OpKind | str,
     *,
@@ -200,8 +201,8 @@ def decide(
     :raises ValueError: for a non-maintenance operation or partitions with VACUUM.
     """
     op = parse_op_kind(maintenance_op, field="maintenance_op")
-    if op not in MAINTENANCE_OPS:
-        names = ", ".join(sorted(kind.name for kind in MAINTENANCE_OPS))
+    if op not in MAINTENANCE_KINDS:
+        names = ", ".join(sorted(kind.name for kind in MAINTENANCE_KINDS))
         raise ValueError(f"maintenance_op={op.name} is not maintenance; the gate decides for {names}")
     scope = normalize_scope(partitions, field="partitions")
     if op is OpKind.VACUUM and scope is not None:

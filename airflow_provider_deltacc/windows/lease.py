@@ -14,9 +14,6 @@ from airflow_provider_deltacc.windows.partitions import PartitionScope, format_s
 #: The default lease time-to-live; a holder heartbeats well within it (see ``hold_lease``).
 DEFAULT_TTL_S = 120.0
 
-#: The operations that are table maintenance rather than writes.
-MAINTENANCE_OPS = frozenset({OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER, OpKind.VACUUM})
-
 
 def parse_op_kind(value: OpKind | str, *, field: str = "op_kind") -> OpKind:
     """Accept an :class:`OpKind` or its value/name (``"merge"``, ``"MERGE"``).

@@ -1,7 +1,7 @@
 """One maintenance run's question to the gate, as plain data that travels from an operator to a trigger.
 
-:class:`GateRequest` holds everything :func:`~airflow_provider_deltacc.windows.gate.decide` needs except the
-store, serializes to JSON-safe dicts (trigger kwargs are stored in Airflow's database), and adds one rule
+:class:`GateRequest` holds everything :func:`~airflow_provider_deltacc.windows.gate.decide_gate` needs except
+the store, serializes to JSON-safe dicts (trigger kwargs are stored in Airflow's database), and adds one rule
 the gate leaves to its callers: a maintenance run on explicit partitions that must cover all of them waits
 until every one is closed, rather than going on the closed subset.
 """
@@ -15,11 +15,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
+from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_conflicts
 from airflow_provider_deltacc.windows.declared import WriteWindow
 from airflow_provider_deltacc.windows.factory import LEASE_STORE_URL_ENV
-from airflow_provider_deltacc.windows.gate import GateDecision, decide
-from airflow_provider_deltacc.windows.lease import MAINTENANCE_OPS, parse_op_kind
+from airflow_provider_deltacc.windows.gate import GateDecision, decide_gate
+from airflow_provider_deltacc.windows.lease import parse_op_kind
 from airflow_provider_deltacc.windows.partitions import PartitionScope, format_scope, normalize_scope
 from airflow_provider_deltacc.windows.sqlite_store import default_sqlite_path
 from airflow_provider_deltacc.windows.store import ConflictPredicate, LeaseStore
@@ -133,8 +134,8 @@ class GateRequest:
 
     def __post_init__(self) -> None:
         op = parse_op_kind(self.maintenance_op, field="maintenance_op")
-        if op not in MAINTENANCE_OPS:
-            names = ", ".join(sorted(kind.name for kind in MAINTENANCE_OPS))
+        if op not in MAINTENANCE_KINDS:
+            names = ", ".join(sorted(kind.name for kind in MAINTENANCE_KINDS))
             raise ValueError(f"maintenance_op={op.name} is not maintenance; use one of {names}")
         object.__setattr__(self, "maintenance_op", op)
         object.__setattr__(self, "windows", parse_windows(self.windows))
@@ -148,7 +149,7 @@ class GateRequest:
         :param store: the lease store.
         :param now: the time to decide for; None for the store's clock.
         """
-        decision = decide(
+        decision = decide_gate(
             self.table,
             self.maintenance_op,
             store=store,

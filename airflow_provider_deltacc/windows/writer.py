@@ -9,14 +9,13 @@ reached never fails the write either: the writer logs a warning and runs without
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
-from airflow_provider_deltacc.conflict_matrix.ops import enables_allow_listed_feature
-from airflow_provider_deltacc.engine.ddl import split_ddl_columns
+from airflow_provider_deltacc.engine.ddl import ddl_column_names
+from airflow_provider_deltacc.occ.operations import OPERATIONS, op_kind
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
@@ -34,68 +33,19 @@ log = logging.getLogger(__name__)
 #: The most partitions a lease lists before it is widened to the whole table.
 MAX_LEASE_PARTITIONS = 1000
 
-_FIXED_KINDS: dict[str, OpKind] = {
-    "overwrite_partitions": OpKind.OVERWRITE,
-    "merge": OpKind.MERGE,
-    "update": OpKind.UPDATE,
-    "delete": OpKind.DELETE,
-}
-_SQL_VERBS: tuple[tuple[re.Pattern[str], OpKind], ...] = (
-    (re.compile(r"^\s*merge\b", re.IGNORECASE), OpKind.MERGE),
-    (re.compile(r"^\s*update\b", re.IGNORECASE), OpKind.UPDATE),
-    (re.compile(r"^\s*delete\b", re.IGNORECASE), OpKind.DELETE),
-    (re.compile(r"^\s*insert\s+overwrite\b", re.IGNORECASE), OpKind.OVERWRITE),
-    (re.compile(r"^\s*insert\b", re.IGNORECASE), OpKind.INSERT_SELECT),
-    (re.compile(r"^\s*(optimize)\b.*\bzorder\b", re.IGNORECASE | re.DOTALL), OpKind.OPTIMIZE_ZORDER),
-    (re.compile(r"^\s*optimize\b", re.IGNORECASE), OpKind.OPTIMIZE),
-    (re.compile(r"^\s*(alter|create|replace)\b", re.IGNORECASE), OpKind.SCHEMA_CHANGE),
-)
-#: ``ALTER TABLE … CLUSTER BY``: only domain metadata on a clustered table (whatever op_class it is given).
-_CLUSTER_BY_SQL = re.compile(r"^\s*alter\s+table\b.*\bcluster\s+by\b", re.IGNORECASE | re.DOTALL)
-_CLASS_KINDS: dict[str, OpKind] = {
-    "blind_append": OpKind.BLIND_APPEND,
-    "schema_changing": OpKind.SCHEMA_CHANGE,
-    "maintenance": OpKind.OPTIMIZE,
-}
-
 
 def writer_op_kind(spec: Mapping[str, Any]) -> OpKind:
-    """The conflict-matrix operation a writer's job spec runs.
-
-    ``append`` is a blind append (a schema change with ``merge_schema``); ``overwrite_partitions``,
-    ``merge``, ``update`` and ``delete`` are themselves; ``sql`` goes by its ``op_class`` and, for
-    read-modify-write statements, by the statement's verb (``INSERT`` reading the table is INSERT_SELECT);
-    an unrecognised statement counts as MERGE, the kind that conflicts with the most. A schema-changing or
-    read-modify-write statement that only enables a feature through an allow-listed table property is
-    ENABLE_FEATURE.
+    """The conflict-matrix operation a writer's job spec runs (see
+    :func:`~airflow_provider_deltacc.occ.operations.op_kind`).
 
     :param spec: the job spec (``operation``, ``options``).
     :raises ValueError: for an operation that is not a write (``optimize``, ``vacuum``).
     """
-    operation = str(spec.get("operation", ""))
-    options = spec.get("options") or {}
-    if operation == "append":
-        return OpKind.SCHEMA_CHANGE if options.get("merge_schema") else OpKind.BLIND_APPEND
-    if operation in _FIXED_KINDS:
-        return _FIXED_KINDS[operation]
-    if operation == "sql":
-        op_class = str(options.get("op_class") or "read_modify_write")
-        statement = str(options.get("statement") or "")
-        if op_class in ("read_modify_write", "schema_changing") and _CLUSTER_BY_SQL.search(statement):
-            return OpKind.CLUSTER_BY
-        if op_class in ("schema_changing", "read_modify_write") and enables_allow_listed_feature(statement):
-            return OpKind.ENABLE_FEATURE
-        if op_class in _CLASS_KINDS and op_class != "maintenance":
-            return _CLASS_KINDS[op_class]
-        for pattern, kind in _SQL_VERBS:
-            if pattern.search(statement):
-                return kind
-        return _CLASS_KINDS.get(op_class, OpKind.MERGE)
-    raise ValueError(f"operation={operation!r} is not a write; writer leases are for {_writes()}")
-
-
-def _writes() -> str:
-    return ", ".join(["append", *_FIXED_KINDS, "sql"])
+    name = str(spec.get("operation", ""))
+    if name not in OPERATIONS or OPERATIONS[name].is_maintenance:
+        writes = ", ".join(op.name for op in OPERATIONS.values() if op.is_write)
+        raise ValueError(f"operation={name!r} is not a write; writer leases are for {writes}")
+    return op_kind(name, spec.get("options") or {})
 
 
 def _facts(table: str, loader: Callable[[str], TableFacts | None]) -> TableFacts | None:
@@ -128,15 +78,6 @@ def canonical_scope(values: Sequence[Mapping[str, Any]], facts: TableFacts | Non
     return specs
 
 
-def _schema_columns(schema: str) -> list[str]:
-    """Column names of a DDL schema such as ``id INT, date DATE, tags MAP<STRING, INT>``; none when it does
-    not parse (the job then reports the schema as bad input)."""
-    try:
-        return [name for name, _ in split_ddl_columns(schema)]
-    except ValueError:
-        return []
-
-
 def _merge_pin_columns(options: Mapping[str, Any], facts: TableFacts) -> list[str]:
     pin = options.get("partition_pin", "keyed")
     if pin is None or not facts.partitioned:
@@ -162,7 +103,7 @@ def _merge_source_partitions(spec: Mapping[str, Any], facts: TableFacts) -> Part
     pinned = _merge_pin_columns(spec.get("options") or {}, facts)
     if not pinned:
         return None
-    names = _schema_columns(str(source.get("schema") or ""))
+    names = ddl_column_names(str(source.get("schema") or ""))
     positions = {name.lower(): index for index, name in enumerate(names)}
     values: list[dict[str, Any]] = []
     for row in source["rows"]:

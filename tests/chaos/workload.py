@@ -645,7 +645,7 @@ class _Supervisor:
         from airflow_provider_deltacc.conflict_matrix import OpKind
         from airflow_provider_deltacc.windows import (
             LeaseRequest,
-            decide,
+            decide_gate,
             hold_lease,
             maintenance_conflicts,
             maintenance_lease_conflicts,
@@ -691,7 +691,7 @@ class _Supervisor:
             # Maintenance: the gate waits for the dead writer's lease, then OPTIMIZE takes its own lease.
             maintenance = None
             while time.monotonic() < deadline:
-                decision = decide(self.accounts, OpKind.OPTIMIZE, store=store)
+                decision = decide_gate(self.accounts, OpKind.OPTIMIZE, store=store)
                 if decision.go:
                     request = LeaseRequest(self.accounts, f"chaos.maintenance{k}", OpKind.OPTIMIZE, ttl_s=300)
                     got = store.try_acquire(request, maintenance_conflicts(OpKind.OPTIMIZE))

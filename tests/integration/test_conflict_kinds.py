@@ -4,7 +4,7 @@ Every case holds the losing transaction *after* its snapshot read (a gate UDF in
 the written DataFrame, see ``tests/support/held.py``), commits the rival in the test thread, releases the
 loser and asserts: the Delta exception reached Python as Delta's own class and text, ``classify`` names
 the kind (with table, winning version/operation and partition where the message states them),
-``decide`` gives the expected verdict, and the loser committed nothing. Observed on PySpark 4.2.0 +
+``decide_conflict`` gives the expected verdict, and the loser committed nothing. Observed on PySpark 4.2.0 +
 delta-spark 4.4.0, local filesystem.
 
 How each kind is reached, and what it took (Delta 4.4 ``ConflictChecker`` runs, per winning commit:
@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from airflow_provider_deltacc.occ import ConflictKind, OperationClass, classify, decide
+from airflow_provider_deltacc.occ import ConflictKind, OperationClass, classify, decide_conflict
 from tests.support.gate import Gate
 from tests.support.held import HeldCall, gate_udf, hold
 
@@ -126,7 +126,7 @@ def test_append_delete_loses_to_append_into_its_partition(
     assert conflict.partition == "[p=a]"
     assert (conflict.winning_operation, conflict.winning_version) == ("WRITE", 1)
     assert conflict.table is not None and table_path in conflict.table
-    verdict = decide(conflict.kind, OperationClass.READ_MODIFY_WRITE, owns_txn_identity=False)
+    verdict = decide_conflict(conflict.kind, OperationClass.READ_MODIFY_WRITE, owns_txn_identity=False)
     assert verdict.retry and verdict.max_replans is None
     assert _history(spark, table_path) == [(1, "WRITE"), (0, "WRITE")]
     assert _rows(spark, table_path) == before | {(9, "a", "late")}, "the DELETE removed nothing"
@@ -154,7 +154,7 @@ def test_delete_read_update_loses_to_update_that_rewrote_its_files(
     assert conflict.partition == "[p=a]"
     assert (conflict.winning_operation, conflict.winning_version) == ("UPDATE", 1)
     assert conflict.table is not None and table_path in conflict.table
-    assert decide(conflict.kind, OperationClass.READ_MODIFY_WRITE, owns_txn_identity=False).retry
+    assert decide_conflict(conflict.kind, OperationClass.READ_MODIFY_WRITE, owns_txn_identity=False).retry
     assert _history(spark, table_path) == [(1, "UPDATE"), (0, "WRITE")]
     rows = _rows(spark, table_path)
     assert {r[1] for r in rows} == {"b", "c"} and all(r[2] != "loser" for r in rows)
@@ -217,7 +217,7 @@ def test_delete_delete_dynamic_overwrite_loses_to_partition_delete(
     assert conflict.partition == "[p=a]"
     assert (conflict.winning_operation, conflict.winning_version) == ("DELETE", 1)
     assert conflict.table is not None and table_path in conflict.table
-    assert decide(conflict.kind, OperationClass.READ_MODIFY_WRITE, owns_txn_identity=False).retry
+    assert decide_conflict(conflict.kind, OperationClass.READ_MODIFY_WRITE, owns_txn_identity=False).retry
     assert _history(spark, table_path) == [(1, "DELETE"), (0, "WRITE")]
     assert _rows(spark, table_path) == {r for r in before if r[1] == "b"}, "the overwrite wrote nothing"
 
@@ -243,13 +243,13 @@ def test_metadata_changed_blind_append_loses_to_add_columns(
     assert conflict.table is not None and table_path in conflict.table
     # The message names no version; the conflicting CommitInfo carries only the operation.
     assert conflict.winning_operation == "ADD COLUMNS"
-    first = decide(conflict.kind, OperationClass.BLIND_APPEND, owns_txn_identity=False)
+    first = decide_conflict(conflict.kind, OperationClass.BLIND_APPEND, owns_txn_identity=False)
     assert first.retry and first.max_replans == 1
-    again = decide(
+    again = decide_conflict(
         conflict.kind, OperationClass.BLIND_APPEND, owns_txn_identity=False, metadata_replans_used=1
     )
     assert not again.retry
-    assert not decide(conflict.kind, OperationClass.SCHEMA_CHANGING, owns_txn_identity=False).retry
+    assert not decide_conflict(conflict.kind, OperationClass.SCHEMA_CHANGING, owns_txn_identity=False).retry
     assert _history(spark, table_path) == [(1, "ADD COLUMNS"), (0, "WRITE")]
     assert {(i, p, v) for i, p, v, _ in _rows(spark, table_path)} == before
 
@@ -274,7 +274,7 @@ def test_protocol_changed_two_writers_create_the_same_table(
     assert conflict.create_race
     assert conflict.winning_operation == "WRITE"
     for op in OperationClass:
-        assert not decide(conflict.kind, op, owns_txn_identity=True).retry
+        assert not decide_conflict(conflict.kind, op, owns_txn_identity=True).retry
     assert _history(spark, table_path) == [(0, "WRITE")]
     assert _rows(spark, table_path) == {(1, "a", "winner")}
 
@@ -299,8 +299,8 @@ def test_concurrent_transaction_same_txn_app_id_then_rerun_is_skipped(
     conflict = classify(exc)
     assert conflict is not None and conflict.kind is ConflictKind.CONCURRENT_TRANSACTION
     assert conflict.winning_operation == "WRITE"
-    assert decide(conflict.kind, OperationClass.BLIND_APPEND, owns_txn_identity=True).retry
-    assert not decide(conflict.kind, OperationClass.BLIND_APPEND, owns_txn_identity=False).retry
+    assert decide_conflict(conflict.kind, OperationClass.BLIND_APPEND, owns_txn_identity=True).retry
+    assert not decide_conflict(conflict.kind, OperationClass.BLIND_APPEND, owns_txn_identity=False).retry
     assert _history(spark, table_path) == [(1, "WRITE"), (0, "WRITE")]
     after_race = _rows(spark, table_path)
     assert after_race == before | {(1, "a", "winner")}
@@ -372,7 +372,7 @@ def test_concurrent_write_restore_loses_to_a_commit_made_while_it_runs(
     assert conflict is not None and conflict.kind is ConflictKind.CONCURRENT_WRITE
     assert conflict.winning_operation == "SET TBLPROPERTIES"
     # RESTORE is a read-modify-write of the whole table: re-running it would also revert the winner.
-    assert not decide(conflict.kind, OperationClass.READ_MODIFY_WRITE, owns_txn_identity=False).retry
+    assert not decide_conflict(conflict.kind, OperationClass.READ_MODIFY_WRITE, owns_txn_identity=False).retry
     assert _history(spark, table_path) == [(2, "SET TBLPROPERTIES"), (1, "WRITE"), (0, "WRITE")]
     assert _rows(spark, table_path) == before and len(before) == 8
 
@@ -410,7 +410,7 @@ def test_max_commit_attempts_only_with_the_internal_conf_lowered(
     ), java
     conflict = classify(exc)
     assert conflict is not None and conflict.kind is ConflictKind.MAX_COMMIT_ATTEMPTS
-    assert decide(conflict.kind, OperationClass.BLIND_APPEND, owns_txn_identity=False).retry
+    assert decide_conflict(conflict.kind, OperationClass.BLIND_APPEND, owns_txn_identity=False).retry
     assert _history(spark, table_path) == [(1, "WRITE"), (0, "WRITE")]
     assert _rows(spark, table_path) == before | {(1, "a", "winner")}
 

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from airflow_provider_deltacc.occ import ConflictKind, OperationClass, RetryPolicy, classify, run_commit_loop
+from airflow_provider_deltacc.occ import (
+    CommitRetryPolicy,
+    ConflictKind,
+    OperationClass,
+    classify,
+    run_commit_loop,
+)
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
@@ -71,7 +77,7 @@ def test_commit_loop_replans_the_merge_and_commits_once(spark: SparkSession, tmp
         operation="MERGE",
         table=path,
         op_class=OperationClass.READ_MODIFY_WRITE,
-        policy=RetryPolicy(max_attempts=3, min_wait_s=0.01, max_wait_s=0.05),
+        policy=CommitRetryPolicy(max_attempts=3, min_wait_s=0.01, max_wait_s=0.05),
         owns_txn_identity=False,
         logger=logging.getLogger("test"),
         sleep=lambda _: None,

@@ -3,27 +3,29 @@ bundled core (occ/engine/spark_job) must not pull in Airflow."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import airflow_provider_deltacc
 
 pytestmark = pytest.mark.unit
 
 AIRFLOW_FACE = [
     "import airflow_provider_deltacc.operators as m; [getattr(m, n) for n in m.__all__]",
-    "import airflow_provider_deltacc.sensors.table_version",
-    "import airflow_provider_deltacc.sensors.write_window",
-    "import airflow_provider_deltacc.triggers.table_version",
-    "import airflow_provider_deltacc.triggers.gate",
-    "import airflow_provider_deltacc.hooks.deltacc",
+    "import airflow_provider_deltacc.sensors as m; [getattr(m, n) for n in m.__all__]",
+    "import airflow_provider_deltacc.triggers as m; [getattr(m, n) for n in m.__all__]",
+    "import airflow_provider_deltacc.hooks as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.retry_policy",
     "import airflow_provider_deltacc.windows",
     "import airflow_provider_deltacc.task_groups",
 ]
 BUNDLED_CORE = [
-    "import airflow_provider_deltacc.occ as m; m.run_commit_loop; m.RetryPolicy",
+    "import airflow_provider_deltacc.occ as m; m.run_commit_loop; m.CommitRetryPolicy",
     "import airflow_provider_deltacc.conflict_matrix",
     "import airflow_provider_deltacc.spark_job.spec, airflow_provider_deltacc.spark_job.exit_codes",
     "import airflow_provider_deltacc.engine.delta_jars",
@@ -47,6 +49,19 @@ def test_airflow_face_does_not_import_spark() -> None:
     assert not leaked, f"the operators/sensors/triggers/hooks imported {leaked[:8]}"
 
 
+@pytest.mark.parametrize("package", ["operators", "sensors", "triggers", "hooks"])
+def test_the_packages_load_their_modules_lazily(package: str) -> None:
+    loaded = _modules_after(
+        [f"import airflow_provider_deltacc.{package} as m; assert set(m.__all__) <= set(dir(m))"]
+    )
+    own = sorted(m for m in loaded if m.startswith(f"airflow_provider_deltacc.{package}."))
+    assert not own, f"importing {package} loaded {own}"
+    after = _modules_after(
+        [f"import airflow_provider_deltacc.{package} as m; [getattr(m, n) for n in m.__all__]"]
+    )
+    assert any(m.startswith(f"airflow_provider_deltacc.{package}.") for m in after)
+
+
 def test_bundled_core_does_not_import_airflow_or_spark() -> None:
     loaded = _modules_after(BUNDLED_CORE)
     assert "airflow_provider_deltacc.occ.commit_loop" in loaded
@@ -59,3 +74,36 @@ def test_log_fast_path_runs_in_the_worker_without_airflow_or_spark() -> None:
     assert "airflow_provider_deltacc.engine.txn" in loaded
     leaked = _roots(loaded, {"airflow", "pyspark", "delta", "py4j", "deltalake"})
     assert not leaked, f"the log fast path imported {leaked[:8]} (deltalake only when it reads a log)"
+
+
+def _imports(folder: Path) -> list[tuple[Path, str, tuple[str, ...]]]:
+    """(file, imported module, imported names) of every ``from X import ...`` in the folder's modules."""
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.append((path, node.module, tuple(alias.name for alias in node.names)))
+    return found
+
+
+def test_the_operators_never_import_the_advisor() -> None:
+    """The advisor reads operators; an operator importing the advisor back would make a cycle."""
+    operators = Path(airflow_provider_deltacc.__file__).parent / "operators"
+    back = [
+        (p.name, m) for p, m, _ in _imports(operators) if m.startswith("airflow_provider_deltacc.advisor")
+    ]
+    assert not back, f"operators import the advisor: {back}"
+
+
+def test_no_module_imports_another_package_private_name() -> None:
+    root = Path(airflow_provider_deltacc.__file__).parent
+    private = [
+        (str(path.relative_to(root)), module, name)
+        for path, module, names in _imports(root)
+        for name in names
+        if name.startswith("_")
+        and not name.startswith("__")
+        and module.startswith("airflow_provider_deltacc.")
+        and module.split(".")[1] != path.relative_to(root).parts[0]
+    ]
+    assert not private, f"private names imported across packages: {private}"

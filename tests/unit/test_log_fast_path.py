@@ -17,7 +17,7 @@ from airflow_provider_deltacc.log_fast_path import (
     LogColumn,
     LogSnapshot,
     answer_from_log,
-    decide,
+    fast_path_verdict,
 )
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 
@@ -232,13 +232,13 @@ def test_only_logs_delta_rs_replays_as_delta_does_are_answered(
     reader_version: int, features: tuple[str, ...], answered: bool
 ) -> None:
     snapshot = _snapshot(min_reader_version=reader_version, reader_features=frozenset(features))
-    verdict = decide(parse_spec(_merge("/t", 4)), snapshot)
+    verdict = fast_path_verdict(parse_spec(_merge("/t", 4)), snapshot)
     assert verdict == ("duplicate" if answered else None)
 
 
 def test_the_retention_property_is_matched_in_any_case() -> None:
     snapshot = _snapshot(configuration={"DELTA.setTransactionRetentionDuration": "interval 1 days"})
-    assert decide(parse_spec(_merge("/t", 4)), snapshot) is None
+    assert fast_path_verdict(parse_spec(_merge("/t", 4)), snapshot) is None
 
 
 # -- an empty create of an existing table ----------------------------------------------------------------
@@ -315,7 +315,9 @@ def test_an_empty_create_checks_nullability_and_write_checks(
     columns: tuple[LogColumn, ...], schema: str, answered: bool
 ) -> None:
     snapshot = _snapshot(columns=columns, partition_columns=(), recorded_txn_version=-1)
-    assert decide(parse_spec(_create("/t", schema)), snapshot) == ("table_exists" if answered else None)
+    assert fast_path_verdict(parse_spec(_create("/t", schema)), snapshot) == (
+        "table_exists" if answered else None
+    )
 
 
 def test_an_append_with_rows_is_never_a_noop(tmp_path: Path) -> None:

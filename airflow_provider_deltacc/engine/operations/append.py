@@ -16,12 +16,12 @@ from airflow_provider_deltacc.engine.operations.base import (
     SourceHook,
     WriteResult,
     apply_hook,
+    prepared_operation,
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.sources import load_source, probe_source
 from airflow_provider_deltacc.engine.spec import AppendOptions, JobSpec
 from airflow_provider_deltacc.engine.table import TableState, is_path, read_table_state_if_exists
-from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
@@ -82,8 +82,7 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
             known=KnownState.for_attempt(attempt, initial),
         )
 
-    op_class = OperationClass.SCHEMA_CHANGING if opts.merge_schema else OperationClass.BLIND_APPEND
-    return PreparedOperation("APPEND", op_class, work)
+    return prepared_operation("append", work, options={"merge_schema": opts.merge_schema})
 
 
 def _check_append_schema(source: DataFrame, state: TableState, opts: AppendOptions) -> None:

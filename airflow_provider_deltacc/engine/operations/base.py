@@ -26,7 +26,7 @@ from airflow_provider_deltacc.engine.txn import (
     duplicate_metrics,
     txn_session_confs,
 )
-from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.operations import OperationClass, operation, operation_class
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
@@ -53,6 +53,27 @@ class PreparedOperation:
     op_class: OperationClass
     work: Callable[[int], WorkOutcome]
     pinned_columns: tuple[str, ...] = ()
+
+
+def prepared_operation(
+    name: str,
+    work: Callable[[int], WorkOutcome],
+    *,
+    options: Mapping[str, Any] | None = None,
+    spark_conf: Mapping[str, str] | None = None,
+    pinned_columns: tuple[str, ...] = (),
+) -> PreparedOperation:
+    """The prepared form of a job-spec operation, named and classed by the operation registry.
+
+    :param name: the job spec's ``operation``.
+    :param work: one attempt.
+    :param options: the options that decide its class (``merge_schema``, a statement's ``op_class``).
+    :param spark_conf: the session settings that decide its class (schema auto-merge).
+    :param pinned_columns: the partition columns the write pins its condition to.
+    """
+    return PreparedOperation(
+        operation(name).verb, operation_class(name, options, spark_conf), work, pinned_columns
+    )
 
 
 @dataclass

@@ -10,6 +10,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     PreparedOperation,
     WriteResult,
     check_expressions,
+    prepared_operation,
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.operations.filters import row_filter
@@ -20,7 +21,6 @@ from airflow_provider_deltacc.engine.table import (
     table_frame,
     table_sql,
 )
-from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def build_delete(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
             known=KnownState.for_attempt(attempt, state),
         )
 
-    return PreparedOperation("DELETE", OperationClass.READ_MODIFY_WRITE, work)
+    return prepared_operation("delete", work)
 
 
 def _filter(spark: SparkSession, opts: DeleteOptions, state: TableState) -> str:

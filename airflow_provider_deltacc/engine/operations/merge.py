@@ -22,6 +22,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     apply_hook,
     check_columns,
     check_expressions,
+    prepared_operation,
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.pinning import (
@@ -38,7 +39,7 @@ from airflow_provider_deltacc.engine.table import (
     table_frame,
     table_sql,
 )
-from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.operations import SCHEMA_AUTO_MERGE_CONF, evolves_schema
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
 
 TARGET_ALIAS = "t"
 SOURCE_ALIAS = "s"
-AUTO_MERGE_CONF = "spark.databricks.delta.schema.autoMerge.enabled"
 
 
 def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None) -> PreparedOperation:
@@ -114,14 +114,16 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
         )
 
     # With schema auto-merge the MERGE may add columns: a schema change, never retried over another one.
-    evolves = schema_auto_merge(spark)
-    op_class = OperationClass.SCHEMA_CHANGING if evolves else OperationClass.READ_MODIFY_WRITE
-    return PreparedOperation("MERGE", op_class, work, pinned_columns=pin_columns)
+    return prepared_operation("merge", work, spark_conf=_schema_conf(spark), pinned_columns=pin_columns)
+
+
+def _schema_conf(spark: SparkSession) -> dict[str, str]:
+    return {SCHEMA_AUTO_MERGE_CONF: str(spark.conf.get(SCHEMA_AUTO_MERGE_CONF, "false"))}
 
 
 def schema_auto_merge(spark: SparkSession) -> bool:
     """True when the session lets MERGE add the source's new columns to the table."""
-    return str(spark.conf.get(AUTO_MERGE_CONF, "false")).lower() == "true"
+    return evolves_schema("merge", {}, _schema_conf(spark))
 
 
 def _pin_columns(opts: MergeOptions, state: TableState) -> tuple[str, ...]:
@@ -247,7 +249,7 @@ def _validate(
                         f"{clause.action} of all columns needs every source column in the table; "
                         f"the table lacks {extra}; list the columns in "
                         f"{'set' if clause.action == 'update' else 'values'} instead, or enable schema "
-                        f"evolution ({AUTO_MERGE_CONF}=true in spark_conf)",
+                        f"evolution ({SCHEMA_AUTO_MERGE_CONF}=true in spark_conf)",
                     )
     check_expressions(joined, expressions, predicate=True)
     check_expressions(joined, projections, predicate=False)

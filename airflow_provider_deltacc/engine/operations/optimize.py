@@ -12,6 +12,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
     PreparedOperation,
     WriteResult,
+    prepared_operation,
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.pinning import check_partition_values, partition_predicate
@@ -21,7 +22,6 @@ from airflow_provider_deltacc.engine.table import (
     require_table_state,
     table_sql,
 )
-from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def build_optimize(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
             known=KnownState.for_attempt(attempt, state),
         )
 
-    return PreparedOperation("OPTIMIZE", OperationClass.MAINTENANCE, work)
+    return prepared_operation("optimize", work)
 
 
 def _check_clustering(opts: OptimizeOptions, clustering: tuple[str, ...]) -> None:

@@ -13,6 +13,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     SourceHook,
     WriteResult,
     apply_hook,
+    prepared_operation,
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.pinning import (
@@ -23,7 +24,6 @@ from airflow_provider_deltacc.engine.pinning import (
 from airflow_provider_deltacc.engine.sources import load_source, probe_source, source_rows
 from airflow_provider_deltacc.engine.spec import JobSpec, OverwritePartitionsOptions
 from airflow_provider_deltacc.engine.table import TableState, is_path, require_table_state
-from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
@@ -100,4 +100,4 @@ def build_overwrite_partitions(
             known=KnownState.for_attempt(attempt, state),
         )
 
-    return PreparedOperation("OVERWRITE_PARTITIONS", OperationClass.READ_MODIFY_WRITE, work)
+    return prepared_operation("overwrite_partitions", work)

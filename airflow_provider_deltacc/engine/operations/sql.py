@@ -10,6 +10,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     SourceHook,
     WriteResult,
     apply_hook,
+    prepared_operation,
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.sources import load_source
@@ -64,7 +65,7 @@ def build_sql(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None
 
         return tracked_attempt(spark, spec.table, write, txn=spec.txn, txn_in_session=True)
 
-    return PreparedOperation("SQL", opts.op_class, work)
+    return prepared_operation("sql", work, options={"op_class": opts.op_class})
 
 
 def _check_parses(spark: SparkSession, statement: str) -> None:

@@ -18,6 +18,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     WriteResult,
     check_columns,
     check_expressions,
+    prepared_operation,
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.operations.filters import row_filter
@@ -28,7 +29,6 @@ from airflow_provider_deltacc.engine.table import (
     table_frame,
     table_sql,
 )
-from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def build_update(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
             known=KnownState.for_attempt(attempt, state),
         )
 
-    return PreparedOperation("UPDATE", OperationClass.READ_MODIFY_WRITE, work)
+    return prepared_operation("update", work)
 
 
 def _plan(spark: SparkSession, opts: UpdateOptions, state: TableState) -> tuple[str | None, dict[str, str]]:

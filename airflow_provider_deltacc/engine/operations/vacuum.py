@@ -15,6 +15,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
     PreparedOperation,
     WriteResult,
+    prepared_operation,
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.retention import (
@@ -26,7 +27,6 @@ from airflow_provider_deltacc.engine.retention import (
 )
 from airflow_provider_deltacc.engine.spec import JobSpec, VacuumOptions
 from airflow_provider_deltacc.engine.table import TableState, read_table_state, require_table_state, table_sql
-from airflow_provider_deltacc.occ.decisions import OperationClass
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def build_vacuum(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
             known=KnownState(state),
         )
 
-    return PreparedOperation("VACUUM", OperationClass.MAINTENANCE, work)
+    return prepared_operation("vacuum", work)
 
 
 def _plan(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from airflow_provider_deltacc.advisor.analysis import Analysis, analyse
-from airflow_provider_deltacc.advisor.findings import Finding, Level
+from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
 from airflow_provider_deltacc.advisor.loader import load_dags
 from airflow_provider_deltacc.advisor.observed import attach_observed
 from airflow_provider_deltacc.conflict_matrix import EXCEPTION_NAMES
@@ -153,14 +153,16 @@ def _conflicts(report: dict[str, Any]) -> list[str]:
     return [EXCEPTION_NAMES[ConflictKind(kind)] for kind in kinds]
 
 
-@pytest.mark.parametrize("name", [name for name, level in EXPECTED.items() if level is not Level.HAZARD])
+@pytest.mark.parametrize(
+    "name", [name for name, level in EXPECTED.items() if level is not FindingLevel.HAZARD]
+)
 def test_the_verdict_matches_a_real_concurrent_run(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, example: Example, name: str
 ) -> None:
     finding = example.findings[name]
     first, second = _operators(example.dag, finding)
     pair = [(first, second, finding.task_a, finding.task_b), (second, first, finding.task_b, finding.task_a)]
-    if finding.level is not Level.CANNOT:
+    if finding.level is not FindingLevel.CANNOT:
         pair = [p for p in pair if p[2] in finding.losers] or pair
     held, other, held_key, other_key = next(p for p in pair if _holdable(p[0]))
 
@@ -168,7 +170,7 @@ def test_the_verdict_matches_a_real_concurrent_run(
 
     assert rival["status"] == "committed", rival.get("summary")
     assert not _conflicts(rival)
-    if finding.level is Level.CANNOT:
+    if finding.level is FindingLevel.CANNOT:
         assert held_report["status"] == "committed", held_report.get("summary")
         assert not _conflicts(held_report), f"predicted cannot, but: {held_report.get('summary')}"
     else:
@@ -184,5 +186,5 @@ def test_the_verdict_matches_a_real_concurrent_run(
     observed, unmatched = attach_observed(example.analysis, reports)
     [seen_finding] = [f for f in observed.findings if f.table == finding.table]
     assert unmatched == []
-    expected_conflicts = 0 if finding.level is Level.CANNOT else 1
+    expected_conflicts = 0 if finding.level is FindingLevel.CANNOT else 1
     assert seen_finding.observed["conflicts"] == expected_conflicts, seen_finding.observed

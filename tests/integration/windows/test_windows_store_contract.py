@@ -15,7 +15,7 @@ from airflow_provider_deltacc.windows import (
     LeaseStore,
     PostgresLeaseStore,
     WriteWindow,
-    decide,
+    decide_gate,
     hold_lease,
     maintenance_conflicts,
     store_from_url,
@@ -110,16 +110,16 @@ def test_gate_decisions(store: LeaseStore, table: str) -> None:
     grant(store, table, OpKind.MERGE, [D20], holder="ingest.merge_orders")
     grant(store, table, OpKind.BLIND_APPEND, holder="ingest.append")
     traits = TableTraits(partitioned=True)
-    waiting = decide(table, OpKind.OPTIMIZE, store=store, traits=traits)
+    waiting = decide_gate(table, OpKind.OPTIMIZE, store=store, traits=traits)
     assert waiting.reason == (
         "waiting: MERGE lease on date=2026-11-20 by ingest.merge_orders since 10:02 (expires 10:07)"
     )
-    scoped = decide(table, OpKind.OPTIMIZE, store=store, traits=traits, partitions=[D19, D20])
+    scoped = decide_gate(table, OpKind.OPTIMIZE, store=store, traits=traits, partitions=[D19, D20])
     assert scoped.go and scoped.closed_partitions == [D19]
-    assert len(decide(table, OpKind.VACUUM, store=store).blocking) == 2
-    assert decide(table, OpKind.VACUUM, store=store, retention_hours=1).refused
+    assert len(decide_gate(table, OpKind.VACUUM, store=store).blocking) == 2
+    assert decide_gate(table, OpKind.VACUUM, store=store, retention_hours=1).refused
     window = WriteWindow(table, cron="0 10 * * *", duration=timedelta(hours=1), op_kind=OpKind.DELETE)
-    with_window = decide(
+    with_window = decide_gate(
         table, OpKind.OPTIMIZE, store=store, traits=traits, partitions=[D19], windows=[window]
     )
     assert not with_window.go and with_window.wait_until == T0.replace(hour=11, minute=0)

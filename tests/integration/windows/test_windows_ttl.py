@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
-from airflow_provider_deltacc.windows import LeaseRequest, decide, maintenance_conflicts, store_from_url
+from airflow_provider_deltacc.windows import LeaseRequest, decide_gate, maintenance_conflicts, store_from_url
 from tests.integration.windows import workers
 
 pytestmark = pytest.mark.integration
@@ -35,7 +35,7 @@ def test_heartbeats_renew_and_a_killed_holders_lease_expires(store_url: str) -> 
             [renewed] = store.active(table)
             assert renewed.lease_id == lease.lease_id
             assert renewed.heartbeat_at > lease.acquired_at + timedelta(seconds=TTL_S)
-            gate = decide(table, OpKind.OPTIMIZE, store=store)
+            gate = decide_gate(table, OpKind.OPTIMIZE, store=store)
             assert not gate.go and gate.reason.startswith(
                 "waiting: MERGE lease on the whole table by victim.merge"
             )
@@ -58,7 +58,7 @@ def test_heartbeats_renew_and_a_killed_holders_lease_expires(store_url: str) -> 
             assert record.end_time(expired_at) == record.expires_at
             assert store.heartbeat(lease.lease_id) is False  # an expired lease cannot be revived
 
-            assert decide(table, OpKind.OPTIMIZE, store=store).go
+            assert decide_gate(table, OpKind.OPTIMIZE, store=store).go
             request = LeaseRequest(table, "maint.optimize", OpKind.OPTIMIZE)
             assert store.try_acquire(request, maintenance_conflicts(OpKind.OPTIMIZE)).acquired
         finally:

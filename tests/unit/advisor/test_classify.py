@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.advisor.findings import Level
+from airflow_provider_deltacc.advisor.findings import FindingLevel
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
     DeltaDeleteOperator,
@@ -28,7 +28,7 @@ def test_unpinned_merge_against_an_append_will_conflict_and_says_why() -> None:
         DeltaMergeOperator(task_id="merge", table=T, source=rows(DAY2, 1), keys=["id"], partition_pin=None)
         DeltaAppendOperator(task_id="append", table=T, source=rows(DAY1, 9), partition_by=["date"])
     finding = pair(run(d), "merge", "append")
-    assert finding.level is Level.WILL
+    assert finding.level is FindingLevel.WILL
     assert finding.exceptions == ("ConcurrentAppendException",)
     assert finding.losers == ("d.merge",)
     assert finding.reason.startswith(
@@ -45,7 +45,7 @@ def test_disjoint_literal_partitions_cannot_conflict() -> None:
         DeltaUpdateOperator(task_id="u1", table=T, set_values={"v": "1"}, partition_values=[{"date": DAY1}])
         DeltaDeleteOperator(task_id="d2", table=T, partition_values=[{"date": DAY2}])
     finding = pair(run(d), "u1", "d2")
-    assert finding.level is Level.CANNOT
+    assert finding.level is FindingLevel.CANNOT
     assert "touches only date=2026-11-01" in finding.reason and "only date=2026-11-02" in finding.reason
     assert finding.exceptions == () and finding.fixes == ()
     assert "disjoint_partition_pins" in finding.verdict.rules
@@ -58,9 +58,11 @@ def test_a_merge_pinned_by_its_keys_uses_the_tables_partition_columns() -> None:
         DeltaMergeOperator(task_id="not_keyed", table="/data/other", source=rows(DAY1, 1), keys=["id"])
         DeltaAppendOperator(task_id="other_append", table="/data/other", source=rows(DAY2, 5))
     analysis = run(d)
-    assert pair(analysis, "keyed", "create").level is Level.CANNOT, "date=2026-11-01 vs date=2026-11-02"
+    assert pair(analysis, "keyed", "create").level is FindingLevel.CANNOT, (
+        "date=2026-11-01 vs date=2026-11-02"
+    )
     unknown = pair(analysis, "not_keyed", "other_append")
-    assert unknown.level is Level.CAN
+    assert unknown.level is FindingLevel.CAN
     assert "partition columns unknown" in unknown.reason
 
 
@@ -69,7 +71,7 @@ def test_same_literal_partition_will_conflict_both_ways() -> None:
         DeltaUpdateOperator(task_id="u", table=T, set_values={"v": "1"}, partition_values=[{"date": DAY1}])
         DeltaDeleteOperator(task_id="x", table=T, partition_values=[{"date": DAY1}, {"date": DAY2}])
     finding = pair(run(d), "u", "x")
-    assert finding.level is Level.WILL
+    assert finding.level is FindingLevel.WILL
     assert set(finding.losers) == {"d.u", "d.x"}
     assert "ConcurrentDeleteReadException" in finding.exceptions
 
@@ -81,7 +83,7 @@ def test_templated_partitions_assume_the_worst() -> None:
         )
         DeltaDeleteOperator(task_id="x", table=T, partition_values=[{"date": DAY1}])
     finding = pair(run(d), "u", "x")
-    assert finding.level is Level.CAN
+    assert finding.level is FindingLevel.CAN
     assert "partition_values is templated" in finding.reason
     assert "Assumes the worst" in finding.reason and "if they touch the same partitions" in finding.reason
 
@@ -91,7 +93,7 @@ def test_schema_change_fails_every_writer_and_pinning_cannot_help() -> None:
         add_column()
         DeltaAppendOperator(task_id="append", table=T, source=rows(DAY1, 1))
     finding = pair(run(d), "alter", "append")
-    assert finding.level is Level.WILL
+    assert finding.level is FindingLevel.WILL
     assert finding.losers == ("d.append",)
     assert "MetadataChangedException" in finding.exceptions
     assert finding.fixes[0].startswith("run the schema change alone")
@@ -107,7 +109,7 @@ def test_ungated_sql_optimize_is_told_to_move_into_a_window_and_gated_is_mitigat
         DeltaUpdateOperator(task_id="u2", table="/data/other", set_values={"v": "1"})
     analysis = run(d)
     ungated = pair(analysis, "sql_optimize", "u")
-    assert ungated.level is Level.CAN, "OPTIMIZE may find nothing to compact: never 'will'"
+    assert ungated.level is FindingLevel.CAN, "OPTIMIZE may find nothing to compact: never 'will'"
     assert ungated.fixes[0].startswith("move sql_optimize into a write window")
     gated = pair(analysis, "gated_optimize", "u2")
     assert "Mitigated by the gate" in gated.reason
@@ -119,7 +121,7 @@ def test_vacuum_is_a_hazard_with_its_retention_named() -> None:
         DeltaVacuumOperator(task_id="vacuum", table=T, retention_hours=1, force=True)
         DeltaAppendOperator(task_id="append", table=T, source=rows(DAY1, 1))
     finding = pair(run(d), "vacuum", "append")
-    assert finding.level is Level.HAZARD
+    assert finding.level is FindingLevel.HAZARD
     assert "retention 1 h, force=True" in finding.reason
     assert finding.exceptions == ()
     assert "retention_hours" in finding.fixes[0]
@@ -135,8 +137,10 @@ def test_the_profile_and_traits_of_a_maintenance_operator_apply_to_its_table() -
         )
         DeltaAppendOperator(task_id="append_oss", table="/data/oss", source=rows(DAY1, 2))
     analysis = run(d)
-    assert pair(analysis, "merge", "append").level is Level.CANNOT, "WriteSerializable ignores blind appends"
-    assert pair(analysis, "merge_oss", "append_oss").level is Level.WILL
+    assert pair(analysis, "merge", "append").level is FindingLevel.CANNOT, (
+        "WriteSerializable ignores blind appends"
+    )
+    assert pair(analysis, "merge_oss", "append_oss").level is FindingLevel.WILL
 
 
 def test_identity_columns_make_two_appends_conflict() -> None:
@@ -145,7 +149,7 @@ def test_identity_columns_make_two_appends_conflict() -> None:
         DeltaAppendOperator(task_id="a", table=T, source=rows(DAY1, 1))
         DeltaAppendOperator(task_id="b", table=T, source=rows(DAY2, 2))
     finding = pair(run(d), "a", "b")
-    assert finding.level is Level.WILL
+    assert finding.level is FindingLevel.WILL
     assert finding.exceptions == ("MetadataChangedException",)
 
 
@@ -155,7 +159,7 @@ def test_findings_are_sorted_worst_first() -> None:
         DeltaAppendOperator(task_id="b", table=T, source=rows(DAY1, 2))
         DeltaMergeOperator(task_id="m", table=T, source=rows(DAY1, 1), keys=["id"], partition_pin=None)
     levels = [f.level.rank for f in run(d).findings]
-    assert levels == sorted(levels) and levels[0] == Level.WILL.rank
+    assert levels == sorted(levels) and levels[0] == FindingLevel.WILL.rank
 
 
 def test_gated_maintenance_is_mitigated_by_leases_and_a_lease_free_writer_is_not() -> None:
@@ -170,7 +174,7 @@ def test_gated_maintenance_is_mitigated_by_leases_and_a_lease_free_writer_is_not
         )
     analysis = run(d)
     itself = pair(analysis, "opt", "opt")
-    assert itself.level is Level.CAN
+    assert itself.level is FindingLevel.CAN
     assert "Mitigated by maintenance leases: a second opt waits" in itself.reason
     unseen = pair(analysis, "opt", "no_lease")
     assert "Mitigated" not in unseen.reason
@@ -185,7 +189,7 @@ def test_a_task_against_itself_names_runs_or_mapped_instances() -> None:
         )
     analysis = run(d)
     runs = pair(analysis, "u", "u")
-    assert runs.level is Level.WILL, "two runs update the same literal partition"
+    assert runs.level is FindingLevel.WILL, "two runs update the same literal partition"
     assert runs.reason.startswith("Two concurrent runs of u (UPDATE) each reads date=2026-11-01")
     assert runs.fixes == ("set max_active_runs=1 on d so two runs never write /data/orders at once",)
     mapped = pair(analysis, "m", "m")
@@ -208,10 +212,10 @@ def test_partition_columns_can_be_read_from_the_delta_log(tmp_path: Path) -> Non
         DeltaUpdateOperator(task_id="u1", table=flat, set_values={"v": "1"}, condition="id = 1")
         DeltaDeleteOperator(task_id="d2", table=flat, condition="id = 2")
     offline = run(d)
-    assert pair(offline, "merge", "append").level is Level.CAN, "partition columns unknown offline"
-    assert pair(offline, "u1", "d2").level is Level.CAN, "SQL conditions are not analysed"
+    assert pair(offline, "merge", "append").level is FindingLevel.CAN, "partition columns unknown offline"
+    assert pair(offline, "u1", "d2").level is FindingLevel.CAN, "SQL conditions are not analysed"
     read = analyse([d], reference=REFERENCE, read_columns=delta_log_columns())
-    assert pair(read, "merge", "append").level is Level.CANNOT, "keyed pin on date: 11-01 vs 11-02"
+    assert pair(read, "merge", "append").level is FindingLevel.CANNOT, "keyed pin on date: 11-01 vs 11-02"
     flat_pair = pair(read, "u1", "d2")
-    assert flat_pair.level is Level.WILL, "one unpartitioned table: both rewrite the same files"
+    assert flat_pair.level is FindingLevel.WILL, "one unpartitioned table: both rewrite the same files"
     assert "the table is not partitioned" in flat_pair.reason

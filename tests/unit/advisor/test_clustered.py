@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.advisor.findings import Finding, Level
+from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
 from airflow_provider_deltacc.advisor.fixes import CLUSTERED_FIX
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator, DeltaUpdateOperator
 from tests.unit.advisor.helpers import REFERENCE, T, dag, pair, rows, run
@@ -31,7 +31,7 @@ def _merge_and_update_on_different_values(**layout: list[str]) -> Finding:
 
 def test_dml_on_different_clustering_values_will_conflict_and_the_fix_is_not_a_pin() -> None:
     finding = _merge_and_update_on_different_values(cluster_by=["date"])
-    assert finding.level is Level.WILL
+    assert finding.level is FindingLevel.WILL
     assert "ConcurrentAppendException" in finding.exceptions
     assert "liquid-clustered" in finding.reason and "clustering columns" in finding.reason
     assert CLUSTERED_FIX in finding.fixes
@@ -39,7 +39,7 @@ def test_dml_on_different_clustering_values_will_conflict_and_the_fix_is_not_a_p
 
 
 def test_the_same_dag_on_a_partitioned_table_is_kept_apart_by_its_pins() -> None:
-    assert _merge_and_update_on_different_values(partition_by=["date"]).level is Level.CANNOT
+    assert _merge_and_update_on_different_values(partition_by=["date"]).level is FindingLevel.CANNOT
 
 
 def _clustered_log(path: Path) -> str:
@@ -92,6 +92,6 @@ def test_the_delta_log_tells_the_advisor_a_table_is_clustered(tmp_path: Path) ->
         DeltaMergeOperator(task_id="merge", table=table, source=rows("2026-11-01", 2), keys=["id", "date"])
         DeltaUpdateOperator(task_id="update", table=table, set_values={"v": "y"}, condition="id = 3")
     finding = pair(analyse([d], reference=REFERENCE, read_columns=delta_log_columns()), "merge", "update")
-    assert finding.level is Level.WILL and "liquid-clustered" in finding.reason
+    assert finding.level is FindingLevel.WILL and "liquid-clustered" in finding.reason
     assert "clustered_dml_always_conflicts" in finding.verdict.rules
     assert CLUSTERED_FIX in finding.fixes

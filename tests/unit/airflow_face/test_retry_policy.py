@@ -14,7 +14,7 @@ from airflow_provider_deltacc.exceptions import (
     DeltaConflictFatal,
     DeltaConflictRetryable,
 )
-from airflow_provider_deltacc.occ import OperationClass, decide
+from airflow_provider_deltacc.occ import OperationClass, decide_conflict
 from airflow_provider_deltacc.occ.kinds import ConflictKind
 from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
 from tests.unit.occ.recorded import load_cases
@@ -166,7 +166,7 @@ def test_recorded_delta_messages_are_classified_and_decided(case: dict[str, Any]
             assert decision.action is RetryAction.DEFAULT
             continue
         kind = ConflictKind(case["kind"])
-        verdict = decide(kind, OperationClass.READ_MODIFY_WRITE, owns_txn_identity=False)
+        verdict = decide_conflict(kind, OperationClass.READ_MODIFY_WRITE, owns_txn_identity=False)
         expected = RetryAction.RETRY if verdict.retry else RetryAction.FAIL
         assert decision.action is expected, (kind, decision.reason)
         assert f"Delta {kind.name} conflict on " in (decision.reason or "")

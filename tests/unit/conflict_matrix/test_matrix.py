@@ -18,8 +18,8 @@ from airflow_provider_deltacc.conflict_matrix import (
     EngineProfile,
     Hazard,
     Level,
-    OpClass,
     OpKind,
+    SeedRow,
     TableTraits,
     can_conflict,
     matrix_markdown,
@@ -112,7 +112,7 @@ def test_insert_reading_the_table_has_merge_concurrency() -> None:
 
 # --- structure and symmetry ----------------------------------------------------------------------------
 def test_matrix_has_every_cell_once() -> None:
-    classes = list(OpClass)
+    classes = list(SeedRow)
     effective = set(PROFILES)
     pairs = list(itertools.combinations_with_replacement(classes, 2))
     assert set(MATRIX) == {(p, a, b) for p in effective for a, b in pairs}

@@ -12,12 +12,12 @@ import pytest
 from airflow_provider_deltacc.occ import (
     CommitLoopError,
     CommitReport,
+    CommitRetryPolicy,
     ConflictError,
     ConflictFatalError,
     ConflictKind,
     ConflictRetriesExhaustedError,
     OperationClass,
-    RetryPolicy,
     WorkOutcome,
     run_commit_loop,
 )
@@ -84,7 +84,7 @@ def run(
     work: Callable[[int], WorkOutcome],
     fake: FakeTime,
     *,
-    policy: RetryPolicy | None = None,
+    policy: CommitRetryPolicy | None = None,
     op_class: OperationClass = OperationClass.READ_MODIFY_WRITE,
     owns_txn_identity: bool = False,
     seed: int = 1,
@@ -95,7 +95,7 @@ def run(
         operation="MERGE",
         table="orders",
         op_class=op_class,
-        policy=policy or RetryPolicy(),
+        policy=policy or CommitRetryPolicy(),
         owns_txn_identity=owns_txn_identity,
         txn_app_id="app",
         txn_version=7,
@@ -136,7 +136,7 @@ def test_conflicts_then_commit(caplog: pytest.LogCaptureFixture) -> None:
     work = ScriptedWork(
         fake, [ConcurrentAppendException(APPEND_TEXT), ConcurrentAppendException(APPEND_TEXT)]
     )
-    policy = RetryPolicy()
+    policy = CommitRetryPolicy()
     rng = random.Random(1)
     expected_waits = [policy.wait_for(1, rng), policy.wait_for(2, rng)]
 
@@ -197,7 +197,7 @@ def test_custom_logger() -> None:
             operation="MERGE",
             table="orders",
             op_class=OperationClass.READ_MODIFY_WRITE,
-            policy=RetryPolicy(),
+            policy=CommitRetryPolicy(),
             owns_txn_identity=False,
             logger=logger,
             sleep=fake.sleep,
@@ -215,7 +215,7 @@ def test_retries_exhausted(caplog: pytest.LogCaptureFixture) -> None:
     work = ScriptedWork(fake, failures)
 
     with pytest.raises(ConflictRetriesExhaustedError) as info:
-        run(work, fake, policy=RetryPolicy(max_attempts=3))
+        run(work, fake, policy=CommitRetryPolicy(max_attempts=3))
 
     error = info.value
     assert isinstance(error, ConflictError)
@@ -286,7 +286,7 @@ def test_total_timeout_stops_and_waits_never_pass_it(caplog: pytest.LogCaptureFi
     fake = FakeTime()
     failures: list[BaseException] = [ConcurrentAppendException(APPEND_TEXT) for _ in range(10)]
     work = ScriptedWork(fake, failures, duration=4.0)
-    policy = RetryPolicy(
+    policy = CommitRetryPolicy(
         max_attempts=10, min_wait_s=1.0, max_wait_s=30.0, total_timeout_s=10.0, jitter="none"
     )
 

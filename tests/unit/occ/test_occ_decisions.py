@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_deltacc.occ import ADVICE, ConflictKind, OperationClass, decide, decision_table_markdown
+from airflow_provider_deltacc.occ import (
+    ADVICE,
+    ConflictKind,
+    OperationClass,
+    decide_conflict,
+    decision_table_markdown,
+)
 from airflow_provider_deltacc.occ.decisions import DECISION_TABLE
 
 pytestmark = pytest.mark.unit
@@ -35,7 +41,7 @@ EXPECTED_FIRST_TIME: dict[ConflictKind, dict[OperationClass, bool]] = {
 @pytest.mark.parametrize("op_class", list(Op), ids=lambda o: o.name)
 @pytest.mark.parametrize("kind", list(K), ids=lambda k: k.name)
 def test_every_kind_and_operation_class(kind: ConflictKind, op_class: OperationClass) -> None:
-    decision = decide(kind, op_class, owns_txn_identity=False)
+    decision = decide_conflict(kind, op_class, owns_txn_identity=False)
 
     assert decision.retry is EXPECTED_FIRST_TIME[kind][op_class]
     assert decision.reason
@@ -43,8 +49,8 @@ def test_every_kind_and_operation_class(kind: ConflictKind, op_class: OperationC
 
 @pytest.mark.parametrize("op_class", list(Op), ids=lambda o: o.name)
 def test_concurrent_transaction_retries_only_with_an_owned_identity(op_class: OperationClass) -> None:
-    owned = decide(K.CONCURRENT_TRANSACTION, op_class, owns_txn_identity=True)
-    foreign = decide(K.CONCURRENT_TRANSACTION, op_class, owns_txn_identity=False)
+    owned = decide_conflict(K.CONCURRENT_TRANSACTION, op_class, owns_txn_identity=True)
+    foreign = decide_conflict(K.CONCURRENT_TRANSACTION, op_class, owns_txn_identity=False)
 
     assert owned.retry is True
     assert "skipped" in owned.reason
@@ -54,8 +60,8 @@ def test_concurrent_transaction_retries_only_with_an_owned_identity(op_class: Op
 
 @pytest.mark.parametrize("op_class", [Op.BLIND_APPEND, Op.READ_MODIFY_WRITE, Op.MAINTENANCE])
 def test_metadata_changed_replans_once(op_class: OperationClass) -> None:
-    first = decide(K.METADATA_CHANGED, op_class, owns_txn_identity=False, metadata_replans_used=0)
-    second = decide(K.METADATA_CHANGED, op_class, owns_txn_identity=False, metadata_replans_used=1)
+    first = decide_conflict(K.METADATA_CHANGED, op_class, owns_txn_identity=False, metadata_replans_used=0)
+    second = decide_conflict(K.METADATA_CHANGED, op_class, owns_txn_identity=False, metadata_replans_used=1)
 
     assert first.retry is True
     assert first.max_replans == 1
@@ -64,7 +70,9 @@ def test_metadata_changed_replans_once(op_class: OperationClass) -> None:
 
 
 def test_metadata_changed_never_replans_a_schema_change() -> None:
-    decision = decide(K.METADATA_CHANGED, Op.SCHEMA_CHANGING, owns_txn_identity=True, metadata_replans_used=0)
+    decision = decide_conflict(
+        K.METADATA_CHANGED, Op.SCHEMA_CHANGING, owns_txn_identity=True, metadata_replans_used=0
+    )
 
     assert decision.retry is False
     assert "schema" in decision.reason
@@ -72,12 +80,12 @@ def test_metadata_changed_never_replans_a_schema_change() -> None:
 
 @pytest.mark.parametrize("op_class", list(Op), ids=lambda o: o.name)
 def test_protocol_changed_never_retries_even_with_identity(op_class: OperationClass) -> None:
-    assert decide(K.PROTOCOL_CHANGED, op_class, owns_txn_identity=True).retry is False
+    assert decide_conflict(K.PROTOCOL_CHANGED, op_class, owns_txn_identity=True).retry is False
 
 
 def test_retryable_kinds_have_no_replan_limit() -> None:
     for kind in (K.APPEND, K.DELETE_READ, K.DELETE_DELETE, K.MAX_COMMIT_ATTEMPTS):
-        assert decide(kind, Op.READ_MODIFY_WRITE, owns_txn_identity=False).max_replans is None
+        assert decide_conflict(kind, Op.READ_MODIFY_WRITE, owns_txn_identity=False).max_replans is None
 
 
 def test_table_is_complete() -> None:

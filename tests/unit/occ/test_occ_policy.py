@@ -1,4 +1,4 @@
-"""RetryPolicy: defaults, validation, backoff windows, jitter bounds and stop reasons."""
+"""CommitRetryPolicy: defaults, validation, backoff windows, jitter bounds and stop reasons."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.occ import RetryPolicy
+from airflow_provider_deltacc.occ import CommitRetryPolicy
 
 pytestmark = pytest.mark.unit
 
 
 def test_defaults_follow_iceberg() -> None:
-    policy = RetryPolicy()
+    policy = CommitRetryPolicy()
 
     assert policy.to_dict() == {
         "max_attempts": 5,
@@ -27,7 +27,7 @@ def test_defaults_follow_iceberg() -> None:
 
 
 def test_windows_grow_exponentially_and_cap() -> None:
-    policy = RetryPolicy(min_wait_s=0.1, max_wait_s=1.0, multiplier=2.0)
+    policy = CommitRetryPolicy(min_wait_s=0.1, max_wait_s=1.0, multiplier=2.0)
 
     windows = [policy.window(n) for n in range(1, 8)]
 
@@ -36,17 +36,17 @@ def test_windows_grow_exponentially_and_cap() -> None:
 
 
 def test_window_for_huge_attempt_numbers_is_the_cap() -> None:
-    assert RetryPolicy().window(10_000) == 60.0
+    assert CommitRetryPolicy().window(10_000) == 60.0
 
 
 def test_constant_window_with_multiplier_one() -> None:
-    policy = RetryPolicy(min_wait_s=0.5, max_wait_s=10, multiplier=1.0, jitter="none")
+    policy = CommitRetryPolicy(min_wait_s=0.5, max_wait_s=10, multiplier=1.0, jitter="none")
     assert [policy.wait_for(n) for n in (1, 2, 10)] == [0.5, 0.5, 0.5]
 
 
 @pytest.mark.parametrize("attempt", [1, 2, 3, 5, 8, 12, 40])
 def test_full_jitter_stays_within_zero_and_the_window(attempt: int) -> None:
-    policy = RetryPolicy(min_wait_s=0.1, max_wait_s=5.0)
+    policy = CommitRetryPolicy(min_wait_s=0.1, max_wait_s=5.0)
     rng = random.Random(attempt)
     cap = policy.window(attempt)
 
@@ -57,7 +57,7 @@ def test_full_jitter_stays_within_zero_and_the_window(attempt: int) -> None:
 
 
 def test_equal_jitter_stays_in_the_upper_half() -> None:
-    policy = RetryPolicy(jitter="equal", min_wait_s=1.0, max_wait_s=8.0)
+    policy = CommitRetryPolicy(jitter="equal", min_wait_s=1.0, max_wait_s=8.0)
     rng = random.Random(7)
     for attempt in range(1, 8):
         cap = policy.window(attempt)
@@ -66,19 +66,19 @@ def test_equal_jitter_stays_in_the_upper_half() -> None:
 
 
 def test_no_jitter_is_the_window() -> None:
-    policy = RetryPolicy(jitter="none", min_wait_s=0.25, max_wait_s=3.0)
+    policy = CommitRetryPolicy(jitter="none", min_wait_s=0.25, max_wait_s=3.0)
     assert [policy.wait_for(n) for n in range(1, 6)] == [0.25, 0.5, 1.0, 2.0, 3.0]
 
 
 def test_seeded_rng_is_deterministic() -> None:
-    policy = RetryPolicy()
+    policy = CommitRetryPolicy()
     first = [policy.wait_for(n, random.Random(42)) for n in range(1, 6)]
     second = [policy.wait_for(n, random.Random(42)) for n in range(1, 6)]
     assert first == second
 
 
 def test_global_random_is_used_without_rng() -> None:
-    policy = RetryPolicy(max_wait_s=2.0)
+    policy = CommitRetryPolicy(max_wait_s=2.0)
     random.seed(3)
     waits = [policy.wait_for(4) for _ in range(50)]
     assert all(0 <= w <= policy.window(4) for w in waits)
@@ -87,7 +87,7 @@ def test_global_random_is_used_without_rng() -> None:
 
 def test_attempt_number_must_be_positive() -> None:
     with pytest.raises(ValueError, match="attempt_number"):
-        RetryPolicy().wait_for(0)
+        CommitRetryPolicy().wait_for(0)
 
 
 @pytest.mark.parametrize(
@@ -111,41 +111,43 @@ def test_attempt_number_must_be_positive() -> None:
 )
 def test_validation_names_field_and_value(field: str, value: Any) -> None:
     with pytest.raises(ValueError) as info:
-        RetryPolicy(**{field: value})
+        CommitRetryPolicy(**{field: value})
 
     message = str(info.value)
-    assert f"RetryPolicy.{field}" in message
+    assert f"CommitRetryPolicy.{field}" in message
     assert repr(value) in message
 
 
 def test_validation_suggests_a_fix() -> None:
     with pytest.raises(ValueError, match="raise max_wait_s or lower min_wait_s"):
-        RetryPolicy(min_wait_s=5, max_wait_s=1)
+        CommitRetryPolicy(min_wait_s=5, max_wait_s=1)
     with pytest.raises(ValueError, match="full, equal, none"):
-        RetryPolicy(jitter="random")
+        CommitRetryPolicy(jitter="random")
 
 
 def test_from_dict_round_trip() -> None:
-    policy = RetryPolicy(max_attempts=3, min_wait_s=0.5, max_wait_s=30, total_timeout_s=600, jitter="equal")
+    policy = CommitRetryPolicy(
+        max_attempts=3, min_wait_s=0.5, max_wait_s=30, total_timeout_s=600, jitter="equal"
+    )
 
-    assert RetryPolicy.from_dict(policy.to_dict()) == policy
-    assert RetryPolicy.from_dict({}) == RetryPolicy()
-    assert RetryPolicy.from_dict({"max_attempts": 2}).max_attempts == 2
+    assert CommitRetryPolicy.from_dict(policy.to_dict()) == policy
+    assert CommitRetryPolicy.from_dict({}) == CommitRetryPolicy()
+    assert CommitRetryPolicy.from_dict({"max_attempts": 2}).max_attempts == 2
 
 
 def test_from_dict_rejects_unknown_keys_by_name() -> None:
     with pytest.raises(ValueError, match="'max_retries'") as info:
-        RetryPolicy.from_dict({"max_retries": 4})
+        CommitRetryPolicy.from_dict({"max_retries": 4})
     assert "max_attempts" in str(info.value), "lists the valid fields"
 
 
 def test_from_dict_validates_values() -> None:
-    with pytest.raises(ValueError, match=r"RetryPolicy\.max_attempts"):
-        RetryPolicy.from_dict({"max_attempts": 0})
+    with pytest.raises(ValueError, match=r"CommitRetryPolicy\.max_attempts"):
+        CommitRetryPolicy.from_dict({"max_attempts": 0})
 
 
 def test_stop_reason() -> None:
-    policy = RetryPolicy(max_attempts=3, total_timeout_s=100)
+    policy = CommitRetryPolicy(max_attempts=3, total_timeout_s=100)
 
     assert policy.stop_reason(1, 0.0) is None
     assert policy.stop_reason(2, 99.9) is None
@@ -155,4 +157,4 @@ def test_stop_reason() -> None:
 
 
 def test_single_attempt_policy_never_retries() -> None:
-    assert RetryPolicy(max_attempts=1).stop_reason(1, 0.0) == "attempt limit of 1 reached"
+    assert CommitRetryPolicy(max_attempts=1).stop_reason(1, 0.0) == "attempt limit of 1 reached"

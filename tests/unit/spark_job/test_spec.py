@@ -14,7 +14,7 @@ from airflow_provider_deltacc.engine.spec import (
     SqlOptions,
     VacuumOptions,
 )
-from airflow_provider_deltacc.occ.decisions import OperationClass
+from airflow_provider_deltacc.occ.operations import OperationClass
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from airflow_provider_deltacc.spark_job.report_line import format_report_line, parse_report_line

@@ -8,15 +8,14 @@ constructed at parse time, so ``.partial(...).expand(...)`` tasks are only judge
 
 from __future__ import annotations
 
-import re
 import warnings
 from typing import Any
 
 from airflow_provider_deltacc.deprecations import dag_file_stacklevel
+from airflow_provider_deltacc.occ.operations import OPERATIONS, statement_kind
 
 #: Delta's default ``delta.deletedFileRetentionDuration``.
 DEFAULT_RETENTION_HOURS = 168.0
-_MAINTENANCE_SQL = re.compile(r"^\s*(optimize|vacuum)\b", re.IGNORECASE)
 
 
 class DeltaConflictWarning(UserWarning):
@@ -98,10 +97,11 @@ def check_sql(task_id: str, table: Any, statement: Any) -> None:
     :param statement: its statement (a template is not judged).
     """
     if isinstance(statement, str) and "{{" not in statement:
-        found = _MAINTENANCE_SQL.match(statement)
-        if found:
-            verb = found.group(1).upper()
-            operator = "DeltaOptimizeOperator" if verb == "OPTIMIZE" else "DeltaVacuumOperator"
+        kind = statement_kind(statement)
+        maintenance = [op for op in OPERATIONS.values() if op.is_maintenance and kind in op.kinds]
+        if maintenance:
+            verb = maintenance[0].verb
+            operator = f"Delta{maintenance[0].name.capitalize()}Operator"
             warn_conflict(
                 f"{task_id}: {verb} of {table} through DeltaSqlOperator does not wait for writers (no "
                 f"maintenance gate), so it can fail concurrent DML or delete their files; use {operator} or "
