@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import itertools
 import sys
 from collections import Counter
@@ -27,6 +26,7 @@ from airflow_provider_deltacc.conflict_matrix import (
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
 from airflow_provider_deltacc.conflict_matrix.rules import RLC_FALLBACK
 from airflow_provider_deltacc.occ.kinds import ConflictKind
+from tests.support.imports import imported_roots
 from tests.support.matrix_seeds import SEED_CELLS, SEED_TERMS, SeedCell
 
 pytestmark = pytest.mark.unit
@@ -394,14 +394,7 @@ MATRIX_DIR = Path(can_conflict.__code__.co_filename).parent
 
 @pytest.mark.parametrize("path", sorted(MATRIX_DIR.glob("*.py")), ids=lambda p: p.name)
 def test_matrix_imports_only_stdlib(path: Path) -> None:
-    tree = ast.parse(path.read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots = {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            roots = {node.module.split(".")[0]}
-        else:
-            continue
+    for _, roots in imported_roots(path):
         for root in roots - {"airflow_provider_deltacc", "__future__"}:
             assert root in sys.stdlib_module_names, f"{path.name}: {root}"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import airflow_provider_deltacc.occ as occ
+from tests.support.imports import imported_roots
 
 pytestmark = pytest.mark.unit
 
@@ -51,13 +52,7 @@ def test_module_imports_only_stdlib_and_tenacity(path: Path) -> None:
     assert any(isinstance(node, ast.ImportFrom) and node.module == "__future__" for node in tree.body), (
         "from __future__ import annotations"
     )
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots = {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            roots = {node.module.split(".")[0]}
-        else:
-            continue
-        assert not roots & FORBIDDEN, f"{path.name}:{node.lineno} imports {roots & FORBIDDEN}"
+    for line, roots in imported_roots(path):
+        assert not roots & FORBIDDEN, f"{path.name}:{line} imports {roots & FORBIDDEN}"
         for root in roots - {"airflow_provider_deltacc", "__future__"}:
             assert root in sys.stdlib_module_names or root in ALLOWED_THIRD_PARTY, f"{path.name}: {root}"
