@@ -35,15 +35,6 @@ from airflow_provider_deltacc.windows.store import ConflictPredicate
 
 Scope = Sequence[PartitionSpec] | None
 
-# Profiles whose writers validate at Serializable: a blind append fails a concurrent reader of its files.
-_SERIALIZABLE = frozenset(
-    {
-        EngineProfile.OSS_SERIALIZABLE,
-        EngineProfile.DATABRICKS_SERIALIZABLE,
-        EngineProfile.DATABRICKS_SERIALIZABLE_RLC,
-    }
-)
-
 
 @dataclass(frozen=True)
 class Clash:
@@ -173,8 +164,10 @@ def writers_pair_level(
 
 def _fails_reader(reader: OpKind, read: Scope, other: OpKind, written: Scope, profile: EngineProfile) -> bool:
     covered = read is None or (written is not None and all(spec in read for spec in written))
-    serializable, databricks = profile in _SERIALIZABLE, PROFILE_SPECS[profile].databricks
-    exposed = exposure(reader, other, serializable=serializable, databricks=databricks)
+    profile_spec = PROFILE_SPECS[profile]
+    exposed = exposure(
+        reader, other, serializable=profile_spec.serializable, databricks=profile_spec.databricks
+    )
     return covered and FOOTPRINTS[reader].reads and bool(exposed)
 
 
