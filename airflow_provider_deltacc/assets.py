@@ -133,49 +133,56 @@ def table_alias(dag_id: str | None, task_id: str) -> AssetAlias:
     return AssetAlias(name=f"deltacc-table-of/{dag_id or '-'}/{task_id}", group=ASSET_GROUP)
 
 
-def declare_table_outlet(operator: Any, *, emit_asset: bool) -> Asset | None:
-    """Check the operator's outlets and, unless ``emit_asset`` is False, add its table's asset to them.
+def table_outlet(table: Any, *, dag_id: str | None, task_id: str) -> Asset | AssetAlias:
+    """The outlet that stands for a task's table: its asset when ``table`` is a string known when the DAG
+    is parsed, else (a template, an XCom or expanded value, no value) the task's alias.
 
-    A templated ``table`` gets the task's asset alias instead (its URI is unknown when the DAG is parsed). A
-    mapped task's outlets were declared by :func:`mapped_outlets`; when they hold the task's alias, the
+    :raises DeltaCCInputError: naming ``table`` when a known table has no stable URI.
+    """
+    if isinstance(table, str) and not is_template(table):
+        return table_asset(table, task_id=task_id)
+    return table_alias(dag_id, task_id)
+
+
+def _with_outlet(outlets: list[Any], outlet: Asset | AssetAlias) -> list[Any]:
+    if outlet not in outlets:
+        outlets.append(outlet)
+    return outlets
+
+
+def declare_table_outlet(operator: Any, *, emit_asset: bool) -> Asset | None:
+    """Check the operator's outlets and, unless ``emit_asset`` is False, add its table's outlet to them.
+
+    A mapped task's outlets were declared by :func:`mapped_outlets`; when they hold the task's alias, the
     runtime table is emitted through it and no asset outlet is added.
 
-    :returns: the table's asset when it is an outlet, else None.
+    :returns: the table's asset when it is an outlet, else None (an alias, or nothing).
     """
     check_outlets(operator.outlets, task_id=operator.task_id)
     if not emit_asset:
         return None
     alias = table_alias(operator.dag_id, operator.task_id)
-    if is_template(operator.table) or alias in operator.outlets:
-        if alias not in operator.outlets:
-            operator.outlets.append(alias)
-        return None
-    asset = table_asset(operator.table, task_id=operator.task_id)
-    if asset not in operator.outlets:
-        operator.outlets.append(asset)
-    return asset
+    outlet = (
+        alias
+        if alias in operator.outlets
+        else table_outlet(operator.table, dag_id=operator.dag_id, task_id=operator.task_id)
+    )
+    _with_outlet(operator.outlets, outlet)
+    return outlet if isinstance(outlet, Asset) else None
 
 
 def mapped_outlets(partial_kwargs: dict[str, Any], *, dag_id: str | None) -> list[Any] | None:
-    """The outlets of a mapped writer, declared when ``partial()`` is called (``__init__`` runs only later).
-
-    The table's asset when ``table`` is given to ``partial()`` and is not a template; else the task's alias,
-    through which each mapped instance emits the table it wrote. None when ``emit_asset=False``.
+    """The outlets of a mapped writer, declared when ``partial()`` is called (``__init__`` runs only later):
+    the user's, plus :func:`table_outlet` of the ``table`` given to ``partial()`` (an expanded ``table`` is
+    not given there: each mapped instance emits the table it wrote through the alias). None when
+    ``emit_asset=False``.
     """
     if partial_kwargs.get("emit_asset", True) is False:
         return None
     task_id = str(partial_kwargs.get("task_id", ""))
     outlets = list(partial_kwargs.get("outlets") or [])
     check_outlets(outlets, task_id=task_id)
-    table = partial_kwargs.get("table")
-    outlet: Asset | AssetAlias = (
-        table_asset(table, task_id=task_id)
-        if isinstance(table, str) and not is_template(table)
-        else table_alias(dag_id, task_id)
-    )
-    if outlet not in outlets:
-        outlets.append(outlet)
-    return outlets
+    return _with_outlet(outlets, table_outlet(partial_kwargs.get("table"), dag_id=dag_id, task_id=task_id))
 
 
 def event_extra(spec: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:

@@ -205,3 +205,16 @@ def test_a_mapped_instance_emits_through_the_alias_its_partial_declared() -> Non
             task_id="w", table="/t/a", source="SELECT 1", outlets=[table_alias("producer", "w")]
         )
     assert op.outlets == [table_alias("producer", "w")] and op.table_outlet is None
+
+
+def test_a_table_from_an_upstream_xcom_declares_the_tasks_alias() -> None:
+    from airflow.sdk import task
+
+    with DAG("producer", schedule=None):
+
+        @task
+        def pick_table() -> str:
+            return "/t/orders"
+
+        op = DeltaAppendOperator(task_id="w", table=pick_table(), source="SELECT 1")
+    assert op.outlets == [table_alias("producer", "w")] and op.table_outlet is None
