@@ -33,6 +33,7 @@ from airflow.sdk import Asset, AssetAlias
 
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.occ.operations import OPERATIONS
+from airflow_provider_deltacc.tries import report_tries
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -221,8 +222,6 @@ def unannounced_commit(report: dict[str, Any]) -> dict[str, Any] | None:
     retry that finds its txn identity committed is not new data by itself: the retry announces that commit.
     ``report`` is the report spanning the task instance's tries (:mod:`airflow_provider_deltacc.tries`).
     """
-    from airflow_provider_deltacc.tries import report_tries
-
     if not report.get("skipped_duplicate"):
         return None
     for entry in reversed(report_tries(report)[:-1]):
