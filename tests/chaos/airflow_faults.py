@@ -15,6 +15,7 @@ Imported by the DAG file in the Airflow stack's processes (the repository is on 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -54,10 +55,13 @@ def fault_dir(plan: dict[str, Any], map_index: int) -> Path:
 
 
 def _planned(context: Context) -> tuple[FaultPoint, Path] | None:
-    """The task's fault and its directory on the first try that runs, else None.
+    """The task's fault and its directory, on every try until one reaches the fault point; else None.
 
-    The first try that runs, not try 1: a try the scheduler's restart caught while queued never runs, and
-    the next one is try 2. Creating the fault directory is the claim; a later try finds it there.
+    Creating the fault directory is the claim, and the claimant's pid is written in it. A try that died
+    before its fault point (its process is gone and the fault point never marked ``entered``) leaves the
+    fault to the next try, which claims it again here: the task decides this itself, so no poll of the
+    test's driver can miss it (the scheduler's restart taking a queued or starting try, a try that lost its
+    conflicts and failed). A claimant that is still alive keeps the fault.
     """
     ti = context["ti"]
     plan = load_plan()
@@ -70,9 +74,31 @@ def _planned(context: Context) -> tuple[FaultPoint, Path] | None:
     try:
         directory.mkdir()
     except FileExistsError:
-        return None
-    (directory / "pid").write_text(str(os.getpid()))
+        if (directory / "entered").exists() or process_alive(claimant(directory)):
+            return None
+        with (directory / "reclaims").open("a") as reclaims:
+            reclaims.write(f"try {ti.try_number} (pid {os.getpid()}) after pid {claimant(directory)}\n")
+    claim = directory / f"pid.{os.getpid()}"
+    claim.write_text(str(os.getpid()))
+    claim.replace(directory / "pid")
     return FaultPoint(point), directory
+
+
+def claimant(directory: Path) -> int | None:
+    """The pid of the try that holds the fault in ``directory``; None until one wrote it."""
+    with contextlib.suppress(OSError, ValueError):
+        return int((directory / "pid").read_text())
+    return None
+
+
+def process_alive(pid: int | None) -> bool:
+    """Whether ``pid`` runs (a zombie does not); True for no pid yet (a claimant between mkdir and write)."""
+    if pid is None:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return False
 
 
 def _hold_first_attempt(directory: Path) -> None:

@@ -8,9 +8,13 @@ lease store, and a gated OPTIMIZE (deferred) on the same table. While the transf
   the kill, so the orphaned MERGE may still commit) and after their commit, before the report. Airflow sees
   the task die and retries it: the retry must commit once or skip as a duplicate;
 - fires the maintenance DAG once the first task was killed;
-- SIGKILLs the scheduler (its process group: the LocalExecutor's workers and the task supervisors go with
-  it) and starts a new one;
-- stops the lease store's PostgreSQL for a few seconds, then starts it again on the same port.
+- while the last task with a planned fault is held at its fault point (so the run is certainly still going),
+  stops the lease store's PostgreSQL for a few seconds, then starts it again on the same port, and SIGKILLs
+  the scheduler (its process group: the LocalExecutor's workers and the task supervisors go with it) and
+  starts a new one.
+
+A task keeps its planned fault until one of its tries reaches the fault point, so every planned fault is
+injected whatever the machine's timing; one that is not is a violation that says what became of its task.
 
 Afterwards delta-rs checks: every task ended in success; every transfer's txn identity is in exactly one
 commit (0 lost, 0 duplicated); the balances are those of every transfer applied once; every version of the
@@ -31,7 +35,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.chaos.airflow_faults import PLAN_ENV, FaultPoint, fault_dir
+from tests.chaos.airflow_faults import PLAN_ENV, FaultPoint, claimant, fault_dir, process_alive
 from tests.chaos.workload import ChaosConfig, Transfer, adds_up_to, every_version, initial_accounts, plan
 from tests.support.airflow_stack import AirflowStack, RunDidNotSucceed, StackOptions, running_stack
 from tests.support.delta_log import log_commits
@@ -105,6 +109,11 @@ class AirflowChaosConfig:
         points += [FaultPoint.AFTER_COMMIT] * self.after_commit_kills
         if len(points) > self.transfers:
             raise ValueError(f"{len(points)} task kills need as many transfers; transfers={self.transfers}")
+        if not points and (self.scheduler_restarts or self.lease_store_stops):
+            raise ValueError(
+                "the scheduler restarts and lease store stops are brought on while a task is held "
+                "at its fault point: plan at least one task kill"
+            )
         chosen = random.Random(self.seed).sample(range(self.transfers), len(points))
         return dict(zip(chosen, points, strict=True))
 
@@ -169,7 +178,14 @@ def write_plan(path: Path, cfg: AirflowChaosConfig, table: str, faults_dir: Path
 
 
 class _Driver:
-    """Brings the faults on while the transfers run, one poll at a time."""
+    """Brings the faults on while the transfers run, one poll at a time.
+
+    Nothing here waits for an event a fast or a slow machine could skip. A task with a planned fault keeps
+    claiming it on each try until one reaches the fault point (:func:`~tests.chaos.airflow_faults._planned`),
+    and every fault that is not a task's own is brought on while the last planned task is held at its fault
+    point: that task has not finished, so the transfers' run is certainly still going, and no try of a task
+    still waiting for its fault can be taken down by the scheduler's restart.
+    """
 
     def __init__(
         self,
@@ -184,42 +200,32 @@ class _Driver:
         self.points = cfg.faults()
         self.kills = 0
         self.maintenance_run: str | None = None
-        self.scheduler_restarts = 0
-        self.lease_store_stops = 0
 
     def note(self, event: str) -> None:
         self.result.events.append(f"{time.strftime('%H:%M:%S')} {event}")
 
     def poll(self) -> None:
         for index, directory in sorted(self.pending.items()):
-            if (directory / "pid").exists() and (directory / "entered").exists():
+            if claimant(directory) is not None and (directory / "entered").exists():
+                if len(self.pending) == 1:
+                    self._stop_lease_store()
+                    self._restart_scheduler()
                 self._kill_task(index, directory)
-            elif not _alive(_pid(directory)):
-                # Its try died before the fault point (the scheduler's restart took its supervisor): give
-                # the claim back, so that the next try takes the fault.
-                shutil.rmtree(directory)
-                self.note(f"transfer[{index}] died before its fault point; its next try takes the fault")
         if self.kills >= 1 and self.maintenance_run is None:
             self.maintenance_run = self.stack.trigger(MAINTENANCE_DAG)
             self.note(f"maintenance DAG fired: {self.maintenance_run}")
-        if self.kills >= min(2, len(self.points)) and self.scheduler_restarts < self.cfg.scheduler_restarts:
-            self._restart_scheduler()
-        elif self.scheduler_restarts >= self.cfg.scheduler_restarts and (
-            self.lease_store_stops < self.cfg.lease_store_stops
-        ):
-            self._stop_lease_store()
 
     @property
     def done(self) -> bool:
-        return (
-            not self.pending
-            and self.maintenance_run is not None
-            and self.scheduler_restarts >= self.cfg.scheduler_restarts
-            and self.lease_store_stops >= self.cfg.lease_store_stops
-        )
+        return not self.pending and self.maintenance_run is not None
+
+    def unreached(self) -> dict[int, str]:
+        """Each planned fault still pending, with what became of its task's tries."""
+        return {index: _account(directory) for index, directory in sorted(self.pending.items())}
 
     def _kill_task(self, index: int, directory: Path) -> None:
-        pid = int((directory / "pid").read_text())  # written before "entered"
+        pid = claimant(directory)  # written before "entered"
+        assert pid is not None
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         point = self.points[index]
@@ -228,43 +234,38 @@ class _Driver:
         del self.pending[index]
         self.kills += 1
         self.result.faults[f"task_{point}"] += 1
-        self.note(f"SIGKILL transfer[{index}] (pid {pid}) {point}")
+        reclaims = directory / "reclaims"
+        again = f" (claimed again: {reclaims.read_text().strip()})" if reclaims.exists() else ""
+        self.note(f"SIGKILL transfer[{index}] (pid {pid}) {point}{again}")
 
     def _restart_scheduler(self) -> None:
-        self.stack.kill_component("scheduler", signal.SIGKILL)
-        self.note("SIGKILL scheduler (process group)")
-        time.sleep(3)
-        self.stack.start_component("scheduler")
-        self.stack.wait_ready(["scheduler"], timeout_s=300)
-        self.scheduler_restarts += 1
-        self.result.faults["scheduler_restart"] += 1
-        self.note("new scheduler up")
+        for _ in range(self.cfg.scheduler_restarts):
+            self.stack.kill_component("scheduler", signal.SIGKILL)
+            self.note("SIGKILL scheduler (process group)")
+            time.sleep(3)
+            self.stack.start_component("scheduler")
+            self.stack.wait_ready(["scheduler"], timeout_s=300)
+            self.result.faults["scheduler_restart"] += 1
+            self.note("new scheduler up")
 
     def _stop_lease_store(self) -> None:
-        self.lease_server.halt()
-        self.note(f"lease store PostgreSQL stopped for {self.cfg.lease_store_down_s:.0f} s")
-        time.sleep(self.cfg.lease_store_down_s)
-        self.lease_server.start()
-        self.lease_store_stops += 1
-        self.result.faults["lease_store_stop"] += 1
-        self.note("lease store PostgreSQL started again")
+        for _ in range(self.cfg.lease_store_stops):
+            self.lease_server.halt()
+            self.note(f"lease store PostgreSQL stopped for {self.cfg.lease_store_down_s:.0f} s")
+            time.sleep(self.cfg.lease_store_down_s)
+            self.lease_server.start()
+            self.result.faults["lease_store_stop"] += 1
+            self.note("lease store PostgreSQL started again")
 
 
-def _pid(directory: Path) -> int | None:
-    """The pid a task left in its fault directory; None until it has."""
-    with contextlib.suppress(OSError, ValueError):
-        return int((directory / "pid").read_text())
-    return None
-
-
-def _alive(pid: int | None) -> bool:
-    """Whether the process runs (not a zombie); True for no pid yet."""
-    if pid is None:
-        return True
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
-    except OSError:
-        return False
+def _account(directory: Path) -> str:
+    """What kept a planned fault from happening, from what its task's tries left in ``directory``."""
+    if not directory.exists():
+        return "no try of its task ever ran"
+    pid = claimant(directory)
+    if process_alive(pid):
+        return f"its claimant (pid {pid}) is still running and never reached the fault point"
+    return f"its claimant (pid {pid}) ended before the fault point, and no later try claimed it"
 
 
 def run_airflow_chaos(
@@ -316,12 +317,11 @@ def run_airflow_chaos(
             if stack.run_state(TRANSFERS_DAG, run_id) in ("success", "failed"):
                 break
             time.sleep(0.5)
-        if not driver.done:
-            result.violations.append(
-                f"faults not all brought on before the transfers' run ended: tasks {sorted(driver.pending)} "
-                f"never reached their fault point; {driver.scheduler_restarts} scheduler restarts, "
-                f"{driver.lease_store_stops} lease store stops"
-            )
+        for index, why in driver.unreached().items():
+            point = driver.points[index]
+            result.violations.append(f"transfer[{index}]'s planned {point} fault never came: {why}")
+        if driver.maintenance_run is None:
+            result.violations.append("the maintenance DAG was never fired (no task reached its fault point)")
         runs = [(TRANSFERS_DAG, run_id)]
         if driver.maintenance_run is not None:
             runs.append((MAINTENANCE_DAG, driver.maintenance_run))
