@@ -306,8 +306,9 @@ class SparkSubmitRunner:
                 *sensitive_values(spec.get("spark_conf")),
                 *sensitive_values(self.submit_options),
             ]
-            self._submit_hook = hook
+            # Reset before publishing the hook: an on_kill that sees the hook must not be forgotten.
             self._killed_here = False
+            self._submit_hook = hook
             try:
                 hook.submit(application=str(spark_job_application()))
                 code = 0

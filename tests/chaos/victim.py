@@ -3,11 +3,11 @@
 Two modes, both started in a new session (process group) so that the supervisor or the victim itself can
 kill the driver together with its JVM and Python workers:
 
-- ``--jobs FILE``: run transfers (a MERGE job with ``run_job``, then the transfer-log append), printing
-  one ``CHAOS_RESULT <json>`` line per finished transfer. A job's ``kill`` says where to die instead of
-  reporting: ``after_merge`` (the MERGE committed, the log append never ran), ``after_log`` (both committed)
-  or ``mid_write`` (a source hook holds the MERGE's Spark job inside the write, after it touched the
-  ``entered`` file; the supervisor SIGKILLs the process group there).
+- ``--jobs FILE``: run transfers (a MERGE job with ``run_job``, re-run until it succeeds, then the
+  transfer-log append), printing one ``CHAOS_RESULT <json>`` line per finished transfer. A job's ``kill``
+  says where to die instead of reporting: ``after_merge`` (the MERGE committed, the log append never ran),
+  ``after_log`` (both committed) or ``mid_write`` (a source hook holds the MERGE's Spark job inside the
+  write, after it touched the ``entered`` file; the supervisor SIGKILLs the process group there).
 - ``--spec FILE --die-at-report``: the real CLI (``airflow_provider_deltacc.spark_job.main.main``), killed
   when it starts to print its ``DELTACC_REPORT`` line, i.e. after the commit landed and before it reports.
 
@@ -58,6 +58,11 @@ def held_hook(entered: str) -> Any:
     return hook
 
 
+#: Runs of a victim's MERGE: the supervisor does not re-run a victim, so a MERGE that fails (e.g. its conflict
+#: retries ran out on a busy machine) is re-run here with the same identity, as Airflow retries a task, until
+#: it commits and the planned fault can fire.
+MERGE_RUNS = 5
+
 #: The victim's JVM lives for one job: C1 compilation only costs far less CPU than it would save.
 VICTIM_CONF = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
 
@@ -79,7 +84,10 @@ def run_jobs(path: str) -> int:
         transfer = Transfer(**job["transfer"])
         kill = job.get("kill")
         hook = held_hook(job["entered"]) if kill == "mid_write" else None
-        code, merge = run_job(job["merge"], source_hook=hook)
+        for _ in range(MERGE_RUNS):
+            code, merge = run_job(job["merge"], source_hook=hook)
+            if code == 0:
+                break
         if kill == "after_merge" and code == 0 and merge["status"] == "committed":
             die("after_merge")
         log = None

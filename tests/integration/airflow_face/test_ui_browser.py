@@ -66,7 +66,10 @@ def test_the_conflicts_page_and_the_task_view_show_both_tries_and_the_reason(
     airflow_db: Path, spark: SparkSession, rival: Rival, tmp_path: Path
 ) -> None:
     from airflow.sdk import DAG
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
 
     orders = str(tmp_path / "orders")
     spark.createDataFrame([(1, "a", "old")], SCHEMA).write.format("delta").partitionBy("p").save(orders)
@@ -137,13 +140,25 @@ def test_the_conflicts_page_and_the_task_view_show_both_tries_and_the_reason(
 
             # The views inside the Airflow UI: the task instance's "Delta commit report" tab (an iframe whose
             # URL the UI fills in) and the "Delta conflicts" page in the navigation.
-            driver.implicitly_wait(10)
+            # The React UI renders the iframe (and may render it again) and the iframe loads its rows after
+            # the page has loaded: each poll enters the current iframe afresh.
+            wait = WebDriverWait(driver, 60, ignored_exceptions=(StaleElementReferenceException,))
+            frame = expected_conditions.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, "iframe"))
+
+            def tries_shown(d: Any) -> list[Any] | None:
+                d.switch_to.default_content()
+                if not frame(d):
+                    return None
+                rows: list[Any] = d.find_elements(By.CSS_SELECTOR, "table.tries tr.try")
+                return rows if len(rows) >= 2 else None
+
             run_in_ui = f"{server.url}/dags/{DAG_ID}/runs/{quote(dr.run_id, safe='')}"
             driver.get(f"{run_in_ui}/tasks/merge_orders/plugin/delta-commit-report")
-            driver.switch_to.frame(driver.find_element(By.CSS_SELECTOR, "iframe"))
-            assert len(driver.find_elements(By.CSS_SELECTOR, "table.tries tr.try")) == 2
+            assert len(wait.until(tries_shown)) == 2
             driver.switch_to.default_content()
             driver.get(f"{server.url}/plugin/delta-conflicts")
-            assert driver.find_elements(By.CSS_SELECTOR, "iframe")
+            assert wait.until(
+                expected_conditions.presence_of_all_elements_located((By.CSS_SELECTOR, "iframe"))
+            )
             _save(driver, tmp_path / "delta-conflicts-in-airflow.png")
     assert (tmp_path / "delta-conflicts.png").stat().st_size > 0

@@ -79,24 +79,28 @@ def _common(store_url: str) -> dict[str, Any]:
     }
 
 
+def _merge_once(path: str, store_url: str, day: str, tag: str, iteration: int, out: Outcome) -> None:
+    value = f"{tag}{iteration}"
+    op = DeltaMergeOperator(
+        task_id=f"merge_{tag}",
+        table=path,
+        source={"kind": "rows", "schema": SCHEMA, "rows": [[k, day, value] for k in KEYS]},
+        keys=["id", "date"],
+        **_common(store_url),
+    )
+    ctx = context(dag_id="ingest", task_id=f"merge_{tag}")
+    ctx["run_id"] = ctx["ti"].run_id = f"scheduled__{tag}{iteration}"
+    try:
+        out.reports.append(op.execute(ctx))
+        out.last_value = value
+    except BaseException as exc:  # judged by the test
+        out.errors.append(exc)
+
+
 def _merge_loop(path: str, store_url: str, day: str, tag: str, until: float, out: Outcome) -> None:
     iteration = 0
     while time.monotonic() < until:
-        value = f"{tag}{iteration}"
-        op = DeltaMergeOperator(
-            task_id=f"merge_{tag}",
-            table=path,
-            source={"kind": "rows", "schema": SCHEMA, "rows": [[k, day, value] for k in KEYS]},
-            keys=["id", "date"],
-            **_common(store_url),
-        )
-        ctx = context(dag_id="ingest", task_id=f"merge_{tag}")
-        ctx["run_id"] = ctx["ti"].run_id = f"scheduled__{tag}{iteration}"
-        try:
-            out.reports.append(op.execute(ctx))
-            out.last_value = value
-        except BaseException as exc:  # judged by the test
-            out.errors.append(exc)
+        _merge_once(path, store_url, day, tag, iteration, out)
         iteration += 1
 
 
@@ -145,7 +149,9 @@ def _within(moment: datetime, lease: Lease, now: datetime) -> bool:
     return lease.acquired_at - SLACK <= moment <= end + SLACK
 
 
-def run_scenario(spark: SparkSession, tmp_path: Path, store_url: str, window_s: float) -> None:
+def run_scenario(
+    spark: SparkSession, tmp_path: Path, store_url: str, window_s: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from deltalake import DeltaTable
 
     path = str(tmp_path / "orders")
@@ -167,16 +173,16 @@ def run_scenario(spark: SparkSession, tmp_path: Path, store_url: str, window_s: 
     for thread in threads:
         thread.start()
 
+    optimize_leased = threading.Event()
+
     def late_merge() -> None:
         # Starts as soon as OPTIMIZE holds its lease: a conflicting writer that must wait for it, briefly.
-        with store_from_url(store_url) as store:
-            deadline = time.monotonic() + window_s + 120
-            while not any(lease.op_kind is OpKind.OPTIMIZE for lease in store.active(path)):
-                if time.monotonic() > deadline:
-                    late.errors.append(TimeoutError("OPTIMIZE never took its lease"))
-                    return
-                time.sleep(0.02)
-        _merge_loop(path, store_url, D_A, "late", time.monotonic() + 0.001, late)
+        if not optimize_leased.wait(window_s + 120):
+            late.errors.append(TimeoutError("OPTIMIZE never took its lease"))
+            return
+        # merge_a's last MERGE (on the same partition) comes first, so the late one writes D_A's final rows.
+        threads[0].join(timeout=180)
+        _merge_once(path, store_url, D_A, "late", 0, late)
 
     late_thread = threading.Thread(target=late_merge)
     late_thread.start()
@@ -188,13 +194,18 @@ def run_scenario(spark: SparkSession, tmp_path: Path, store_url: str, window_s: 
         "execution_mode": "in_process",
         "deferrable": True,
     }
-    optimize, optimize_deferrals = drive(
-        # The whole table, so the late MERGE (on a partition a writer may still hold) has to wait for it.
-        DeltaOptimizeOperator(
-            task_id="optimize", table=path, poll_interval=1.0, only_closed_partitions=False, **maintenance
-        ),
-        "optimize",
+    # The whole table, so the late MERGE (on a partition a writer may still hold) has to wait for it.
+    optimize_op = DeltaOptimizeOperator(
+        task_id="optimize", table=path, poll_interval=1.0, only_closed_partitions=False, **maintenance
     )
+    run_optimize = optimize_op.hook.run
+
+    def run_leased(spec: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        optimize_leased.set()  # the operator runs its job only inside its granted lease
+        return run_optimize(spec, **kwargs)
+
+    monkeypatch.setattr(optimize_op.hook, "run", run_leased)
+    optimize, optimize_deferrals = drive(optimize_op, "optimize")
     vacuum, _ = drive(
         DeltaVacuumOperator(task_id="vacuum", table=path, poll_interval=1.0, **maintenance), "vacuum"
     )
@@ -276,10 +287,14 @@ def run_scenario(spark: SparkSession, tmp_path: Path, store_url: str, window_s: 
 
 
 @pytest.mark.timeout(300)
-def test_scenario_sqlite(spark: SparkSession, tmp_path: Path) -> None:
-    run_scenario(spark, tmp_path, f"sqlite:///{tmp_path / 'leases.db'}", window_s=15.0)
+def test_scenario_sqlite(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_scenario(
+        spark, tmp_path, f"sqlite:///{tmp_path / 'leases.db'}", window_s=15.0, monkeypatch=monkeypatch
+    )
 
 
 @pytest.mark.timeout(300)
-def test_scenario_postgres(spark: SparkSession, tmp_path: Path, postgres_url: str) -> None:
-    run_scenario(spark, tmp_path, postgres_url, window_s=8.0)
+def test_scenario_postgres(
+    spark: SparkSession, tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_scenario(spark, tmp_path, postgres_url, window_s=8.0, monkeypatch=monkeypatch)

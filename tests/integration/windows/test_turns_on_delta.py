@@ -102,6 +102,7 @@ def test_a_lost_conflict_waits_for_the_writer_granted_before_it_then_retries_onc
     appended = threading.Event()
     finish_append = threading.Event()
     retrying = threading.Event()
+    append_granted = threading.Event()
 
     class SignallingTurns(TurnQueue):
         def retry(self, conflict_kind: str, attempt: int) -> float | None:
@@ -112,6 +113,7 @@ def test_a_lost_conflict_waits_for_the_writer_granted_before_it_then_retries_onc
 
     def appender() -> None:
         with writer_lease(lambda: store_from_url(store_url), _request(append, "appender"), wait_timeout_s=60):
+            append_granted.set()
             gate.wait_entered()  # the MERGE has read its snapshot
             outcome["append"] = run_job(append, spark)
             appended.set()
@@ -131,7 +133,8 @@ def test_a_lost_conflict_waits_for_the_writer_granted_before_it_then_retries_onc
 
     first = threading.Thread(target=appender)
     first.start()
-    time.sleep(0.5)  # the append's lease is granted first
+    # The append's lease is granted first: the MERGE's turn waits only for leases granted before it.
+    assert append_granted.wait(120), "the append's lease was never granted"
     second = threading.Thread(target=merger)
     second.start()
     assert appended.wait(120), "the append never committed"

@@ -205,12 +205,15 @@ def test_declared_window_defers_optimize(store_url: str) -> None:
 def test_non_deferrable_polls_in_the_worker(store_url: str) -> None:
     with store_from_url(store_url) as store:
         lease = grant(store, TABLE, OpKind.MERGE)
+        started = time.monotonic()  # before the timer: the release comes at least 0.4 s after it
         threading.Timer(0.4, store.release, args=(lease.lease_id,)).start()
         op, hook = _optimize(store_url, deferrable=False, poll_interval=0.1)
-        started = time.monotonic()
         op.execute(_maint_context("optimize"))
+        blocker, optimize = store.history(TABLE)
     assert time.monotonic() - started >= 0.4
     assert len(hook.specs) == 1
+    assert optimize.op_kind is OpKind.OPTIMIZE and blocker.released_at is not None
+    assert optimize.acquired_at >= blocker.released_at
 
 
 def test_non_deferrable_gives_up_after_gate_wait_timeout(store_url: str) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.windows import Lease, LeaseRequest, LeaseStore
@@ -38,3 +41,40 @@ def grant(
     result = store.try_acquire(request, lambda _lease: False)
     assert result.lease is not None, result.blocking
     return result.lease
+
+
+class Watched:
+    """Wraps a store; ``called`` is set once its ``method`` has first answered."""
+
+    def __init__(self, store: LeaseStore, method: str) -> None:
+        self.store = store
+        self.method = method
+        self.called = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.store, name)
+        if name != self.method:
+            return attr
+
+        def watched(*args: Any, **kwargs: Any) -> Any:
+            result = attr(*args, **kwargs)
+            self.called.set()
+            return result
+
+        return watched
+
+
+def release_after(
+    store: LeaseStore, lease_id: str, started: threading.Event, delay_s: float
+) -> threading.Thread:
+    """Release a lease ``delay_s`` after ``started`` is set (e.g. by a waiter's first look at the store): a
+    wait measured from before that look then lasts at least ``delay_s``, however late the waiter starts."""
+
+    def release() -> None:
+        if started.wait(30):
+            time.sleep(delay_s)
+        store.release(lease_id)
+
+    thread = threading.Thread(target=release, daemon=True)
+    thread.start()
+    return thread

@@ -16,7 +16,7 @@ import pytest
 from airflow_provider_deltacc.conflict_matrix import Level, OpKind
 from airflow_provider_deltacc.windows import Lease, SqliteLeaseStore, TurnQueue
 from airflow_provider_deltacc.windows.conflicts import writers_pair_level
-from tests.unit.windows.helpers import grant
+from tests.unit.windows.helpers import Watched, grant, release_after
 
 pytestmark = pytest.mark.unit
 
@@ -101,10 +101,11 @@ def test_a_writer_waits_for_the_one_granted_before_it_and_reports_the_wait(
     ahead = grant(store, TABLE, OpKind.MERGE, holder="ahead")
     mine = grant(store, TABLE, OpKind.MERGE, holder="mine")
     assert turns(store, ahead).first() == 0.0  # nobody before it
-    timer = threading.Timer(0.4, store.release, args=(ahead.lease_id,))
-    timer.start()
-    waited = turns(store, mine).first()
-    timer.join()
+    watched = Watched(store, "active")
+    # Released 0.4 s after the writer first found it ahead, however late the writer starts looking.
+    releaser = release_after(store, ahead.lease_id, watched.called, 0.4)
+    waited = TurnQueue(watched, mine, timeout_s=30.0).first()  # type: ignore[arg-type]
+    releaser.join(timeout=30)
     assert waited is not None and waited >= 0.4
     assert (
         "waits before its first attempt for its turn behind MERGE lease on the whole table by ahead"
@@ -113,9 +114,9 @@ def test_a_writer_waits_for_the_one_granted_before_it_and_reports_the_wait(
 
 
 def test_a_dead_holder_expires_and_the_next_one_goes(store: SqliteLeaseStore) -> None:
+    started = time.monotonic()  # before the grant: the TTL runs from it
     grant(store, TABLE, OpKind.MERGE, holder="dead-holder", ttl_s=0.8)
     mine = grant(store, TABLE, OpKind.MERGE, holder="alive")
-    started = time.monotonic()
     turns(store, mine).first()
     assert 0.7 <= time.monotonic() - started < 5
 
@@ -137,10 +138,10 @@ def test_a_retry_waits_for_the_writers_granted_before_it_that_can_conflict(store
     queue = turns(store, mine)
     assert queue.first() == 0.0  # an append will conflict with nobody
     assert [lease.holder for lease in queue.ahead(frozenset({Level.WILL, Level.CAN}))] == ["earlier"]
-    timer = threading.Timer(0.3, store.release, args=(earlier.lease_id,))
-    timer.start()
-    waited = queue.retry("APPEND", 1)
-    timer.join()
+    watched = Watched(store, "active")
+    releaser = release_after(store, earlier.lease_id, watched.called, 0.3)
+    waited = TurnQueue(watched, mine, timeout_s=30.0).retry("APPEND", 1)  # type: ignore[arg-type]
+    releaser.join(timeout=30)
     assert waited is not None and waited >= 0.3
     assert queue.retry("APPEND", 2) == 0.0  # nobody ahead any more
     store.release(later.lease_id)
