@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -41,14 +42,55 @@ def load_source(spark: SparkSession, source: SourceSpec) -> DataFrame:
         return spark.sql(source.query)
     if kind == "rows":
         return _rows_frame(spark, source)
+    if kind == "callable":
+        assert source.function is not None
+        return source.function(spark)
     raise InputError("source.kind", kind, "unknown source kind")
+
+
+class SourceReader:
+    """An operation's source, checked against the table before it is written.
+
+    A declarative source (a path, a table, a query, rows) is read and checked once, before the first
+    attempt, so bad input fails before the commit loop. A source function is the user's code: it is never
+    called before the writer's turn, and each attempt calls it afresh and checks what it returned (its
+    columns may differ from call to call), so its bad input fails inside the first attempt, before anything
+    is written.
+
+    :param spark: the operation's session.
+    :param source: the source spec.
+    :param check: raises :class:`InputError` when a source frame does not fit the operation.
+    """
+
+    def __init__(self, spark: SparkSession, source: SourceSpec, check: Callable[[DataFrame], None]) -> None:
+        self.spark, self.source, self.check = spark, source, check
+        self.probed = None if self.calls_user_code else probe_source(spark, source)
+        if self.probed is not None:
+            check(self.probed)
+
+    @property
+    def calls_user_code(self) -> bool:
+        """Whether the source is the user's function (called in every attempt, never before)."""
+        return self.source.kind == "callable"
+
+    def load(self) -> DataFrame:
+        """A new DataFrame of the source for this attempt."""
+        frame = load_source(self.spark, self.source)
+        if self.calls_user_code:
+            self.check(frame)
+        return frame
+
+    def metrics(self) -> dict[str, Any]:
+        """What the report says about the source: the function's name for a source function."""
+        function = self.source.function
+        return {"source_function": function.name} if function is not None else {}
 
 
 def probe_source(spark: SparkSession, source: SourceSpec) -> DataFrame:
     """Load the source once to check it can be read (path exists, query parses, schema fits).
 
     :param spark: the session of the operation.
-    :param source: the source spec.
+    :param source: the source spec (not a source function: see :class:`SourceReader`).
     :raises InputError: naming ``source`` when Spark cannot read it.
     """
     try:

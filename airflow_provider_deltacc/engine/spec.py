@@ -9,11 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from airflow_provider_deltacc.engine.source_function import SourceFunction
 from airflow_provider_deltacc.engine.txn import TxnIdentity
 from airflow_provider_deltacc.occ.operations import OperationClass
 from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
 
-SOURCE_KINDS: tuple[str, ...] = ("delta", "table", "parquet", "csv", "sql", "rows")
+SOURCE_KINDS: tuple[str, ...] = ("delta", "table", "parquet", "csv", "sql", "rows", "callable")
 STORAGE_GUARDS: tuple[str, ...] = ("exclusive_lease", "override")
 
 PartitionValues = tuple[dict[str, Any], ...]
@@ -30,7 +31,8 @@ class SourceSpec:
     """Where the rows to write come from.
 
     :param kind: ``delta`` (path), ``table`` (catalog name), ``parquet``/``csv`` (path), ``sql`` (a query)
-        or ``rows`` (inline rows, for tests and small demos).
+        ``rows`` (inline rows, for tests and small demos) or ``callable`` (the user's own PySpark code: a
+        function of the session returning the DataFrame, called afresh in every attempt).
     :param path: the path for ``delta``, ``parquet`` and ``csv``.
     :param name: the catalog name for ``table``.
     :param query: the query for ``sql``.
@@ -38,6 +40,7 @@ class SourceSpec:
     :param options: reader options (``csv``/``parquet``), e.g. ``{"header": "true"}``.
     :param schema: a DDL schema: required for ``rows``, optional for ``csv``/``parquet``.
     :param rows: the rows for ``rows``: lists in schema order or dicts by column name.
+    :param function: the function for ``callable``.
     """
 
     kind: str
@@ -48,6 +51,7 @@ class SourceSpec:
     options: dict[str, str] = field(default_factory=dict)
     schema: str | None = None
     rows: tuple[Any, ...] | None = None
+    function: SourceFunction | None = None
 
 
 @dataclass(frozen=True)

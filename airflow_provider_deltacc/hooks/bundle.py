@@ -1,14 +1,19 @@
-"""Zip the Airflow-free core (occ, engine, spark_job) for spark-submit ``--py-files``.
+"""Zip the Airflow-free core (occ, engine, spark_job, conflict_safe) for spark-submit ``--py-files``.
 
 The core bundle holds only this package's own code. Its one pure-Python runtime dependency,
 tenacity, travels as a second archive, so a Spark driver needs nothing installed beyond pyspark
 (the Delta Python API ships inside the delta-spark jar, which is also put on ``--py-files``).
+
+``python -m airflow_provider_deltacc.hooks.bundle DIR`` writes the archives into DIR and prints their paths,
+for Spark applications and notebooks that call :mod:`airflow_provider_deltacc.conflict_safe`.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
+import sys
 import tempfile
 import zipfile
 from collections.abc import Iterable
@@ -17,7 +22,7 @@ from pathlib import Path
 
 import airflow_provider_deltacc
 
-CORE_PACKAGES = ("occ", "engine", "spark_job")
+CORE_PACKAGES = ("occ", "engine", "spark_job", "conflict_safe")
 _FIXED_ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 _NOT_SHIPPED_FOLDERS = frozenset({"__pycache__", "tests", "test", "testing"})
 
@@ -96,3 +101,20 @@ def build_bundle(directory: Path | None = None) -> list[Path]:
     core = _write_zip(core_files(), directory, f"deltacc-core-{airflow_provider_deltacc.__version__}")
     deps = _write_zip(tenacity_files(), directory, f"tenacity-{metadata.version('tenacity')}")
     return [core, deps]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the archives into a directory and print their paths, one per line (``--py-files`` order)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m airflow_provider_deltacc.hooks.bundle",
+        description="Write the py-files archives of the Airflow-free core (for --py-files).",
+    )
+    parser.add_argument("directory", type=Path, help="where to write the archives")
+    args = parser.parse_args(argv)
+    for path in build_bundle(args.directory):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,6 +15,7 @@ from airflow_provider_deltacc.occ.errors import (
     CommitLoopError,
     ConflictFatalError,
     ConflictRetriesExhaustedError,
+    UserCodeError,
 )
 from airflow_provider_deltacc.occ.extract import summarize_message
 from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
@@ -80,7 +81,8 @@ def run_commit_loop(
     :param rng: the random source for jitter.
     :param turns: the writer's place among the writers of its table (:class:`Turns`); None races them and
         backs off by the policy alone.
-    :raises CommitLoopError: the work raised something that is not a conflict.
+    :raises CommitLoopError: the work raised something that is not a conflict (a
+        :class:`~airflow_provider_deltacc.occ.errors.UserCodeError` never is one).
     :raises ConflictFatalError: a conflict that must not be retried.
     :raises ConflictRetriesExhaustedError: a retryable conflict outlasted the policy.
     """
@@ -109,7 +111,7 @@ def run_commit_loop(
             attempt_end = clock()
             duration = attempt_end - attempt_start
             elapsed = attempt_end - loop_start
-            conflict = classify(exc)
+            conflict = None if isinstance(exc, UserCodeError) else classify(exc)
             if conflict is None:
                 report.attempts.append(
                     AttemptRecord(

@@ -2,6 +2,7 @@
 
 Hierarchy (catch the most specific first)::
 
+    UserCodeError                     raised inside an attempt by the user's own code: never a conflict
     CommitLoopError                   the work failed with something that is not a conflict
      └ ConflictError                  the work failed on a Delta conflict
         ├ ConflictFatalError          ... that must not be retried (the decision says no)
@@ -14,6 +15,14 @@ from typing import Any
 
 from airflow_provider_deltacc.occ.kinds import Conflict
 from airflow_provider_deltacc.occ.report import CommitReport
+
+
+class UserCodeError(Exception):
+    """Raised inside an attempt by the user's own code (a source function): the user's, never a conflict.
+
+    The commit loop does not classify it, so a message that happens to name a Delta exception is not taken
+    for one; the loop stops at once and the failure goes to Airflow's retries.
+    """
 
 
 class CommitLoopError(Exception):

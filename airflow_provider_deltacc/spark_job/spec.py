@@ -4,7 +4,7 @@ Shape::
 
     {"operation": "append|overwrite_partitions|merge|update|delete|optimize|vacuum|sql",
      "table": "<path or catalog name>",
-     "source": {"kind": "delta|table|parquet|csv|sql|rows", ...} | null,
+     "source": {"kind": "delta|table|parquet|csv|sql|rows|callable", ...} | null,
      "options": {...},  "retry_policy": {...},  "txn": {"app_id": "...", "version": 7} | null,
      "spark_conf": {...},  "storage_guard": "exclusive_lease|override" | null,
      "outcome": {"run_token": "<hex>", "report_dir": "<path or URI>" | null} | null}
@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.engine.source_function import SourceFunction, from_travel_form
 from airflow_provider_deltacc.engine.spec import (
     DEFAULT_WHEN_MATCHED,
     DEFAULT_WHEN_NOT_MATCHED,
@@ -188,11 +189,31 @@ def _source(top: Fields, operation: str) -> SourceSpec | None:
     if kind == "sql":
         src.only(("kind", "query"), "a sql source")
         return SourceSpec(kind, query=src.sql("query", required=True))
+    if kind == "callable":
+        return SourceSpec(kind, function=_source_function(src))
     src.only(("kind", "rows", "schema"), "a rows source")
     rows = src.data.get("rows")
     if not isinstance(rows, list):
         raise SpecError("source.rows", rows, "must be a list of rows (lists in schema order, or objects)")
     return SourceSpec(kind, rows=tuple(rows), schema=src.string("schema", required=True))
+
+
+def _source_function(src: Fields) -> SourceFunction:
+    """A source function in this process (``function``), or pickled by a worker for this driver."""
+    if "function" in src.data:
+        src.only(("kind", "function"), "a callable source")
+        function = src.data["function"]
+        if isinstance(function, SourceFunction):
+            return function
+        if not callable(function):
+            raise SpecError("source.function", function, "must be a function of the Spark session")
+        return SourceFunction(function)
+    src.only(("kind", "name", "python", "pickled"), "a callable source")
+    name = src.string("name", required=True)
+    python = src.string("python", required=True)
+    pickled = src.string("pickled", required=True)
+    assert name is not None and python is not None and pickled is not None
+    return from_travel_form(name, python, pickled)
 
 
 def _append(f: Fields) -> AppendOptions:

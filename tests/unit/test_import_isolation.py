@@ -29,6 +29,8 @@ BUNDLED_CORE = [
     "import airflow_provider_deltacc.conflict_matrix",
     "import airflow_provider_deltacc.spark_job.spec, airflow_provider_deltacc.spark_job.exit_codes",
     "import airflow_provider_deltacc.engine.delta_jars",
+    "import airflow_provider_deltacc.conflict_safe as m; [getattr(m, n) for n in m.__all__]",
+    "import airflow_provider_deltacc.engine.source_function",
 ]
 
 
@@ -67,6 +69,20 @@ def test_bundled_core_does_not_import_airflow_or_spark() -> None:
     assert "airflow_provider_deltacc.occ.commit_loop" in loaded
     leaked = _roots(loaded, {"airflow", "pyspark", "delta", "py4j"})
     assert not leaked, f"the bundled core imported {leaked[:8]}"
+
+
+def test_the_library_api_imports_where_airflow_is_not_installed() -> None:
+    """A Spark application or notebook calling ``conflict_safe`` has no Airflow: importing it (and the job
+    code it runs) must not even try."""
+    blocked = "import sys; sys.modules['airflow'] = None"  # any ``import airflow...`` now raises ImportError
+    loaded = _modules_after(
+        [
+            blocked,
+            "import airflow_provider_deltacc.conflict_safe as m; [getattr(m, n) for n in m.__all__]",
+            "import airflow_provider_deltacc.spark_job.main, airflow_provider_deltacc.engine.run",
+        ]
+    )
+    assert "airflow_provider_deltacc.engine.source_function" in loaded
 
 
 def test_log_fast_path_runs_in_the_worker_without_airflow_or_spark() -> None:

@@ -19,7 +19,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     prepared_operation,
     tracked_attempt,
 )
-from airflow_provider_deltacc.engine.sources import load_source, probe_source
+from airflow_provider_deltacc.engine.sources import SourceReader
 from airflow_provider_deltacc.engine.spec import AppendOptions, JobSpec
 from airflow_provider_deltacc.engine.table import TableState, is_path, read_table_state_if_exists
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
@@ -43,18 +43,21 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
         raise InputError(
             "table", spec.table, "does not exist (or is not Delta) and create_if_missing is false"
         )
-    source = probe_source(spark, source_spec)
-    if initial is not None:
-        _check_append_schema(source, initial, opts)
-        if opts.cluster_by:
-            check_existing_clustering(spark, spec.table, opts.cluster_by)
-    else:
-        _check_new_partitioning(source, opts)
-        check_cluster_by_source(source, opts.cluster_by)
+    if initial is not None and opts.cluster_by:
+        check_existing_clustering(spark, spec.table, opts.cluster_by)
+
+    def check(source: DataFrame) -> None:
+        if initial is not None:
+            _check_append_schema(source, initial, opts)
+        else:
+            _check_new_partitioning(source, opts)
+            check_cluster_by_source(source, opts.cluster_by)
+
+    reader = SourceReader(spark, source_spec, check)
 
     def work(attempt: int) -> WorkOutcome:
         def write(state: TableState | None) -> WriteResult:
-            frame = apply_hook(load_source(spark, source_spec), hook, attempt)
+            frame = apply_hook(reader.load(), hook, attempt)
             if state is None and opts.cluster_by:
                 # DataFrameWriter.clusterBy is ignored for path writes: create the clustered table first.
                 create_clustered_table(spark, spec.table, frame, opts.cluster_by)
@@ -69,7 +72,7 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
                 writer.save(spec.table)
             else:
                 writer.saveAsTable(spec.table)
-            return WriteResult(metrics={"created_table": state is None})
+            return WriteResult(metrics={"created_table": state is None, **reader.metrics()})
 
         return tracked_attempt(
             spark,
@@ -78,7 +81,8 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
             txn=spec.txn,
             txn_in_session=False,
             may_create=True,
-            write_checks_txn=True,
+            # A committed duplicate must not call the user's function: check the identity first.
+            write_checks_txn=not reader.calls_user_code,
             known=KnownState.for_attempt(attempt, initial),
         )
 

@@ -31,7 +31,7 @@ from airflow_provider_deltacc.engine.pinning import (
     source_filter,
     source_partition_values,
 )
-from airflow_provider_deltacc.engine.sources import load_source, probe_source, source_rows
+from airflow_provider_deltacc.engine.sources import SourceReader, source_rows
 from airflow_provider_deltacc.engine.spec import JobSpec, MergeOptions
 from airflow_provider_deltacc.engine.table import (
     TableState,
@@ -61,8 +61,9 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
     source_spec = spec.source
     state = require_table_state(spark, spec.table)
     pin_columns = _pin_columns(opts, state)
-    source = probe_source(spark, source_spec)
-    _validate(spark, spec, opts, state, source, pin_columns)
+    reader = SourceReader(
+        spark, source_spec, lambda source: _validate(spark, spec, opts, state, source, pin_columns)
+    )
     # Inline rows (not de-duplicated) give their partition values without a Spark job.
     inline = (
         source_rows(spark, source_spec)
@@ -73,9 +74,9 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
     def work(attempt: int) -> WorkOutcome:
         def write(current: TableState | None) -> WriteResult:
             assert current is not None
-            frame = _dedup(load_source(spark, source_spec), opts)
+            frame = _dedup(reader.load(), opts)
             condition = _on_condition(opts)
-            metrics: dict[str, Any] = {}
+            metrics: dict[str, Any] = reader.metrics()
             columns = _pin_columns(opts, current)
             if columns:
                 values = source_partition_values(
@@ -109,7 +110,8 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
             write,
             txn=spec.txn,
             txn_in_session=True,
-            write_checks_txn=True,
+            # A committed duplicate must not call the user's function: check the identity first.
+            write_checks_txn=not reader.calls_user_code,
             known=KnownState.for_attempt(attempt, state),
         )
 

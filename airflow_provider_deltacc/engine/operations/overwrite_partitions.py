@@ -21,13 +21,13 @@ from airflow_provider_deltacc.engine.pinning import (
     partition_predicate,
     source_partition_values,
 )
-from airflow_provider_deltacc.engine.sources import load_source, probe_source, source_rows
+from airflow_provider_deltacc.engine.sources import SourceReader, source_rows
 from airflow_provider_deltacc.engine.spec import JobSpec, OverwritePartitionsOptions
 from airflow_provider_deltacc.engine.table import TableState, is_path, require_table_state
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 
 def build_overwrite_partitions(
@@ -49,18 +49,22 @@ def build_overwrite_partitions(
         )
     if opts.partition_values is not None:
         check_partition_values(opts.partition_values, state)
-    source = probe_source(spark, source_spec)
-    missing = [c for c in state.partition_columns if c.lower() not in {s.lower() for s in source.columns}]
-    if missing:
-        raise InputError("source", source.columns, f"lacks the table's partition columns {missing}")
-    check_type_families(source, state)
+
+    def check(source: DataFrame) -> None:
+        columns = {c.lower() for c in source.columns}
+        missing = [c for c in state.partition_columns if c.lower() not in columns]
+        if missing:
+            raise InputError("source", source.columns, f"lacks the table's partition columns {missing}")
+        check_type_families(source, state)
+
+    reader = SourceReader(spark, source_spec, check)
 
     inline = source_rows(spark, source_spec) if source_spec.kind == "rows" else None
 
     def work(attempt: int) -> WorkOutcome:
         def write(current: TableState | None) -> WriteResult:
             assert current is not None
-            frame = load_source(spark, source_spec)
+            frame = reader.load()
             if opts.partition_values is not None:
                 values = check_partition_values(opts.partition_values, current)
             else:
@@ -88,7 +92,9 @@ def build_overwrite_partitions(
                 writer.save(spec.table)
             else:
                 writer.saveAsTable(spec.table)
-            return WriteResult(metrics={"replace_where": predicate, "partitions": len(values)})
+            return WriteResult(
+                metrics={"replace_where": predicate, "partitions": len(values), **reader.metrics()}
+            )
 
         return tracked_attempt(
             spark,
@@ -96,7 +102,8 @@ def build_overwrite_partitions(
             write,
             txn=spec.txn,
             txn_in_session=False,
-            write_checks_txn=True,
+            # A committed duplicate must not call the user's function: check the identity first.
+            write_checks_txn=not reader.calls_user_code,
             known=KnownState.for_attempt(attempt, state),
         )
 

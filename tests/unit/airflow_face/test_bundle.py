@@ -46,7 +46,7 @@ def test_core_zip_holds_exactly_the_core_sources(tmp_path: Path) -> None:
     contents = _contents(core)
     assert contents == _expected_core(package_root())
     tops = {name.split("/")[1] for name in contents}
-    assert tops == {"__init__.py", "occ", "engine", "spark_job"}
+    assert tops == {"__init__.py", "occ", "engine", "spark_job", "conflict_safe"}
     assert all(name.endswith(".py") for name in contents)
     # none of the Airflow face travels to the driver
     for airflow_part in ("operators", "hooks", "sensors", "triggers", "task_groups", "windows", "advisor"):

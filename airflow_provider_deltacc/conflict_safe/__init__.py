@@ -1,0 +1,225 @@
+"""Conflict-safe Delta writes for code that already runs as a Spark application or a notebook.
+
+The same commit loop the Airflow operators run, as plain function calls: no Airflow, no lease store.
+``build_source`` is your own PySpark code, a function of the session that returns the DataFrame to write.
+It is called afresh in every attempt, on the attempt's snapshot, so a value it collects eagerly (a balance,
+a lookup) is read again after a conflict. Conflicts are classified; the retryable ones are retried with
+bounded, jittered backoff, and the whole read-modify-write runs again. A ``txn_app_id``/``txn_version``
+pair makes the write exactly-once: a re-run with the same pair writes nothing and does not call
+``build_source``::
+
+    from airflow_provider_deltacc.conflict_safe import conflict_safe_merge
+
+    def build_orders(spark):
+        return spark.read.parquet("s3a://landing/orders/2026-11-26").where("amount > 0")
+
+    report = conflict_safe_merge(
+        spark, "s3a://lake/orders", build_orders, keys=["order_id", "date"],
+        txn_app_id="orders-loader", txn_version=20261126,
+    )
+    print(report.summary_line())
+
+Each function returns the :class:`~airflow_provider_deltacc.occ.report.CommitReport` (every attempt, the
+committed version, ``skipped_duplicate``) and raises, with the report on the exception:
+
+- :class:`~airflow_provider_deltacc.engine.errors.InputError`: bad input (an option, a source that does not
+  fit the table, a function that returns no DataFrame); nothing was written (``report`` is set when the
+  first attempt found it);
+- :class:`~airflow_provider_deltacc.occ.errors.ConflictRetriesExhaustedError`: a retryable conflict
+  outlasted ``retry_policy``; run the whole call again later;
+- :class:`~airflow_provider_deltacc.occ.errors.ConflictFatalError`: a conflict retrying cannot fix;
+- :class:`~airflow_provider_deltacc.occ.errors.CommitLoopError`: anything else, e.g. ``build_source``
+  raised (its exception is ``__cause__``).
+
+Ship it to a cluster with the bundle the provider builds for spark-submit
+(``python -m airflow_provider_deltacc.hooks.bundle DIR`` writes the zips: pass them to ``--py-files``), or
+``pip install airflow-provider-deltacc`` on the driver; see ``docs/pyspark.md``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_deltacc.engine.source_function import SourceFunction
+from airflow_provider_deltacc.occ.report import CommitReport
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["conflict_safe_append", "conflict_safe_merge", "conflict_safe_overwrite_partitions"]
+
+SourceBuilder = Callable[..., "DataFrame"]
+
+
+def conflict_safe_merge(
+    spark: SparkSession,
+    table: str,
+    build_source: SourceBuilder,
+    *,
+    keys: Sequence[str] = (),
+    condition: str | None = None,
+    when_matched: Sequence[Mapping[str, Any]] | None = None,
+    when_not_matched: Sequence[Mapping[str, Any]] | None = None,
+    partition_pin: str | Sequence[str] | None = "keyed",
+    txn_app_id: str | None = None,
+    txn_version: int | None = None,
+    retry_policy: Mapping[str, Any] | None = None,
+    spark_conf: Mapping[str, str] | None = None,
+    storage_guard: str | None = None,
+    logger: logging.Logger | None = None,
+) -> CommitReport:
+    """MERGE what ``build_source`` returns into ``table`` (aliased ``t``; the source is ``s``).
+
+    :param spark: a Delta-enabled session, classic or Spark Connect.
+    :param table: the target: a path or a catalog name.
+    :param build_source: ``build_source(spark)`` returns the source DataFrame; called in every attempt.
+    :param keys: key columns: ON is ``t.k = s.k AND ...``; a partition column among them pins the MERGE
+        to the source's partitions.
+    :param condition: an explicit ON condition instead of ``keys``.
+    :param when_matched: the matched clauses, e.g. ``[{"action": "update", "set": {"n": "t.n + s.n"}}]``;
+        the default updates every column.
+    :param when_not_matched: the not-matched clauses; the default inserts every column.
+    :param partition_pin: ``"keyed"`` (default), ``"auto"``, a list of partition columns, or None.
+    :param txn_app_id: the exactly-once identity's app id (with ``txn_version``).
+    :param txn_version: the exactly-once identity's version, growing with each new write of the app id.
+    :param retry_policy: ``max_attempts``, ``min_wait_s``, ``max_wait_s``, ``total_timeout_s``, ``jitter``.
+    :param spark_conf: runtime Spark settings for this write only.
+    :param storage_guard: on S3 without a multi-writer log store, ``"override"`` states that you make sure
+        no other writer runs (else the write is refused).
+    :param logger: where the conflict lines and the summary go.
+    """
+    options: dict[str, Any] = {"keys": list(keys), "partition_pin": _pin(partition_pin)}
+    if condition is not None:
+        options["condition"] = condition
+    if when_matched is not None:
+        options["when_matched"] = [dict(clause) for clause in when_matched]
+    if when_not_matched is not None:
+        options["when_not_matched"] = [dict(clause) for clause in when_not_matched]
+    return _run(spark, "merge", table, build_source, options, locals())
+
+
+def conflict_safe_append(
+    spark: SparkSession,
+    table: str,
+    build_source: SourceBuilder,
+    *,
+    partition_by: Sequence[str] = (),
+    create_if_missing: bool = True,
+    merge_schema: bool = False,
+    cluster_by: Sequence[str] = (),
+    txn_app_id: str | None = None,
+    txn_version: int | None = None,
+    retry_policy: Mapping[str, Any] | None = None,
+    spark_conf: Mapping[str, str] | None = None,
+    storage_guard: str | None = None,
+    logger: logging.Logger | None = None,
+) -> CommitReport:
+    """Append what ``build_source`` returns to ``table`` (a blind append).
+
+    :param spark: a Delta-enabled session, classic or Spark Connect.
+    :param table: the target: a path or a catalog name.
+    :param build_source: ``build_source(spark)`` returns the rows to append; called in every attempt.
+    :param partition_by: partition columns when the append creates the table.
+    :param create_if_missing: create the table when it does not exist.
+    :param merge_schema: add new source columns to the table.
+    :param cluster_by: liquid-clustering columns when the append creates the table.
+    :param txn_app_id: see :func:`conflict_safe_merge`.
+    :param txn_version: see :func:`conflict_safe_merge`.
+    :param retry_policy: see :func:`conflict_safe_merge`.
+    :param spark_conf: see :func:`conflict_safe_merge`.
+    :param storage_guard: see :func:`conflict_safe_merge`.
+    :param logger: see :func:`conflict_safe_merge`.
+    """
+    options = {
+        "partition_by": list(partition_by),
+        "create_if_missing": create_if_missing,
+        "merge_schema": merge_schema,
+        "cluster_by": list(cluster_by),
+    }
+    return _run(spark, "append", table, build_source, options, locals())
+
+
+def conflict_safe_overwrite_partitions(
+    spark: SparkSession,
+    table: str,
+    build_source: SourceBuilder,
+    *,
+    partition_values: Sequence[Mapping[str, Any]] | None = None,
+    txn_app_id: str | None = None,
+    txn_version: int | None = None,
+    retry_policy: Mapping[str, Any] | None = None,
+    spark_conf: Mapping[str, str] | None = None,
+    storage_guard: str | None = None,
+    logger: logging.Logger | None = None,
+) -> CommitReport:
+    """Replace whole partitions of ``table`` with what ``build_source`` returns.
+
+    :param spark: a Delta-enabled session, classic or Spark Connect.
+    :param table: the target, a partitioned Delta table.
+    :param build_source: ``build_source(spark)`` returns the new rows; called in every attempt.
+    :param partition_values: the partitions to replace, e.g. ``[{"date": "2026-11-26"}]``; by default the
+        source's distinct partitions.
+    :param txn_app_id: see :func:`conflict_safe_merge`.
+    :param txn_version: see :func:`conflict_safe_merge`.
+    :param retry_policy: see :func:`conflict_safe_merge`.
+    :param spark_conf: see :func:`conflict_safe_merge`.
+    :param storage_guard: see :func:`conflict_safe_merge`.
+    :param logger: see :func:`conflict_safe_merge`.
+    """
+    options: dict[str, Any] = {}
+    if partition_values is not None:
+        options["partition_values"] = [dict(values) for values in partition_values]
+    return _run(spark, "overwrite_partitions", table, build_source, options, locals())
+
+
+def _pin(partition_pin: str | Sequence[str] | None) -> str | list[str] | None:
+    return partition_pin if partition_pin is None or isinstance(partition_pin, str) else list(partition_pin)
+
+
+def _run(
+    spark: SparkSession,
+    operation: str,
+    table: str,
+    build_source: SourceBuilder,
+    options: dict[str, Any],
+    arguments: Mapping[str, Any],
+) -> CommitReport:
+    from airflow_provider_deltacc.engine.errors import InputError
+    from airflow_provider_deltacc.engine.run import run_operation
+    from airflow_provider_deltacc.occ.errors import CommitLoopError, ConflictError
+    from airflow_provider_deltacc.spark_job.main import check_storage_safety
+    from airflow_provider_deltacc.spark_job.spec import parse_spec
+
+    if not callable(build_source):
+        raise InputError("build_source", build_source, "must be a function of the Spark session")
+    app_id, version = arguments["txn_app_id"], arguments["txn_version"]
+    if (app_id is None) != (version is None):
+        raise InputError(
+            "txn_app_id" if app_id is None else "txn_version",
+            None,
+            "give txn_app_id and txn_version together (the exactly-once identity), or neither",
+        )
+    spec: dict[str, Any] = {
+        "operation": operation,
+        "table": table,
+        "source": {"kind": "callable", "function": SourceFunction(build_source)},
+        "options": options,
+        "txn": None if app_id is None else {"app_id": app_id, "version": version},
+        "spark_conf": dict(arguments["spark_conf"] or {}),
+        "storage_guard": arguments["storage_guard"],
+    }
+    if arguments["retry_policy"] is not None:
+        spec["retry_policy"] = dict(arguments["retry_policy"])
+    parsed = parse_spec(spec)
+    check_storage_safety(spark, parsed)
+    try:
+        return run_operation(spark, parsed, logger=arguments["logger"])
+    except CommitLoopError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, InputError) and not isinstance(exc, ConflictError):
+            # Bad input found by the first attempt (what build_source returned): nothing was written.
+            cause.report = exc.report  # type: ignore[attr-defined]
+            raise cause from None
+        raise

@@ -1,0 +1,208 @@
+"""The user's own PySpark code as the source, on real Delta, on a classic and a Spark Connect session.
+
+A source function is called again in every attempt: a balance it collects eagerly is read again after a
+conflict, so a read-modify-write that loses to a rival writer is redone from the rival's result. Its bad
+input and its own exceptions fail the job with nothing written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from airflow_provider_deltacc.engine.source_function import SourceFunction
+from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
+from airflow_provider_deltacc.spark_job.main import run_job
+from tests.support.gate import Gate
+from tests.support.held import hold
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+pytestmark = pytest.mark.integration
+
+ACCOUNTS = "account STRING, balance BIGINT"
+FAST_RETRIES = {"max_attempts": 4, "min_wait_s": 0.05, "max_wait_s": 0.2}
+
+
+def _create(spark: SparkSession, path: str, rows: list[tuple[Any, ...]], schema: str) -> None:
+    spark.createDataFrame(rows, schema).write.format("delta").save(path)
+
+
+def _version(path: str) -> int:
+    from deltalake import DeltaTable
+
+    return DeltaTable(path).version()
+
+
+def _rows(path: str, order_by: str) -> list[dict[str, Any]]:
+    from deltalake import DeltaTable
+
+    return sorted(DeltaTable(path).to_pyarrow_table().to_pylist(), key=lambda row: row[order_by])
+
+
+def _merge(table: str, function: Callable[..., Any], **options: Any) -> dict[str, Any]:
+    return {
+        "operation": "merge",
+        "table": table,
+        "source": {"kind": "callable", "function": SourceFunction(function)},
+        "options": {"keys": ["account"], **options},
+        "retry_policy": FAST_RETRIES,
+    }
+
+
+def _held_first_attempt(gate: Gate, column: str) -> Callable[[DataFrame, int], DataFrame]:
+    def hook(frame: DataFrame, attempt: int) -> DataFrame:
+        return gate.hold(frame, column) if attempt == 1 else frame
+
+    return hook
+
+
+def test_each_attempt_calls_the_function_again_and_a_rerun_does_not_call_it(
+    spark: SparkSession, new_session: Callable[[], SparkSession], table_path: str, tmp_path: Path
+) -> None:
+    _create(spark, table_path, [("a", 0)], ACCOUNTS)
+    calls: list[int] = []
+
+    def add_one(spark: SparkSession) -> DataFrame:
+        # An eager read: the value is baked into the DataFrame as a literal, as user code often does.
+        balance = spark.read.format("delta").load(table_path).where("account = 'a'").collect()[0][1]
+        calls.append(balance)
+        return spark.createDataFrame([("a", balance + 1)], ACCOUNTS)
+
+    spec = {**_merge(table_path, add_one), "txn": {"app_id": "rmw", "version": 1}}
+    gate = Gate(tmp_path)
+    results: list[tuple[int, dict[str, Any]]] = []
+    with hold(
+        gate,
+        lambda: results.append(
+            run_job(spec, new_session(), source_hook=_held_first_attempt(gate, "account"))
+        ),
+    ):
+        spark.sql(f"UPDATE delta.`{table_path}` SET balance = balance + 10")  # the rival commits meanwhile
+
+    code, report = results[0]
+    assert code == ExitCode.SUCCESS, report
+    assert [a["outcome"] for a in report["attempts"]] == ["conflict", "committed"], report["summary"]
+    assert calls == [0, 10]  # the second attempt read the rival's balance, not the first call's
+    assert _rows(table_path, "account") == [{"account": "a", "balance": 11}]
+    assert report["metrics"]["source_function"].endswith("add_one")
+
+    version = _version(table_path)
+    code, again = run_job(spec, new_session())
+    assert code == ExitCode.SUCCESS and again["skipped_duplicate"], again
+    assert calls == [0, 10] and _version(table_path) == version  # answered without calling the function
+
+
+def test_a_transform_with_a_join_a_window_and_a_python_udf_is_redone_after_a_lost_conflict(
+    spark: SparkSession, new_session: Callable[[], SparkSession], table_path: str, tmp_path: Path
+) -> None:
+    _create(
+        spark,
+        table_path,
+        [("c1", "eu", 5, "small")],
+        "customer STRING, region STRING, top BIGINT, band STRING",
+    )
+    calls: list[int] = []
+
+    def top_orders(spark: SparkSession) -> DataFrame:
+        calls.append(1)
+        orders = spark.createDataFrame(
+            [(1, "c1", 50), (2, "c1", 150), (3, "c2", 70), (4, "c2", 20)],
+            "id BIGINT, customer STRING, amount BIGINT",
+        )
+        customers = spark.createDataFrame([("c1", "eu"), ("c2", "us")], "customer STRING, region STRING")
+        spark.udf.register("band", lambda amount: "big" if amount >= 100 else "small", "string")
+        ranked = orders.join(customers, "customer").selectExpr(
+            "customer",
+            "region",
+            "amount",
+            "row_number() OVER (PARTITION BY customer ORDER BY amount DESC) AS rank",
+        )
+        return ranked.where("rank = 1").selectExpr(
+            "customer", "region", "amount AS top", "band(amount) AS band"
+        )
+
+    spec = {
+        "operation": "merge",
+        "table": table_path,
+        "source": {"kind": "callable", "function": SourceFunction(top_orders)},
+        "options": {"keys": ["customer"]},
+        "retry_policy": FAST_RETRIES,
+    }
+    gate = Gate(tmp_path)
+    results: list[tuple[int, dict[str, Any]]] = []
+    with hold(
+        gate,
+        lambda: results.append(
+            run_job(spec, new_session(), source_hook=_held_first_attempt(gate, "customer"))
+        ),
+    ):
+        spark.createDataFrame(
+            [("c3", "apac", 9, "small")], "customer STRING, region STRING, top BIGINT, band STRING"
+        ).write.format("delta").mode("append").save(table_path)
+
+    code, report = results[0]
+    assert code == ExitCode.SUCCESS, report
+    assert report["attempts"][0]["outcome"] == "conflict" and len(calls) == 2, report["summary"]
+    assert _rows(table_path, "customer") == [
+        {"customer": "c1", "region": "eu", "top": 150, "band": "big"},
+        {"customer": "c2", "region": "us", "top": 70, "band": "small"},
+        {"customer": "c3", "region": "apac", "top": 9, "band": "small"},
+    ]
+
+
+def _not_a_frame(spark: SparkSession) -> list[int]:
+    return [1, 2]
+
+
+def _no_key_column(spark: SparkSession) -> DataFrame:
+    return spark.createDataFrame([("x", 1)], "name STRING, balance BIGINT")
+
+
+def _raises(spark: SparkSession) -> DataFrame:
+    rates = {"eur": 1.0}
+    return spark.createDataFrame([("a", int(rates["usd"]))], ACCOUNTS)
+
+
+@pytest.mark.parametrize(
+    ("function", "code", "field", "says"),
+    [
+        (
+            _not_a_frame,
+            ExitCode.BAD_INPUT,
+            "source",
+            "returned list; a source function must return a pyspark DataFrame",
+        ),
+        (_no_key_column, ExitCode.BAD_INPUT, "options.keys[0]", "the source has no such column"),
+        (
+            _raises,
+            ExitCode.FAILURE,
+            None,
+            "source function tests.integration.engine.test_source_functions._raises raised KeyError: 'usd'",
+        ),
+    ],
+    ids=["not-a-dataframe", "schema-does-not-fit", "raises"],
+)
+def test_bad_input_and_the_functions_own_errors_write_nothing(
+    spark: SparkSession,
+    table_path: str,
+    function: Callable[..., Any],
+    code: int,
+    field: str | None,
+    says: str,
+) -> None:
+    _create(spark, table_path, [("a", 0)], ACCOUNTS)
+    got, report = run_job(_merge(table_path, function), spark)
+
+    assert got == code, report
+    error = report["error"]
+    assert says in error["message"], error
+    assert error.get("field") == field
+    assert len(report["attempts"]) == 1  # never retried in the job: input errors and the user's own errors
+    assert _version(table_path) == 0
+    if function is _raises:  # the user's own traceback, from the line that raised
+        assert 'int(rates["usd"])' in error["message"] and error["type"] == "SourceFunctionError"

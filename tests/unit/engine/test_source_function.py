@@ -1,0 +1,141 @@
+"""A source function's travel to a Spark driver and the errors it gives, without a JVM: pickling by value,
+what stays behind, the Python version check, the spec forms, and the commit loop never taking the user's
+exception for a conflict."""
+
+from __future__ import annotations
+
+import base64
+import pickle
+import threading
+from typing import Any
+
+import pytest
+
+from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.engine.source_function import (
+    SourceFunction,
+    SourceFunctionError,
+    from_travel_form,
+    python_version,
+    takes_session_by_name,
+    travel_form,
+)
+from airflow_provider_deltacc.occ.errors import CommitLoopError
+from airflow_provider_deltacc.spark_job.spec import parse_spec
+
+pytestmark = pytest.mark.unit
+
+RATE = 3
+
+
+def _scaled(spark: Any, amount: int) -> Any:
+    return ("frame-of", spark, amount * RATE)
+
+
+def test_a_module_function_travels_by_value_with_its_arguments_and_picklable_context() -> None:
+    source = SourceFunction(
+        _scaled, kwargs={"amount": 2}, context={"ds": "2026-11-26", "ti": threading.Lock()}
+    )
+    form = travel_form(source)
+
+    assert (form["kind"], form["python"]) == ("callable", python_version())
+    assert form["name"].endswith("test_source_function._scaled")
+    loaded = from_travel_form(form["name"], form["python"], form["pickled"])
+    # The function came by value (a test module is not on a driver's path), with its globals.
+    payload = base64.b64decode(form["pickled"])
+    assert b"_scaled" in payload and loaded.function is not _scaled
+    assert loaded.function("session", amount=2) == ("frame-of", "session", 6)
+    assert dict(loaded.kwargs) == {"amount": 2}
+    assert dict(loaded.context) == {"ds": "2026-11-26"}  # the lock stayed behind: the function did not ask
+
+
+def test_a_function_that_names_an_unpicklable_context_value_cannot_travel() -> None:
+    def wants_ti(spark: Any, ti: Any = None) -> Any:
+        return spark
+
+    with pytest.raises(InputError) as raised:
+        travel_form(SourceFunction(wants_ti, context={"ti": threading.Lock()}))
+    assert raised.value.field == "source" and "takes the context value 'ti'" in str(raised.value)
+
+
+def test_an_unpicklable_closure_fails_naming_the_function_and_the_fix() -> None:
+    lock = threading.Lock()
+
+    def guarded(spark: Any) -> Any:
+        with lock:
+            return spark
+
+    with pytest.raises(InputError) as raised:
+        travel_form(SourceFunction(guarded))
+    message = str(raised.value)
+    assert "guarded" in message and "cannot travel to the Spark driver" in message
+    assert "execution_mode='spark_connect'" in message
+
+
+def test_another_python_on_the_driver_is_refused_naming_both_versions() -> None:
+    form = travel_form(SourceFunction(_scaled))
+    with pytest.raises(InputError) as raised:
+        from_travel_form(form["name"], "3.9", form["pickled"])
+    assert (
+        f"pickled by Python 3.9 on the Airflow worker, and the Spark driver runs Python {python_version()}"
+        in (str(raised.value))
+    )
+    with pytest.raises(InputError, match="cannot be loaded on the Spark driver"):
+        from_travel_form("f", python_version(), base64.b64encode(b"not a pickle").decode())
+    with pytest.raises(InputError, match="unpickled to int"):
+        from_travel_form("f", python_version(), base64.b64encode(pickle.dumps(7)).decode())
+
+
+def test_the_spec_takes_a_function_here_or_its_travel_form_and_refuses_both_mixed() -> None:
+    base = {"operation": "merge", "table": "/t", "options": {"keys": ["k"]}}
+    here = parse_spec({**base, "source": {"kind": "callable", "function": _scaled}})
+    assert here.source is not None and here.source.function is not None
+    assert here.source.function.function is _scaled
+    travelled = parse_spec({**base, "source": travel_form(SourceFunction(_scaled))})
+    assert travelled.source is not None and travelled.source.function is not None
+    with pytest.raises(InputError) as raised:
+        parse_spec({**base, "source": {"kind": "callable", "function": _scaled, "pickled": "x"}})
+    assert raised.value.field == "source.pickled"
+    with pytest.raises(InputError) as raised:
+        parse_spec({**base, "source": {"kind": "callable", "function": 42}})
+    assert raised.value.field == "source.function"
+
+
+def test_the_session_goes_by_name_when_the_function_has_a_spark_parameter_else_first() -> None:
+    assert takes_session_by_name(_scaled) and takes_session_by_name(lambda **context: None)
+    assert not takes_session_by_name(lambda session: session)
+
+
+def test_the_users_exception_names_the_function_and_keeps_its_own_frames() -> None:
+    def lookup(spark: Any) -> Any:
+        rates = {"eur": 1}
+        return rates["usd"]
+
+    with pytest.raises(SourceFunctionError) as raised:
+        SourceFunction(lookup)("session")
+    message = str(raised.value)
+    assert message.startswith("source function ") and "lookup raised KeyError: 'usd'" in message
+    assert 'return rates["usd"]' in message and "def __call__" not in message
+    assert pickle.loads(pickle.dumps(raised.value)).name == raised.value.name
+
+
+def test_the_commit_loop_never_takes_the_users_exception_for_a_conflict() -> None:
+    from airflow_provider_deltacc.occ import CommitRetryPolicy, run_commit_loop
+    from airflow_provider_deltacc.occ.decisions import OperationClass
+
+    attempts: list[int] = []
+
+    def work(attempt: int) -> Any:
+        attempts.append(attempt)
+        raise SourceFunctionError("f", RuntimeError("io.delta.exceptions.ConcurrentAppendException: no"))
+
+    with pytest.raises(CommitLoopError) as raised:
+        run_commit_loop(
+            work,
+            operation="MERGE",
+            table="/t",
+            op_class=OperationClass.READ_MODIFY_WRITE,
+            policy=CommitRetryPolicy(max_attempts=5),
+            owns_txn_identity=False,
+        )
+    assert attempts == [1] and raised.value.report.attempts[0].outcome == "error"
