@@ -33,6 +33,8 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": [
                     "airflow_provider_deltacc.operators.write",
                     "airflow_provider_deltacc.operators.maintenance",
+                    # the operators behind @task.delta_merge, @task.delta_append, ...
+                    "airflow_provider_deltacc.decorators.delta",
                 ],
             }
         ],
@@ -67,6 +69,12 @@ def get_provider_info() -> dict[str, Any]:
         # The hook reuses the apache-spark provider's `spark` connection type (master, deploy mode,
         # queue, Kerberos); a second type with the same fields would not earn its place.
         "connection-types": [],
+        # @task.delta_merge, @task.delta_append, @task.delta_overwrite_partitions: your own PySpark code
+        # as the source of a conflict-safe write (see airflow_provider_deltacc.decorators.delta).
+        "task-decorators": [
+            {"class-name": f"airflow_provider_deltacc.decorators.delta.{name}_task", "name": name}
+            for name in ("delta_merge", "delta_append", "delta_overwrite_partitions")
+        ],
         "extra-links": ["airflow_provider_deltacc.links.DeltaCommitReportLink"],
         # The [deltacc] section: `airflow config list` shows it, AIRFLOW__DELTACC__* sets it.
         "config": provider_config(),

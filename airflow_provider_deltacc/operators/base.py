@@ -187,11 +187,18 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         return self.publish_run(context, spec)
 
     def build_spec(self, context: Context) -> dict[str, Any]:
-        """Assemble the job spec, validated as the Spark job will validate it."""
+        """Assemble the job spec, validated as the Spark job will validate it. A ``spark_submit`` driver
+        gets a source function pickled by value (a function that cannot travel fails here, before any lease
+        or write)."""
+        source = self.build_source(context)
+        if self.execution_mode == "spark_submit":
+            from airflow_provider_deltacc.operators.sources import travelling_source
+
+            source = travelling_source(source, task_id=self.task_id, driver_python=self.driver_python)
         spec: dict[str, Any] = {
             "operation": self.operation,
             "table": self.table,
-            "source": self.build_source(context),
+            "source": source,
             "options": self.build_options(context),
         }
         if self.commit_retry:

@@ -12,7 +12,7 @@ from airflow_provider_deltacc.engine.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.occ.operations import OperationClass
 from airflow_provider_deltacc.operators import parse_time
-from airflow_provider_deltacc.operators.sources import source_spec
+from airflow_provider_deltacc.operators.sources import SourceArgument, kept_source, source_spec
 from airflow_provider_deltacc.operators.write_base import DeltaWriteOperator
 
 if TYPE_CHECKING:
@@ -43,7 +43,9 @@ class DeltaAppendOperator(DeltaWriteOperator):
     """Append the source's rows to a Delta table (a blind append: it conflicts with nothing but schema
     and protocol changes, and is exactly-once across retries).
 
-    :param source: a table name or path, a parquet/CSV path, a SQL query, or the dict form. (templated)
+    :param source: a table name or path, a parquet/CSV path, a SQL query, the dict form, or a source
+        function: your own PySpark code, ``f(spark, ...)`` returning the DataFrame, called afresh in every
+        attempt (see ``docs/pyspark.md``). (templated)
     :param partition_by: partition columns when the append creates the table.
     :param create_if_missing: create the table if it does not exist.
     :param merge_schema: add new source columns to the table (a schema change: never retried over
@@ -59,7 +61,7 @@ class DeltaAppendOperator(DeltaWriteOperator):
     def __init__(
         self,
         *,
-        source: str | dict[str, Any],
+        source: SourceArgument,
         partition_by: list[str] | None = None,
         create_if_missing: bool = True,
         merge_schema: bool = False,
@@ -67,7 +69,7 @@ class DeltaAppendOperator(DeltaWriteOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.source = source
+        self.source = kept_source(source, task_id=self.task_id)
         self.partition_by = partition_by
         self.create_if_missing = create_if_missing
         self.merge_schema = merge_schema
@@ -78,7 +80,7 @@ class DeltaAppendOperator(DeltaWriteOperator):
         return {"merge_schema": self.merge_schema}
 
     def build_source(self, context: Context) -> dict[str, Any] | None:
-        return source_spec(self.source)
+        return source_spec(self.source, context=context)
 
     def build_options(self, context: Context) -> dict[str, Any]:
         return _drop_none(
@@ -105,16 +107,16 @@ class DeltaOverwritePartitionsOperator(DeltaWriteOperator):
     def __init__(
         self,
         *,
-        source: str | dict[str, Any],
+        source: SourceArgument,
         partition_values: list[dict[str, Any]] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.source = source
+        self.source = kept_source(source, task_id=self.task_id)
         self.partition_values = partition_values
 
     def build_source(self, context: Context) -> dict[str, Any] | None:
-        return source_spec(self.source)
+        return source_spec(self.source, context=context)
 
     def build_options(self, context: Context) -> dict[str, Any]:
         return _drop_none({"partition_values": self.partition_values})
@@ -149,7 +151,7 @@ class DeltaMergeOperator(DeltaWriteOperator):
     def __init__(
         self,
         *,
-        source: str | dict[str, Any],
+        source: SourceArgument,
         keys: list[str] | None = None,
         condition: str | None = None,
         when_matched: list[dict[str, Any]] | None = None,
@@ -160,7 +162,7 @@ class DeltaMergeOperator(DeltaWriteOperator):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.source = source
+        self.source = kept_source(source, task_id=self.task_id)
         self.keys = keys
         self.condition = condition
         self.when_matched = when_matched
@@ -171,7 +173,7 @@ class DeltaMergeOperator(DeltaWriteOperator):
         parse_time.check_merge(self.task_id, self.table, partition_pin)
 
     def build_source(self, context: Context) -> dict[str, Any] | None:
-        return source_spec(self.source)
+        return source_spec(self.source, context=context)
 
     def build_options(self, context: Context) -> dict[str, Any]:
         options = _drop_none(
@@ -282,14 +284,14 @@ class DeltaSqlOperator(DeltaWriteOperator):
         self,
         *,
         statement: str,
-        source: str | dict[str, Any] | None = None,
+        source: SourceArgument | None = None,
         args: dict[str, Any] | None = None,
         statement_class: str = OperationClass.READ_MODIFY_WRITE.value,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.statement = statement
-        self.source = source
+        self.source = kept_source(source, task_id=self.task_id)
         self.args = args
         self.statement_class = statement_class
         parse_time.check_sql(self.task_id, self.table, statement)
@@ -298,7 +300,7 @@ class DeltaSqlOperator(DeltaWriteOperator):
         return {"op_class": self.statement_class}
 
     def build_source(self, context: Context) -> dict[str, Any] | None:
-        return source_spec(self.source)
+        return source_spec(self.source, context=context)
 
     def build_options(self, context: Context) -> dict[str, Any]:
         return _drop_none({"statement": self.statement, "args": self.args, "op_class": self.statement_class})

@@ -90,3 +90,23 @@ def test_every_plugin_is_listed() -> None:
     plugins = _public_classes(AirflowPlugin)
     assert plugins, "the walk found no plugin"
     assert set(plugins) == {entry["plugin-class"] for entry in get_provider_info()["plugins"]}
+
+
+def test_every_task_decorator_is_listed_and_builds_its_operator() -> None:
+    from airflow.sdk import task
+    from airflow.sdk.bases.decorator import DecoratedOperator
+
+    listed = {entry["name"]: entry["class-name"] for entry in get_provider_info()["task-decorators"]}
+    decorated = {
+        cls.custom_operator_name.removeprefix("@task."): cls
+        for cls in _public_classes(DecoratedOperator).values()
+    }
+    assert set(listed) == set(decorated) == {"delta_merge", "delta_append", "delta_overwrite_partitions"}
+    for name, path in listed.items():
+        module, _, attribute = path.rpartition(".")
+        assert getattr(importlib.import_module(module), attribute) is not None
+
+        def build(spark: object) -> None: ...
+
+        # Airflow's own `task` finds it through the provider manager.
+        assert getattr(task, name)(table="/tmp/t")(build).operator_class is decorated[name]
