@@ -193,3 +193,30 @@ def test_spark_connect_dag_appends_and_merges_over_connect(
     }
     operations = [h["operation"] for h in sorted(DeltaTable(table).history(), key=lambda h: h["version"])]
     assert operations == ["WRITE", *(["WRITE"] * 3 + ["MERGE"]) * 2]  # one create, then per run
+
+
+def test_pyspark_writers_dag_pays_interest_once_per_branch_and_summarises(
+    load_example_dag: Callable[[str], Any],
+) -> None:
+    """The PySpark example: decorated MERGEs whose functions collect balances eagerly, mapped over branches,
+    then a transform with a join, a window function and a Python UDF; delta-rs reads the results."""
+    from deltalake import DeltaTable
+
+    dag = load_example_dag("example_pyspark_writers")
+    module = sys.modules[dag.get_task("pay_interest").python_callable.__module__]
+
+    dr = dag.test()
+
+    states = _states(dr)
+    assert all(state == ("success", 1) for state in states.values()), states
+    assert sorted(i for (task, i) in states if task == "pay_interest") == [0, 1, 2]
+    rows = DeltaTable(module.ACCOUNTS).to_pyarrow_table().to_pylist()
+    balances = {r["account"]: r["balance"] for r in rows}
+    assert balances == {account: 10_100 for _, account, _ in module.opening_rows()}  # 1% paid exactly once
+    summary = sorted(DeltaTable(module.SUMMARY).to_pyarrow_table().to_pylist(), key=lambda r: r["branch"])
+    assert summary == [
+        {"branch": b, "region": r, "top_account": f"{b}-1", "top_balance": 10_100, "tier": "gold"}
+        for b, r in (("east", "apac"), ("north", "eu"), ("south", "eu"))
+    ]
+    report = xcom_value(dr, "branch_summary", REPORT_XCOM_KEY)
+    assert report["status"] == "committed" and report["metrics"]["source_function"].endswith("branch_summary")

@@ -65,6 +65,8 @@ def airflow_stack_options(
             "AIRFLOW__DELTACC__LEASE_STORE_CONN_ID": "deltacc_leases",
             "AIRFLOW_CONN_DELTACC_LEASES": airflow_connection(lease_store_url),
             workload.TABLE_ENV: table,
+            # The decorated writers in spark_submit mode: a local driver per task.
+            "AIRFLOW_CONN_SPARK_DEFAULT": '{"conn_type": "spark", "host": "local[1]"}',
             "PYTHONPATH": str(ROOT),  # the DAG files import tests.integration.topology.workload
         },
         parallelism=8,
@@ -79,15 +81,24 @@ def _install_dags(stack: AirflowStack, *names: str) -> None:
         stack.unpause(name)
 
 
-def _first_lease(store: LeaseStore, table: str, kind: OpKind, timeout_s: float) -> Lease:
-    """The first lease of ``kind`` on ``table`` once one has been acquired."""
+def _live_lease(store: LeaseStore, table: str, kind: OpKind, timeout_s: float) -> tuple[Lease, datetime]:
+    """A lease of ``kind`` on ``table`` and a store time at which it is known to be held.
+
+    The lease is read as active at that very time (granted before it, neither released nor expired at
+    it), so the time falls inside the lease's interval however short the lease turns out to be.
+    """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        leases = [lease for lease in store.history(table) if lease.op_kind is kind]
-        if leases:
-            return leases[0]
-        time.sleep(0.5)
-    raise TimeoutError(f"no {kind.name} lease on {table} within {timeout_s:.0f} s")
+        at = store.now()
+        live = [
+            lease
+            for lease in store.active(table, now=at)
+            if lease.op_kind is kind and lease.acquired_at <= at
+        ]
+        if live:
+            return live[0], at
+        time.sleep(0.1)
+    raise TimeoutError(f"no {kind.name} lease seen active on {table} within {timeout_s:.0f} s")
 
 
 def _commit_time(commit_info: dict[str, Any]) -> datetime:
@@ -113,9 +124,8 @@ def test_six_writers_and_gated_maintenance_in_a_real_airflow(
     _install_dags(stack, workload.WRITERS_DAG, workload.MAINTENANCE_DAG)
     with PostgresLeaseStore(lease_store_url) as store:
         writers_run = stack.trigger(workload.WRITERS_DAG)
-        # Maintenance fires once the writers are at work: the first MERGE has its lease.
-        first_merge = _first_lease(store, table, OpKind.MERGE, timeout_s=300)
-        fired_at = store.now()
+        # Maintenance fires while the writers are at work: a MERGE holds its lease at fired_at.
+        live_merge, fired_at = _live_lease(store, table, OpKind.MERGE, timeout_s=300)
         maintenance_run = stack.trigger(workload.MAINTENANCE_DAG)
         stack.wait_for_run(workload.WRITERS_DAG, writers_run, timeout_s=600)
         stack.wait_for_run(workload.MAINTENANCE_DAG, maintenance_run, timeout_s=300)
@@ -177,11 +187,45 @@ def test_six_writers_and_gated_maintenance_in_a_real_airflow(
 
     optimize_start = min(start for start, _ in optimize_leases)
     print(
-        f"\nfirst MERGE lease at {first_merge.acquired_at:%H:%M:%S.%f}, maintenance fired at "
+        f"\nMERGE lease live at firing from {live_merge.acquired_at:%H:%M:%S.%f}, maintenance fired at "
         f"{fired_at:%H:%M:%S.%f}, OPTIMIZE lease at {optimize_start:%H:%M:%S.%f}, last MERGE lease ended "
         f"{max(end for _, end in merge_leases):%H:%M:%S.%f}; tries: "
         + ", ".join(f"{t.label}={t.try_number}" for t in writers + maintenance)
     )
+
+
+def test_pyspark_decorated_writers_read_modify_write_exactly_over_connect_and_spark_submit(
+    airflow_stack: AirflowStack, table: str, lease_store_url: str
+) -> None:
+    """Mapped ``@task.delta_merge`` tasks over Spark Connect and spark-submit, all at once: each reads the
+    balance eagerly and MERGEs it back plus its amount. They take turns on the table (one lease store for
+    both modes), and each attempt calls the function afresh, so no update is lost and none applied twice."""
+    from deltalake import DeltaTable
+
+    balances = workload.balances_path_for(table)
+    _install_dags(airflow_stack, workload.PYSPARK_DAG)
+    run_id = airflow_stack.trigger(workload.PYSPARK_DAG)
+    airflow_stack.wait_for_run(workload.PYSPARK_DAG, run_id, timeout_s=600)
+
+    states = airflow_stack.task_states(workload.PYSPARK_DAG, run_id)
+    tasks = [(m, i) for m, amounts in workload.PYSPARK_AMOUNTS.items() for i in range(len(amounts))]
+    expected = ["open"] + [f"add_{m}[{i}]" for m, i in tasks]
+    assert sorted((t.label, t.state) for t in states) == sorted((label, "success") for label in expected)
+    rows = DeltaTable(balances).to_pyarrow_table().to_pylist()
+    total = sum(sum(amounts) for amounts in workload.PYSPARK_AMOUNTS.values())
+    assert rows == [{"account": "a", "balance": total}]
+    commits = log_commits(balances)
+    by_app = defaultdict(int)
+    for commit in commits:
+        for txn in commit["txn"]:
+            by_app[txn["appId"]] += 1
+    assert dict(by_app) == {
+        "topology/open": 1,
+        **{f"airflow/{workload.PYSPARK_DAG}/add_{m}/{i}/{run_id}": 1 for m, i in tasks},
+    }
+    with PostgresLeaseStore(lease_store_url) as store:
+        merges = [lease for lease in store.history(balances) if lease.op_kind is OpKind.MERGE]
+    assert len(merges) >= len(tasks)  # every mode's writers held leases in the one store
 
 
 def test_a_failed_run_is_reported_with_task_states_and_logs(airflow_stack: AirflowStack) -> None:

@@ -13,6 +13,13 @@ from typing import Any
 TABLE_ENV = "DELTACC_TOPOLOGY_TABLE"
 WRITERS_DAG = "topology_writers"
 MAINTENANCE_DAG = "topology_maintenance"
+PYSPARK_DAG = "topology_pyspark"
+
+#: The decorated writers' execution modes and the amounts each mode's mapped tasks add to one balance (a
+#: spark_submit task starts a driver JVM of its own: one is enough to race the Connect tasks; in_process is
+#: for laptops and runs under dag.test() in tests/integration/airflow_face).
+PYSPARK_AMOUNTS = {"spark_connect": (1, 10, 100), "spark_submit": (1000,)}
+BALANCE_SCHEMA = "account STRING, balance BIGINT"
 
 SCHEMA = "id BIGINT, part STRING, writer STRING, status STRING"
 PARTS = ("p0", "p1", "p2")
@@ -27,6 +34,15 @@ MERGE_INSERTS_PER_PART = 2
 
 def table_path() -> str:
     return os.environ[TABLE_ENV]
+
+
+def balances_path() -> str:
+    """The decorated writers' table, beside the writers' one."""
+    return balances_path_for(table_path())
+
+
+def balances_path_for(table: str) -> str:
+    return f"{table}_balances"
 
 
 def _row(row_id: int, part: str, writer: str, status: str) -> dict[str, Any]:
