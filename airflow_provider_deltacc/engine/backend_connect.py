@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -186,7 +187,7 @@ class ConnectBackend:
         from pyspark.sql.connect import functions as F
 
         log = _log_dir(location)
-        checkpoint = self._last_checkpoint(log)
+        checkpoint = self._last_checkpoint(log, latest)
         frames: list[DataFrame] = []
         if checkpoint is not None:
             frames.append(self._checkpoint_txn_actions(log, checkpoint))
@@ -206,14 +207,25 @@ class ConnectBackend:
         rows = actions.groupBy("appId").agg(F.max("version").alias("version")).collect()
         return {str(r["appId"]): int(r["version"]) for r in rows}
 
-    def _last_checkpoint(self, log: str) -> int | None:
+    def _last_checkpoint(self, log: str, latest: int) -> int | None:
+        """The version of the newest complete checkpoint at or below ``latest``, None before the first.
+
+        The checkpoint files themselves are listed (their contents are not read): a Spark file source skips
+        names starting with ``_``, so ``_delta_log/_last_checkpoint`` cannot be read over Connect.
+        """
         try:
-            row = self.spark.read.json(f"{log}/_last_checkpoint").select("version").first()
+            listed = (
+                self.spark.read.format("binaryFile")
+                .option("pathGlobFilter", "*.checkpoint*")
+                .load(log)
+                .select("path")
+                .collect()
+            )
         except Exception as exc:
             if _condition(exc) == "PATH_NOT_FOUND":
-                return None  # no checkpoint yet: every commit is a JSON file
+                return None
             raise
-        return None if row is None or row["version"] is None else int(row["version"])
+        return newest_complete_checkpoint([str(row["path"]) for row in listed], latest)
 
     def _checkpoint_txn_actions(self, log: str, version: int) -> DataFrame:
         # Classic, multi-part and V2 Parquet checkpoints all match this glob; V2 JSON checkpoints do not.
@@ -269,6 +281,33 @@ class _Description:
         if details.get("Provider", "").lower() != "delta":
             return None
         return cls(tuple(partitions), details.get("Location") or table)
+
+
+_CLASSIC_CHECKPOINT = re.compile(r"(\d{20})\.checkpoint\.parquet")
+_MULTI_PART_CHECKPOINT = re.compile(r"(\d{20})\.checkpoint\.(\d{10})\.(\d{10})\.parquet")
+_V2_CHECKPOINT = re.compile(r"(\d{20})\.checkpoint\.[0-9a-fA-F-]{36}\.(?:parquet|json)")
+
+
+def newest_complete_checkpoint(paths: list[str], latest: int) -> int | None:
+    """The newest checkpoint version at or below ``latest`` among the listed files of a Delta log: a classic
+    or V2 checkpoint file, or a multi-part checkpoint with every part present (Delta writes the parts one by
+    one and names the checkpoint in ``_last_checkpoint`` only once all are there).
+
+    :param paths: the log's checkpoint files (paths or names).
+    :param latest: the table's latest version.
+    """
+    complete: set[int] = set()
+    parts: dict[tuple[int, int], set[int]] = {}
+    for path in paths:
+        name = path.rstrip("/").rsplit("/", 1)[-1]
+        if (single := _CLASSIC_CHECKPOINT.fullmatch(name) or _V2_CHECKPOINT.fullmatch(name)) is not None:
+            complete.add(int(single.group(1)))
+        elif (multi := _MULTI_PART_CHECKPOINT.fullmatch(name)) is not None:
+            version, part, total = (int(multi.group(i)) for i in (1, 2, 3))
+            parts.setdefault((version, total), set()).add(part)
+    complete.update(version for (version, total), seen in parts.items() if len(seen) == total)
+    eligible = [version for version in complete if version <= latest]
+    return max(eligible) if eligible else None
 
 
 def _log_dir(location: str) -> str:

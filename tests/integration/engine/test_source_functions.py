@@ -206,3 +206,33 @@ def test_bad_input_and_the_functions_own_errors_write_nothing(
     assert _version(table_path) == 0
     if function is _raises:  # the user's own traceback, from the line that raised
         assert 'int(rates["usd"])' in error["message"] and error["type"] == "SourceFunctionError"
+
+
+def test_a_rerun_is_answered_past_the_tables_first_checkpoint(
+    spark: SparkSession, new_session: Callable[[], SparkSession], table_path: str
+) -> None:
+    """The identity check before a source function reads the recorded txn versions from the checkpoint and
+    the commits after it (over Connect from the checkpoint files: Spark hides ``_last_checkpoint``)."""
+    _create(spark, table_path, [("a", 0)], ACCOUNTS)
+    calls: list[int] = []
+
+    def add(amount: int) -> Callable[[SparkSession], DataFrame]:
+        def build(spark: SparkSession) -> DataFrame:
+            calls.append(amount)
+            return spark.createDataFrame([("a", amount)], ACCOUNTS)
+
+        return build
+
+    for version in range(1, 12):  # Delta checkpoints at version 10
+        code, report = run_job(
+            {**_merge(table_path, add(version)), "txn": {"app_id": "cp", "version": version}}, spark
+        )
+        assert code == ExitCode.SUCCESS and report["status"] == "committed", report
+    assert Path(table_path, "_delta_log", f"{10:020d}.checkpoint.parquet").exists()
+
+    for version in (9, 11):  # recorded before the checkpoint, and after it
+        code, again = run_job(
+            {**_merge(table_path, add(-1)), "txn": {"app_id": "cp", "version": version}}, new_session()
+        )
+        assert code == ExitCode.SUCCESS and again["skipped_duplicate"], again
+    assert -1 not in calls

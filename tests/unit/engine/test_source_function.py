@@ -139,3 +139,21 @@ def test_the_commit_loop_never_takes_the_users_exception_for_a_conflict() -> Non
             owns_txn_identity=False,
         )
     assert attempts == [1] and raised.value.report.attempts[0].outcome == "error"
+
+
+def test_the_newest_complete_checkpoint_is_read_from_the_listed_files() -> None:
+    from airflow_provider_deltacc.engine.backend_connect import newest_complete_checkpoint
+
+    log = "s3a://lake/t/_delta_log/"
+    files = [
+        f"{log}{10:020d}.checkpoint.parquet",
+        f"{log}{20:020d}.checkpoint.0000000001.0000000002.parquet",
+        f"{log}{20:020d}.checkpoint.0000000002.0000000002.parquet",
+        f"{log}{30:020d}.checkpoint.0000000001.0000000003.parquet",  # parts 2 and 3 not written yet
+        f"{log}{25:020d}.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.json",
+        f"{log}{40:020d}.checkpoint.parquet.crc",
+    ]
+    assert newest_complete_checkpoint(files, latest=100) == 25
+    assert newest_complete_checkpoint(files, latest=22) == 20
+    assert newest_complete_checkpoint(files[:1], latest=9) is None
+    assert newest_complete_checkpoint([], latest=5) is None
