@@ -5,6 +5,12 @@ staging-append-then-merge) and then ``example_deltacc_maintenance`` (gate, OPTIM
 ``dag.test()``, the jobs running in-process on the demo's Spark session and the leases in the embedded
 SQLite store, and returns printable lines: every task's state and try, what each Delta job reported, the
 maintenance decisions, and the final table.
+
+Airflow's own log lines (the DAG bag, ``dag.test()``'s scheduling loop and every task's log, which Airflow
+writes to this process's stdout and stderr) go to a log file, not the terminal: file descriptors 1 and 2 are
+pointed at it while Airflow runs (:func:`output_to`), so whatever holds on to the terminal's streams
+(structlog's and logging's handlers) writes there too. The Spark JVM is a child process with descriptors of
+its own: the demo starts it inside :func:`output_to` as well, so its output goes to a file from the start.
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -72,12 +80,43 @@ def _task_lines(dr: Any) -> tuple[list[str], int]:
     return lines, conflicts
 
 
-def run_pipeline() -> tuple[list[str], bool]:
-    """Run both DAGs; return the report lines and whether everything succeeded."""
-    from airflow.dag_processing.dagbag import DagBag
+@contextmanager
+def output_to(path: Path) -> Iterator[None]:
+    """Send everything this process writes to stdout and stderr to ``path`` (appended) for the block.
+
+    Redirects the file descriptors, not just ``sys.stdout``: Airflow's log handlers keep the stream objects
+    they were configured with, and a child process started in the block (a Spark JVM) inherits the file for
+    its whole life.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = (os.dup(1), os.dup(2))
+    try:
+        with path.open("ab") as log:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+    finally:
+        for fd in saved:
+            os.close(fd)
+
+
+def run_pipeline(log_path: Path) -> tuple[list[str], bool]:
+    """Run both DAGs, Airflow's log lines going to ``log_path``; return the report lines and whether
+    everything succeeded."""
     from deltalake import DeltaTable
 
-    bag = DagBag(dag_folder=os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
+    print(f"[airflow] Airflow's own log (the DAG runs, every task's log) goes to {log_path}", flush=True)
+    with output_to(log_path):
+        from airflow.dag_processing.dagbag import DagBag
+
+        bag = DagBag(dag_folder=os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
     if bag.import_errors:
         return [f"DAG import errors: {bag.import_errors}"], False
     lines: list[str] = []
@@ -85,7 +124,9 @@ def run_pipeline() -> tuple[list[str], bool]:
     for dag_id in (INGESTION_DAG, MAINTENANCE_DAG):
         dag = bag.dags[dag_id]
         print(f"[airflow] dag.test() {dag_id}", flush=True)
-        dr = dag.test()
+        with output_to(log_path):
+            dr = dag.test()
+        print(f"[airflow] {dag_id}: {dr.state}", flush=True)
         task_lines, conflicts = _task_lines(dr)
         lines.append(
             f"{dag_id}: {dr.state} ({len(task_lines)} task instances, {conflicts} conflicts retried)"
@@ -103,4 +144,5 @@ def run_pipeline() -> tuple[list[str], bool]:
         f"target {target}: version {table.version()}, {len(table.to_pyarrow_table())} rows; commits: "
         + ", ".join(h["operation"] for h in history)
     )
+    lines.append(f"Airflow's log of both runs: {log_path}")
     return lines, ok
