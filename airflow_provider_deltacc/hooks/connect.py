@@ -14,7 +14,7 @@ import os
 import socket
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 from airflow.sdk import BaseHook
 
@@ -50,7 +50,8 @@ class SparkConnectRunner:
 
     @cached_property
     def url(self) -> str:
-        """The ``sc://`` URL as the apache-spark provider builds it (token, user id and ``use_ssl``)."""
+        """The ``sc://`` URL as the apache-spark provider builds it (token, user id and ``use_ssl``), with the
+        connection's ``x-`` header parameters (:func:`with_header_parameters`)."""
         from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
         try:
@@ -73,7 +74,9 @@ class SparkConnectRunner:
             )
         mask_values(connection_secrets(conn))
         try:
-            return SparkConnectHook(conn_id=self.conn_id).get_connection_url()
+            return with_header_parameters(
+                SparkConnectHook(conn_id=self.conn_id).get_connection_url(), conn.extra_dejson
+            )
         except (ValueError, TypeError) as exc:
             raise DeltaCCInputError(
                 f"conn_id={self.conn_id!r}: the apache-spark provider cannot build a Spark Connect URL from "
@@ -138,6 +141,29 @@ class SparkConnectRunner:
         session = self._session
         if session is not None:
             session.interruptAll()
+
+
+def with_header_parameters(url: str, extra: dict[str, Any]) -> str:
+    """``url`` with the connection extra's keys that start with ``x-`` as Spark Connect URL parameters.
+
+    Spark Connect sends a URL parameter it does not know as a gRPC header on every request; a Databricks
+    cluster's endpoint is chosen by one, ``x-databricks-cluster-id`` (with the workspace as host, port 443,
+    the personal access token as the connection's password and ``use_ssl``). The apache-spark provider's URL
+    carries only the user id, the token and ``use_ssl``.
+
+    :param url: the provider's ``sc://host:port/;...`` URL.
+    :param extra: the connection's extra.
+    """
+    headers = [
+        f"{quote(str(key))}={quote(str(value))}"
+        for key, value in sorted(extra.items())
+        if isinstance(key, str) and key.lower().startswith("x-") and value is not None
+    ]
+    if not headers:
+        return url
+    head, _, params = url.partition("/;")
+    base = head if params else url.rstrip("/")
+    return f"{base}/;" + ";".join([*([params] if params else []), *headers])
 
 
 def new_connect_session(url: str) -> SparkSession:

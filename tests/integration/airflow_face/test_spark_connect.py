@@ -419,3 +419,28 @@ print(json.dumps({{"status": report["status"], "gateway": SparkContext._gateway 
         "context": False,
     }
     assert _contents(table) == [(1, "2026-11-20", "a")]
+
+
+def test_a_connection_with_a_databricks_cluster_header_reaches_the_server(
+    spark_connect_server: ConnectServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The header a Databricks endpoint routes by travels on every request; this server ignores it. (A token
+    needs TLS, which this server does not speak: the URL with one is checked in tests/unit.)"""
+    host_port = spark_connect_server.conn_uri.removeprefix("spark-connect://")
+    host, port = host_port.rsplit(":", 1)
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_DELTACC_CLUSTER_HEADER",
+        json.dumps(
+            {
+                "conn_type": "spark_connect",
+                "host": host,
+                "port": int(port),
+                "extra": {"x-databricks-cluster-id": "0123-456789-abc"},
+            }
+        ),
+    )
+    hook = _hook("deltacc_cluster_header")
+    assert hook.runner.url.endswith("/;x-databricks-cluster-id=0123-456789-abc")  # type: ignore[attr-defined]
+    table = str(tmp_path / "t")
+    report = hook.run({"operation": "append", "table": table, "source": _rows([[1, "2026-11-26", "x"]])})
+    assert report["status"] == "committed" and report["table_version"] == 0

@@ -129,3 +129,25 @@ def test_the_bundle_holds_only_the_packages_own_core(tmp_path: Path) -> None:
     with zipfile.ZipFile(deps) as archive:
         assert {n.split("/")[0] for n in archive.namelist()} == {"tenacity"}
     assert build_bundle(tmp_path) == [core, deps]  # content-addressed: reused, not rebuilt
+
+
+def test_a_databricks_connection_url_carries_the_cluster_id_header_beside_the_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+
+    from airflow_provider_deltacc.hooks.connect import SparkConnectRunner
+
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_DELTACC_DATABRICKS",
+        '{"conn_type": "spark_connect", "host": "adb-1234.5.azuredatabricks.net", "port": 443, "password": '
+        '"dapi-secret", "extra": {"use_ssl": true, "x-databricks-cluster-id": "0123-456789-abc"}}',
+    )
+    url = SparkConnectRunner(conn_id="deltacc_databricks", job_name="j").url
+    assert url == (
+        "sc://adb-1234.5.azuredatabricks.net:443/;token=dapi-secret;use_ssl=True;"
+        "x-databricks-cluster-id=0123-456789-abc"
+    )
+    builder = DefaultChannelBuilder(url)
+    assert builder.secure and builder.token == "dapi-secret"
+    assert ("x-databricks-cluster-id", "0123-456789-abc") in list(builder.metadata())
