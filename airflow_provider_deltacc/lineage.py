@@ -49,7 +49,8 @@ def operator_lineage(
     inputs: list[Any] = []
     job_facets: dict[str, Any] = {}
     kind = (source or {}).get("kind")
-    where = (source or {}).get("path") or (source or {}).get("name")
+    # A source function's inputs are whatever its code reads: unknown here (its spec names the function).
+    where = None if kind == "callable" else (source or {}).get("path") or (source or {}).get("name")
     if kind == "sql" and source is not None:
         job_facets["sql"] = sql_job.SQLJobFacet(query=str(source["query"]), dialect="spark")
     elif where:

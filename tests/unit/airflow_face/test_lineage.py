@@ -45,6 +45,20 @@ def test_a_query_source_is_the_jobs_sql() -> None:
     assert lineage.outputs[0].facets["version"].datasetVersion == "0"
 
 
+def test_a_source_function_reports_the_table_it_wrote_and_no_made_up_input() -> None:
+    from airflow_provider_deltacc.engine.source_function import SourceFunction, travel_form
+
+    def build(spark: object) -> object:
+        return spark
+
+    op = DeltaMergeOperator(task_id="m", table="/data/orders", source=build, keys=["id"])
+    function = SourceFunction(build)
+    for source in ({"kind": "callable", "function": function}, travel_form(function)):
+        op.committed_run = ({"source": source}, {"table_version": 3})
+        lineage = op.get_openlineage_facets_on_complete(task_instance=None)
+        assert lineage.inputs == [] and [d.name for d in lineage.outputs] == ["/data/orders"]
+
+
 def test_a_task_that_did_not_commit_reports_the_target_without_a_version() -> None:
     op = DeltaAppendOperator(task_id="a", table="/data/orders", source="SELECT 1 AS id")
     lineage = op.get_openlineage_facets_on_complete(task_instance=None)
