@@ -16,8 +16,8 @@ MAINTENANCE_DAG = "topology_maintenance"
 PYSPARK_DAG = "topology_pyspark"
 
 #: The decorated writers' execution modes and the amounts each mode's mapped tasks add to one balance (a
-#: spark_submit task starts a driver JVM of its own: one is enough to race the Connect tasks; in_process is
-#: for laptops and runs under dag.test() in tests/integration/airflow_face).
+#: spark_submit task starts a driver JVM of its own: one is enough to race the Connect tasks). in_process
+#: writers race in tests/integration/engine/test_source_functions.py, in one JVM as its tasks would.
 PYSPARK_AMOUNTS = {"spark_connect": (1, 10, 100), "spark_submit": (1000,)}
 BALANCE_SCHEMA = "account STRING, balance BIGINT"
 
