@@ -4,7 +4,7 @@ slowest tests across every session, and one "N passed, N failed" line for the wh
 ``python scripts/suite_summary.py --started EPOCH_SECONDS report.xml [report.xml ...]`` reads the JUnit XML
 reports the sessions wrote (``pytest --junitxml``). A report that is missing counts as a failed session.
 When ``DELTACC_RUN_STARTED`` (epoch seconds, set by ``.ci/run``) is set, the whole run's time, set-up and
-lint included, is printed too, against the budget.
+lint included, is printed too.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SLOWEST = 10
-#: Minutes the whole run (set-up, lint, suite) may take on a 2-core box with nothing else running.
+#: Minutes the suite may take on a 2-core box with nothing else running (CI's whole run stays under 40).
 BUDGET_MIN = 25
 
 
@@ -62,9 +62,9 @@ def summary_lines(totals: Totals, wall_s: float, run_s: float | None = None) -> 
     for seconds, name in sorted(totals.durations, reverse=True)[:SLOWEST]:
         lines.append(f"  {seconds:7.1f} s  {name}")
     lines += [f"no report from a session (it did not finish): {path}" for path in totals.missing]
-    lines.append(f"suite wall time: {_minutes(wall_s)}")
+    lines.append(f"suite wall time: {_minutes(wall_s)} (budget: {BUDGET_MIN} min on a quiet 2-core box)")
     if run_s is not None:
-        lines.append(f"whole run, set-up and lint included: {_minutes(run_s)} (budget: {BUDGET_MIN} min)")
+        lines.append(f"whole run, set-up and lint included: {_minutes(run_s)}")
     failed = totals.failed + len(totals.missing)
     closing = f"suite: {totals.passed} passed, {failed} failed"
     lines.append(closing + (f", {totals.skipped} skipped" if totals.skipped else ""))
