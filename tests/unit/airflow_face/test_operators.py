@@ -276,3 +276,26 @@ def test_the_conflict_line_and_the_summary_report_the_time_in_the_tables_queue()
     raced = {**report, "admission_wait_s": 0.0, "attempts": [{**report["attempts"][0], "queue_s": 0.0}]}
     assert queue_note(raced) == ""
     assert "for its turn" not in conflict_log_line(raced, raced["attempts"][0], "/data/orders")
+
+
+def test_a_source_function_is_kept_as_code_and_one_without_a_session_parameter_is_refused() -> None:
+    from airflow_provider_deltacc.exceptions import DeltaCCInputError
+    from airflow_provider_deltacc.operators.sources import SourceFunctionArgument, source_spec
+
+    def build_orders(spark: object, ds: str | None = None) -> object:
+        return spark
+
+    op = DeltaMergeOperator(task_id="m", table="/data/orders", source=build_orders, keys=["id"])
+    # Not callable itself: Airflow renders a callable template field by calling it.
+    assert isinstance(op.source, SourceFunctionArgument) and not callable(op.source)
+    assert "build_orders" in repr(op.source)
+    spec = source_spec(op.source, context={"ds": "2026-11-26", "ti": object()})
+    assert spec is not None and spec["kind"] == "callable"
+    assert dict(spec["function"].context) == {"ds": "2026-11-26"}  # only what the function names
+
+    def nothing() -> object:
+        return None
+
+    with pytest.raises(DeltaCCInputError) as raised:
+        DeltaMergeOperator(task_id="m2", table="/data/orders", source=nothing, keys=["id"])
+    assert raised.value.field == "source" and "add a `spark` parameter" in str(raised.value)
