@@ -20,6 +20,7 @@ AIRFLOW_FACE = [
     "import airflow_provider_deltacc.sensors as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.triggers as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.hooks as m; [getattr(m, n) for n in m.__all__]",
+    "import airflow_provider_deltacc.decorators as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.retry_policy",
     "import airflow_provider_deltacc.windows",
     "import airflow_provider_deltacc.task_groups",
@@ -51,7 +52,7 @@ def test_airflow_face_does_not_import_spark() -> None:
     assert not leaked, f"the operators/sensors/triggers/hooks imported {leaked[:8]}"
 
 
-@pytest.mark.parametrize("package", ["operators", "sensors", "triggers", "hooks"])
+@pytest.mark.parametrize("package", ["operators", "sensors", "triggers", "hooks", "decorators"])
 def test_the_packages_load_their_modules_lazily(package: str) -> None:
     loaded = _modules_after(
         [f"import airflow_provider_deltacc.{package} as m; assert set(m.__all__) <= set(dir(m))"]
