@@ -18,6 +18,9 @@ features that change how the log is replayed (``v2Checkpoint``, catalog-managed 
 tables with ``delta.setTransactionRetentionDuration`` (Delta's snapshot drops expired txn entries, delta-rs
 does not), and operations without a txn identity (OPTIMIZE, VACUUM).
 
+A job the log does not answer is still told what it showed (:class:`LogAnswer`): that its txn identity was
+unrecorded at the version read, so the job's first attempt need not read the recorded versions again.
+
 This runs in the Airflow worker, not on the Spark driver: it imports neither Airflow nor pyspark, and
 ``deltalake`` only when a log is read.
 """
@@ -31,12 +34,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlparse
 
 from airflow_provider_deltacc.engine.commits import scan_for_txn_commit
 from airflow_provider_deltacc.engine.ddl import delta_primitive_type, split_ddl_columns
 from airflow_provider_deltacc.engine.spec import AppendOptions, JobSpec
-from airflow_provider_deltacc.engine.table import is_path
+from airflow_provider_deltacc.engine.table import is_path, local_path
 from airflow_provider_deltacc.engine.txn import already_committed, committed_reason, duplicate_metrics
 from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
 
@@ -114,6 +116,31 @@ class LogSnapshot:
         return next((column for column in self.columns if column.name == name), None)
 
 
+@dataclass(frozen=True)
+class LogAnswer:
+    """What the table's Delta log told about a job before any Spark started.
+
+    :param report: the job's report when the log answers it (see :func:`answer_from_log`), else None.
+    :param unrecorded_at: when the log does not answer, the table version at which it showed the job's txn
+        identity unrecorded (a fresh write), or None when it was not read or cannot be trusted for it.
+    """
+
+    report: dict[str, Any] | None = None
+    unrecorded_at: int | None = None
+
+    def spec_to_run(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """``spec`` with what the log told the job: ``txn.unrecorded_at`` when the identity was unrecorded, so
+        the job's first attempt need not read the recorded versions again (a Spark job over the log) before
+        it calls a source function.
+
+        :param spec: the job spec this answer is for.
+        """
+        txn = spec.get("txn")
+        if self.unrecorded_at is None or not isinstance(txn, Mapping):
+            return dict(spec)
+        return {**spec, "txn": {**txn, "unrecorded_at": self.unrecorded_at}}
+
+
 def answer_from_log(
     spec: Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None
 ) -> dict[str, Any] | None:
@@ -122,18 +149,28 @@ def answer_from_log(
     :param spec: the job spec (see :mod:`airflow_provider_deltacc.spark_job.spec`), ``spark_conf`` merged in.
     :param storage_options: delta-rs storage options (object-store credentials); None uses the environment.
     """
+    return consult_log(spec, storage_options=storage_options).report
+
+
+def consult_log(spec: Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None) -> LogAnswer:
+    """Read the table's Delta log for the job: its report when the log answers it, else what the job may
+    skip re-reading (see :class:`LogAnswer`).
+
+    :param spec: the job spec (see :mod:`airflow_provider_deltacc.spark_job.spec`), ``spark_conf`` merged in.
+    :param storage_options: delta-rs storage options (object-store credentials); None uses the environment.
+    """
     started_at, start = time.time(), time.monotonic()
     job = _parse(spec)
     if job is None or not log_may_answer(job):
-        return None
+        return LogAnswer()
     try:
         snapshot = read_snapshot(job.table, job.txn.app_id if job.txn else None, storage_options)
     except Exception as exc:  # no table there, storage delta-rs cannot reach: Spark says what is wrong
         log.debug("cannot read the Delta log of %s with delta-rs (%s); Spark runs the job", job.table, exc)
-        return None
+        return LogAnswer()
     verdict = fast_path_verdict(job, snapshot)
     if verdict is None:
-        return None
+        return LogAnswer(unrecorded_at=snapshot.version if txn_known_unrecorded(job, snapshot) else None)
     if verdict == "duplicate":
         assert job.txn is not None
         recorded = snapshot.recorded_txn_version
@@ -145,7 +182,23 @@ def answer_from_log(
             "noop": True,
             "noop_reason": "the table already exists and the append has no rows: nothing to create or write",
         }
-    return _report(job, snapshot, verdict, metrics, started_at, time.monotonic() - start)
+    return LogAnswer(report=_report(job, snapshot, verdict, metrics, started_at, time.monotonic() - start))
+
+
+def txn_known_unrecorded(job: JobSpec, snapshot: LogSnapshot) -> bool:
+    """Whether the snapshot shows the job's txn identity unrecorded exactly as Delta's snapshot would.
+
+    delta-rs keeps txn entries that Delta's retention drops, so an identity delta-rs shows unrecorded is
+    unrecorded for Delta too; but only on a log delta-rs replays as Delta does.
+
+    :param job: the parsed spec.
+    :param snapshot: the table's latest snapshot.
+    """
+    return (
+        job.txn is not None
+        and log_replay_supported(snapshot)
+        and not already_committed(snapshot.recorded_txn_version, job.txn)
+    )
 
 
 def log_may_answer(job: JobSpec) -> bool:
@@ -336,12 +389,8 @@ def _checked_on_write(column: LogColumn) -> bool:
 
 
 def _local_log_dir(table: str) -> Path | None:
-    if table.startswith("/"):
-        return Path(table) / "_delta_log"
-    parsed = urlparse(table)
-    if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
-        return Path(parsed.path) / "_delta_log"
-    return None
+    path = local_path(table)
+    return None if path is None else path / "_delta_log"
 
 
 def _report(

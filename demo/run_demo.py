@@ -107,7 +107,7 @@ def taking_turns(
     """Run ``spec`` as a writer operator does in ``in_process`` mode: the write guarded on its table (its
     write lease from the SQLite lease store, and its turn among the writers of the table)."""
     from airflow_provider_deltacc.engine.storage_safety import spark_storage_safety
-    from airflow_provider_deltacc.log_fast_path import answer_from_log
+    from airflow_provider_deltacc.log_fast_path import consult_log
     from airflow_provider_deltacc.windows import SqliteLeaseStore, WriteGuard, guarded_write
 
     guard = WriteGuard(holder=holder, ttl_s=60.0, admission_wait_timeout_s=600.0)
@@ -116,7 +116,7 @@ def taking_turns(
         guard,
         verdict=spark_storage_safety(spec["table"], {}),
         open_store=lambda: SqliteLeaseStore(lease_db),
-        answer_from_log=answer_from_log,
+        consult_log=consult_log,
     ) as write:
         if write.answered is not None:
             return 0, write.answered

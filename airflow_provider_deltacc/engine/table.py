@@ -13,7 +13,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.literals import quote_identifier
@@ -31,6 +33,23 @@ def is_path(table: str) -> bool:
     :param table: the table as given in the spec.
     """
     return "/" in table or "\\" in table
+
+
+def local_path(location: str) -> Path | None:
+    """The path on this machine's file system a table location names: an absolute path or a ``file:`` URI;
+    None for anything else (object storage, HDFS, a relative path).
+
+    Whoever reads it must allow for this machine not being the one Spark writes from (a remote Spark Connect
+    server): the file may be missing, or another one.
+
+    :param location: the table's path or URI.
+    """
+    if location.startswith("/"):
+        return Path(location)
+    parsed = urlparse(location)
+    if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
+        return Path(parsed.path)
+    return None
 
 
 def check_table_name(table: Any, field_name: str = "table") -> str:

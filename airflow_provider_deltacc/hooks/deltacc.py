@@ -15,6 +15,7 @@ from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, ch
 
 if TYPE_CHECKING:
     from airflow_provider_deltacc.hooks.submit import SparkSubmitRunner
+    from airflow_provider_deltacc.log_fast_path import LogAnswer
     from airflow_provider_deltacc.occ.commit_loop import Turns
 
 ExecutionMode = Literal["spark_submit", "spark_connect", "in_process"]
@@ -120,9 +121,10 @@ class DeltaCCHook(BaseHook):
         """
         spec = self.job_spec(spec)
         if consult_log:
-            answered = self._answer_from_log(spec)
-            if answered is not None:
-                return answered
+            answer = self.consult_log(spec)
+            if answer.report is not None:
+                return answer.report
+            spec = answer.spec_to_run(spec)
         code, report = self.runner.run(spec, turns=turns)
         return raise_for_outcome(code, report)
 
@@ -136,7 +138,21 @@ class DeltaCCHook(BaseHook):
 
         :param spec: the job spec.
         """
-        return self._answer_from_log(self.job_spec(spec))
+        return self.consult_log(spec).report
+
+    def consult_log(self, spec: dict[str, Any]) -> LogAnswer:
+        """What the table's Delta log tells about the job before any Spark starts: its report when the log
+        answers it (see :meth:`answer_from_log`), else the spec to run, which tells the job what it need not
+        read again (see :meth:`~airflow_provider_deltacc.log_fast_path.LogAnswer.spec_to_run`).
+
+        :param spec: the job spec.
+        """
+        from airflow_provider_deltacc.log_fast_path import consult_log
+
+        answer = consult_log(self.job_spec(spec))
+        if answer.report is not None:
+            self.log.info("Answered from the Delta log, no Spark started: %s", answer.report["summary"])
+        return answer
 
     def job_spec(self, spec: dict[str, Any]) -> dict[str, Any]:
         """The spec as the job gets it: the hook's ``spark_conf`` under the spec's own, secrets masked.

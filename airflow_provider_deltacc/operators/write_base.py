@@ -135,7 +135,7 @@ class DeltaWriteOperator(DeltaBaseOperator):
                 self.write_guard(context),
                 verdict=verdict,
                 open_store=self.open_lease_store,
-                answer_from_log=self.hook.answer_from_log,
+                consult_log=self.hook.consult_log,
                 logger=self.log,
             ) as write:
                 run_job = partial(self.hook.run, consult_log=False)

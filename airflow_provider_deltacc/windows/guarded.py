@@ -5,7 +5,8 @@
 1. **Storage.** On storage that cannot exclude concurrent writers (see
    :mod:`airflow_provider_deltacc.engine.storage_safety`) the spec is marked ``storage_guard`` and the writer
    must be alone on the table (:func:`guard_storage`).
-2. **The log.** A write the table's Delta log already answers (a committed duplicate) takes no lease.
+2. **The log.** A write the table's Delta log already answers (a committed duplicate) takes no lease; any
+   other write is told what the log showed (its txn identity unrecorded), so its job need not read it again.
 3. **The lease.** An exclusive lease on unsafe storage (or :class:`ExclusiveLeaseUnavailable`), else the
    writer's lease (:func:`~airflow_provider_deltacc.windows.writer.writer_lease`: bounded wait for
    conflicting maintenance, heartbeat, release, never fails the write) and the writer's place in the
@@ -20,7 +21,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.engine.storage_safety import StorageSafety
 from airflow_provider_deltacc.windows.admission import TurnQueue
@@ -32,6 +33,9 @@ from airflow_provider_deltacc.windows.writer import (
     writer_op_kind,
     writer_partitions,
 )
+
+if TYPE_CHECKING:
+    from airflow_provider_deltacc.log_fast_path import LogAnswer
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +145,7 @@ def guarded_write(
     *,
     verdict: StorageSafety,
     open_store: Callable[[], LeaseStore],
-    answer_from_log: Callable[[Spec], dict[str, Any] | None] | None = None,
+    consult_log: Callable[[Spec], LogAnswer] | None = None,
     logger: Any = None,
 ) -> Iterator[GuardedWrite]:
     """Guard a write on its table for the duration of the block (see the module docstring).
@@ -150,8 +154,9 @@ def guarded_write(
     :param guard: the writer's settings.
     :param verdict: the table's storage safety, as the task sees it.
     :param open_store: opens the lease store (called at most once).
-    :param answer_from_log: the report when the table's Delta log answers the write without Spark, else
-        None; asked after the storage guard and before any lease.
+    :param consult_log: what the table's Delta log tells about the write before any Spark starts (see
+        :func:`airflow_provider_deltacc.log_fast_path.consult_log`): the report when it answers the write,
+        else the spec to run; asked after the storage guard and before any lease.
     :param logger: the task's logger; this module's by default.
     :raises UnguardedUnsafeWrite: see :func:`guard_storage`.
     :raises ExclusiveLeaseUnavailable: unsafe storage, and the table did not become free in time.
@@ -160,10 +165,13 @@ def guarded_write(
     spec, exclusive = guard_storage(
         spec, verdict, allow_unsafe=guard.allow_unsafe, needs_lease=guard.use_write_lease, logger=out
     )
-    answered = answer_from_log(spec) if answer_from_log is not None else None
-    if answered is not None:
-        yield GuardedWrite(spec, answered=answered)
-    elif exclusive:
+    answer = consult_log(spec) if consult_log is not None else None
+    if answer is not None:
+        if answer.report is not None:
+            yield GuardedWrite(spec, answered=answer.report)
+            return
+        spec = answer.spec_to_run(spec)
+    if exclusive:
         request = _request(spec, guard, partitions=False)
         with exclusive_writer_lease(open_store, request, wait_timeout_s=guard.unsafe_storage_wait_timeout_s):
             yield GuardedWrite(spec)

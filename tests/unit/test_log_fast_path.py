@@ -5,6 +5,7 @@ case where it must leave the job to Spark."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,9 +15,11 @@ import pytest
 from airflow_provider_deltacc.engine.commits import TXN_SCAN_VERSIONS, scan_for_txn_commit
 from airflow_provider_deltacc.log_fast_path import (
     ANSWERED_BY,
+    LogAnswer,
     LogColumn,
     LogSnapshot,
     answer_from_log,
+    consult_log,
     fast_path_verdict,
 )
 from airflow_provider_deltacc.spark_job.spec import parse_spec
@@ -89,6 +92,52 @@ def test_a_write_is_answered_exactly_when_delta_would_skip_it(table: str, ours: 
 
 def test_another_app_id_is_not_a_duplicate(table: str) -> None:
     assert answer_from_log(_merge(table, 1, app_id="dag.other")) is None
+
+
+# -- what the log tells a job it does not answer ------------------------------------------------------------
+def test_a_fresh_identity_is_told_unrecorded_at_the_version_read(table: str) -> None:
+    spec = _merge(table, 5)
+    answer = consult_log(spec)
+    assert answer == LogAnswer(report=None, unrecorded_at=2)
+    to_run = answer.spec_to_run(spec)
+    assert to_run["txn"] == {"app_id": "dag.merge", "version": 5, "unrecorded_at": 2}
+    assert spec["txn"] == {"app_id": "dag.merge", "version": 5}  # the caller's spec is left as it was
+    assert parse_spec(to_run).txn is not None and parse_spec(to_run).txn.unrecorded_at == 2  # type: ignore[union-attr]
+
+
+def test_a_duplicate_is_answered_and_not_told_anything(table: str) -> None:
+    answer = consult_log(_merge(table, 4))
+    assert answer.report is not None and answer.unrecorded_at is None
+
+
+def test_an_identity_on_a_log_delta_rs_does_not_replay_is_not_told_unrecorded(
+    monkeypatch: pytest.MonkeyPatch, table: str
+) -> None:
+    import airflow_provider_deltacc.log_fast_path as fast_path
+
+    real = fast_path.read_snapshot
+    monkeypatch.setattr(
+        fast_path,
+        "read_snapshot",
+        lambda *a, **k: replace(
+            real(*a, **k), min_reader_version=3, reader_features=frozenset({"v2Checkpoint"})
+        ),
+    )
+    spec = _merge(table, 5)
+    assert consult_log(spec) == LogAnswer()
+    assert LogAnswer().spec_to_run(spec) == spec
+
+
+def test_a_txn_retention_still_tells_an_unrecorded_identity(tmp_path: Path) -> None:
+    # Delta's retention drops entries delta-rs still shows: what delta-rs shows unrecorded, Delta does too.
+    path = tmp_path / "retained"
+    _write(path, configuration={"delta.setTransactionRetentionDuration": "interval 30 days"})
+    assert consult_log(_merge(str(path), 4)) == LogAnswer(report=None, unrecorded_at=0)
+
+
+def test_a_job_the_log_cannot_read_is_told_nothing(tmp_path: Path) -> None:
+    assert consult_log(_merge(str(tmp_path / "nothing_here"), 4)) == LogAnswer()
+    assert consult_log({**_merge(str(tmp_path), 4), "table": "db.orders"}) == LogAnswer()
 
 
 def test_a_superseded_identity_names_its_own_commit(table: str) -> None:

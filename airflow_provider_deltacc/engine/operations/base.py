@@ -140,11 +140,18 @@ def tracked_attempt(
         leaves out the recorded txn versions: reading them is a Spark job over the table state, which Delta
         repeats on its own snapshot, and a duplicate is reported from the state after the write instead.
     :param known: a snapshot to plan from instead of reading one (see :class:`KnownState`); ignored when the
-        attempt must check recorded txn versions itself.
+        attempt must check recorded txn versions itself and the worker's read of the log did not already
+        show ``txn`` unrecorded in it (see :meth:`~.txn.TxnIdentity.known_unrecorded`).
     """
     started_at = time.time()
     app_ids = (txn.app_id,) if txn else ()
-    checks_txn_here = txn is not None and not write_checks_txn
+    checks_txn_here = (
+        txn is not None
+        and not write_checks_txn
+        and not (
+            known is not None and known.state is not None and txn.known_unrecorded(known.state.known_version)
+        )
+    )
     if known is not None and not checks_txn_here:
         before = known.state
     else:

@@ -210,6 +210,54 @@ def test_bad_input_and_the_functions_own_errors_write_nothing(
         assert 'int(rates["usd"])' in error["message"] and error["type"] == "SourceFunctionError"
 
 
+def test_an_identity_the_worker_saw_unrecorded_is_not_read_again_and_a_stale_sighting_writes_nothing(
+    spark: SparkSession,
+    new_session: Callable[[], SparkSession],
+    session_kind: str,
+    table_path: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``txn.unrecorded_at`` (set from the worker's delta-rs read of the log) spares the first attempt its own
+    read of the recorded txn versions; one that is stale (the identity committed since) never writes twice."""
+    import airflow_provider_deltacc.engine.operations.base as base
+
+    _create(spark, table_path, [("a", 0)], ACCOUNTS)
+    txn_reads: list[tuple[str, ...]] = []
+    real_read = base.read_table_state_if_exists
+
+    def spying_read(session: Any, table: str, app_ids: tuple[str, ...] = ()) -> Any:
+        if app_ids:
+            txn_reads.append(app_ids)
+        return real_read(session, table, app_ids)
+
+    monkeypatch.setattr(base, "read_table_state_if_exists", spying_read)
+    calls: list[int] = []
+
+    def add_one(spark: SparkSession) -> DataFrame:
+        balance = spark.read.format("delta").load(table_path).where("account = 'a'").collect()[0][1]
+        calls.append(balance)
+        return spark.createDataFrame([("a", balance + 1)], ACCOUNTS)
+
+    seen_at = _version(table_path)
+    spec = {**_merge(table_path, add_one), "txn": {"app_id": "rmw", "version": 1, "unrecorded_at": seen_at}}
+    code, report = run_job(spec, new_session())
+    assert code == ExitCode.SUCCESS and report["status"] == "committed", report
+    assert calls == [0] and txn_reads == []  # the worker's sighting stood for the identity check
+
+    # The same sighting again, now stale: the identity was recorded at seen_at + 1.
+    committed_at = _version(table_path)
+    code, again = run_job(spec, new_session())
+    assert code == ExitCode.SUCCESS and again["skipped_duplicate"], again
+    assert _version(table_path) == committed_at and _rows(table_path, "account")[0]["balance"] == 1
+    if session_kind == "classic":
+        # The snapshot's version is known for free and is not the one the worker saw: the log is read.
+        assert calls == [0] and txn_reads == [("rmw",)]
+    else:
+        # Over Connect the version costs a DESCRIBE HISTORY, so the sighting is trusted; Delta's own check
+        # at commit time skipped the write, and the state after it says why.
+        assert calls == [0, 1] and txn_reads == [("rmw",)]
+
+
 def test_a_rerun_is_answered_past_the_tables_first_checkpoint(
     spark: SparkSession, new_session: Callable[[], SparkSession], table_path: str
 ) -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from airflow_provider_deltacc.engine.storage_safety import DYNAMODB_LOG_STORE, OVERRIDE_ENV
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaUnsafeStorageError
+from airflow_provider_deltacc.log_fast_path import LogAnswer
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator, DeltaOptimizeOperator
 from airflow_provider_deltacc.windows import store_from_url
 from tests.unit.airflow_face.conftest import make_context
@@ -43,8 +44,8 @@ class StandInJob:
     def check_deployment(self, table: str) -> None:
         return None
 
-    def answer_from_log(self, spec: dict[str, Any]) -> dict[str, Any] | None:
-        return None
+    def consult_log(self, spec: dict[str, Any]) -> LogAnswer:
+        return LogAnswer()
 
     def run(self, spec: dict[str, Any], *, consult_log: bool = True, turns: Any = None) -> dict[str, Any]:
         self.specs.append(spec)

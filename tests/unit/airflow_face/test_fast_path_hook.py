@@ -78,13 +78,13 @@ class SparkMustNotStart:
 def log_reads(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """Every spec the fast path was asked about."""
     reads: list[dict[str, Any]] = []
-    real = fast_path.answer_from_log
+    real = fast_path.consult_log
 
     def counting(spec: Any, **kwargs: Any) -> Any:
         reads.append(spec)
         return real(spec, **kwargs)
 
-    monkeypatch.setattr(fast_path, "answer_from_log", counting)
+    monkeypatch.setattr(fast_path, "consult_log", counting)
     return reads
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
+from airflow_provider_deltacc.log_fast_path import LogAnswer
 from airflow_provider_deltacc.windows import Lease, LeaseRequest, LeaseStore, store_from_url
 
 
@@ -42,8 +43,8 @@ class RecordingHook:
         self.specs: list[dict[str, Any]] = []
         self.active_during: list[list[Lease]] = []
 
-    def answer_from_log(self, spec: dict[str, Any]) -> dict[str, Any] | None:
-        return None
+    def consult_log(self, spec: dict[str, Any]) -> LogAnswer:
+        return LogAnswer()
 
     def check_deployment(self, table: str) -> None:
         return None

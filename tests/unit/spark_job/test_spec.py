@@ -207,6 +207,15 @@ def test_defaults_of_other_operations() -> None:
                 "operation": "delete",
                 "table": "/t",
                 "options": {"condition": "true"},
+                "txn": {"app_id": "a", "version": 1, "unrecorded_at": -1},
+            },
+            "txn.unrecorded_at",
+        ),
+        (
+            {
+                "operation": "delete",
+                "table": "/t",
+                "options": {"condition": "true"},
                 "spark_conf": {"k": None},
             },
             "spark_conf.k",

@@ -14,6 +14,7 @@ import pytest
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.engine.storage_safety import StorageSafety
+from airflow_provider_deltacc.log_fast_path import LogAnswer
 from airflow_provider_deltacc.windows import (
     ExclusiveLeaseUnavailable,
     LeaseStore,
@@ -96,7 +97,7 @@ def test_with_admission_the_writer_gets_its_turns_and_waits_for_them_before_a_re
 def test_a_write_the_log_answers_takes_no_lease_and_runs_nothing(opener: Opener) -> None:
     answer = {"status": "skipped_duplicate"}
     with guarded_write(
-        SPEC, _guard(), verdict=SAFE, open_store=opener, answer_from_log=lambda s: answer
+        SPEC, _guard(), verdict=SAFE, open_store=opener, consult_log=lambda s: LogAnswer(report=answer)
     ) as write:
         assert write.run(lambda spec, turns: pytest.fail("the job ran"), loop_takes_turns=True) is answer
     assert opener.opened == 0
