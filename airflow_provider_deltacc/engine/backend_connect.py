@@ -1,8 +1,10 @@
 """The engine's reads on a Spark Connect session: SQL and the server's own file readers, no JVM objects.
 
-* Table facts come from ``DESCRIBE DETAIL`` (location, partition columns, properties), the version from
-  ``DESCRIBE HISTORY``, the schema from analysing a read of the table.
-* Commits are found by their tag in ``DESCRIBE HISTORY``.
+* Table facts come from ``DESCRIBE TABLE EXTENDED`` (location, partition columns) and ``SHOW TBLPROPERTIES``,
+  the version from ``DESCRIBE HISTORY``, the schema from analysing a read of the table.
+* An attempt's commit is the session's last commit when its ``commitInfo`` carries the attempt's tag: read
+  from this machine's disk when the table is there (a Connect server beside the worker), else by the
+  server; otherwise it is found by its tag in ``DESCRIBE HISTORY``.
 * Recorded txn versions are read from ``_delta_log`` itself, with the server's Parquet and JSON readers: the
   txn actions of the last checkpoint and of every commit after it. Delta only records a version above the
   one recorded before, so the highest version per app id is the recorded one. Entries older than
@@ -21,7 +23,7 @@ from airflow_provider_deltacc.engine.backend import CommitEntry
 from airflow_provider_deltacc.engine.commits import history_commits
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.retention import parse_interval_hours
-from airflow_provider_deltacc.engine.table import TableState, is_path, table_frame, table_sql
+from airflow_provider_deltacc.engine.table import TableState, is_path, local_path, table_frame, table_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -103,6 +105,11 @@ class ConnectBackend:
         location = table if is_path(table) else getattr(self._describe(table), "location", None)
         if location is None:
             return None
+        # A table on this machine's file system (a Connect server beside the worker) is read here, not by a
+        # Spark job; a file that is missing or lacks the tag (another machine's disk) is read by the server.
+        found = _tagged_entry(_local_commit_lines(location, version), version, tag)
+        if found is not None:
+            return found
         try:
             lines = [
                 str(r[0]) for r in self.spark.read.text(_commit_file(_log_dir(location), version)).collect()
@@ -111,14 +118,7 @@ class ConnectBackend:
             if _condition(exc) == "PATH_NOT_FOUND":
                 return None
             raise
-        for line in lines:
-            if '"commitInfo"' not in line:
-                continue
-            info = json.loads(line).get("commitInfo") or {}
-            if info.get("userMetadata") == tag:
-                metrics = {str(k): str(v) for k, v in (info.get("operationMetrics") or {}).items()}
-                return (version, str(info.get("operation", "")), metrics)
-        return None
+        return _tagged_entry(lines, version, tag)
 
     def txn_commit(
         self, table: str, app_id: str, txn_version: int, latest: int, max_versions: int
@@ -308,6 +308,29 @@ def newest_complete_checkpoint(paths: list[str], latest: int) -> int | None:
     complete.update(version for (version, total), seen in parts.items() if len(seen) == total)
     eligible = [version for version in complete if version <= latest]
     return max(eligible) if eligible else None
+
+
+def _local_commit_lines(location: str, version: int) -> list[str]:
+    """The lines of commit ``version`` read from this machine's file system; none when it is not there."""
+    path = local_path(location)
+    if path is None:
+        return []
+    try:
+        return (path / "_delta_log" / f"{version:020d}.json").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+
+
+def _tagged_entry(lines: list[str], version: int, tag: str) -> CommitEntry | None:
+    """Commit ``version`` when its ``commitInfo`` line carries ``tag``, else None."""
+    for line in lines:
+        if '"commitInfo"' not in line:
+            continue
+        info = json.loads(line).get("commitInfo") or {}
+        if info.get("userMetadata") == tag:
+            metrics = {str(k): str(v) for k, v in (info.get("operationMetrics") or {}).items()}
+            return (version, str(info.get("operation", "")), metrics)
+    return None
 
 
 def _log_dir(location: str) -> str:
