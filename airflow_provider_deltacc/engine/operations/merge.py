@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 
 TARGET_ALIAS = "t"
 SOURCE_ALIAS = "s"
+#: Stands for the source in a built statement until it is made formattable (see :func:`formattable`).
+SOURCE_PLACEHOLDER = f"deltacc_source_{uuid.uuid4().hex}"
 
 
 def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None) -> PreparedOperation:
@@ -96,12 +98,10 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
             elif frame.isEmpty():
                 return WriteResult(noop_reason="the source is empty; nothing to merge")
             frame = apply_hook(frame, hook, attempt)
-            view = f"deltacc_merge_source_{uuid.uuid4().hex}"
-            frame.createOrReplaceTempView(view)
-            try:
-                spark.sql(merge_statement(table_sql(spec.table), quote_identifier(view), condition, opts))
-            finally:
-                spark.catalog.dropTempView(view)
+            statement = merge_statement(table_sql(spec.table), SOURCE_PLACEHOLDER, condition, opts)
+            # The source travels with the statement (a view of the statement's own, no temporary view to
+            # create and drop: two round trips over Spark Connect).
+            spark.sql(formattable(statement, SOURCE_PLACEHOLDER, "source"), source=frame)
             return WriteResult(metrics=metrics)
 
         return tracked_attempt(
@@ -185,6 +185,18 @@ def merge_statement(target: str, source: str, condition: str, opts: MergeOptions
             action = f"INSERT ({columns}) VALUES ({values})"
         lines.append(f"WHEN NOT MATCHED{_and(clause.condition)} THEN {action}")
     return "\n".join(lines)
+
+
+def formattable(statement: str, placeholder: str, name: str) -> str:
+    """``statement`` as a template for ``spark.sql(text, name=frame)``: every brace of its own (a path, a
+    string literal in a user expression) escaped, and ``placeholder`` replaced by ``{name}``.
+
+    :param statement: the SQL statement.
+    :param placeholder: the text that stands for the DataFrame (unlike anything a user writes).
+    :param name: the keyword argument the DataFrame is passed as.
+    """
+    escaped = statement.replace("{", "{{").replace("}", "}}")
+    return escaped.replace(placeholder, "{" + name + "}")
 
 
 def _and(condition: str | None) -> str:

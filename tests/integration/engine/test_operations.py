@@ -131,7 +131,44 @@ def test_merge_condition_with_delete_clause(spark: SparkSession, table_path: str
     ]
 
 
-def test_merge_with_empty_source_commits_nothing(spark: SparkSession, table_path: str) -> None:
+def test_merge_expressions_with_braces_and_placeholder_text_are_sent_as_written(
+    spark: SparkSession, table_path: str
+) -> None:
+    """The source travels with the MERGE statement as a formatted argument: braces in the user's expressions
+    (a JSON string, a format pattern) and text that looks like a placeholder must reach Spark as written."""
+    create_table(spark, table_path, BASE)
+    _ok(
+        spark,
+        {
+            "operation": "merge",
+            "table": table_path,
+            "source": rows_source([[1, "2026-11-20", "{source}"], [2, "2026-11-20", "b"]]),
+            "options": {
+                "keys": ["id"],
+                "when_matched": [
+                    {
+                        "action": "update",
+                        "condition": "s.value = '{source}' OR s.value = '{{x}}'",
+                        "set": {"value": "concat('{\"v\": \"', s.value, '\"}')"},
+                    }
+                ],
+            },
+        },
+    )
+    assert contents(spark, table_path) == [
+        ("1", "2026-11-20", '{"v": "{source}"}'),
+        ("2", "2026-11-20", "b"),
+        ("3", "2026-11-21", "c"),
+    ]
+
+
+@pytest.mark.parametrize("pin", ["auto", None])
+def test_merge_with_empty_source_commits_nothing(
+    spark: SparkSession, table_path: str, pin: str | None
+) -> None:
+    """An empty source writes nothing and records no identity, so a re-run once the source has rows (an
+    upstream task cleared and run again) still merges them; unpinned too, where Delta would commit the
+    identity alone."""
     create_table(spark, table_path, BASE)
     before = version(spark, table_path)
     report = _ok(
@@ -140,11 +177,41 @@ def test_merge_with_empty_source_commits_nothing(spark: SparkSession, table_path
             "operation": "merge",
             "table": table_path,
             "source": rows_source([]),
-            "options": {"keys": ["id"], "partition_pin": "auto"},
+            "options": {"keys": ["id"], "partition_pin": pin},
+            "txn": {"app_id": "empty-merge", "version": 1},
         },
     )
     assert report["metrics"]["noop"] is True and "empty" in report["metrics"]["noop_reason"]
     assert report["table_version"] == before == version(spark, table_path)
+    assert not report["skipped_duplicate"]
+
+
+@pytest.mark.parametrize("disk", ["shared", "missing", "another"])
+def test_a_write_finds_its_commit_whatever_this_machine_sees_of_the_table(
+    spark: SparkSession, table_path: str, disk: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over Connect the attempt's commit is read from this machine's disk when the table is there, else by the
+    server: here the worker shares the server's disk, or sees no such file, or another file of that name (a
+    path that means another disk on the worker's machine)."""
+    import airflow_provider_deltacc.engine.backend_connect as backend_connect
+
+    other = '{"commitInfo":{"operation":"WRITE","userMetadata":"another-tag","operationMetrics":{}}}'
+    if disk != "shared":
+        monkeypatch.setattr(
+            backend_connect, "_local_commit_lines", lambda *_: [] if disk == "missing" else [other]
+        )
+    create_table(spark, table_path, BASE)
+    report = _ok(
+        spark,
+        {
+            "operation": "merge",
+            "table": table_path,
+            "source": rows_source([[1, "2026-11-20", "z"], [7, "2026-11-21", "g"]]),
+            "options": {"keys": ["id"]},
+        },
+    )
+    assert report["metrics"]["commit_versions"] == [version(spark, table_path)]
+    assert report["metrics"]["numTargetRowsUpdated"] == 1 and report["metrics"]["numTargetRowsInserted"] == 1
 
 
 def test_update_with_literal_values_and_partition(spark: SparkSession, table_path: str) -> None:
