@@ -24,6 +24,7 @@ from airflow_provider_deltacc.advisor.analysis import Analysis
 from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
 from airflow_provider_deltacc.advisor.loader import AdvisorInputError
 from airflow_provider_deltacc.conflict_matrix import OpKind
+from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.tries import REPORT_XCOM_KEY, report_tries
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ def report_task(report: Mapping[str, Any]) -> str | None:
 
 
 def _table(name: Any) -> str:
-    return str(name or "").rstrip("/")
+    return table_key(str(name)) if name else ""
 
 
 def _history(table: str) -> dict[int, str]:

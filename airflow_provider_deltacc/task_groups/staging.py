@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.contract.table_identity import same_table
 from airflow_provider_deltacc.engine.literals import quote_identifier, string_literal
 from airflow_provider_deltacc.engine.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.engine.table import CATALOG_NAME_RE, is_path, table_sql
@@ -396,7 +397,7 @@ def _check_arguments(**args: Any) -> dict[str, Any]:
     """Validate everything that can be validated without Spark; return the normalised column lists."""
     staging = table_argument(FACTORY, "staging_table", args["staging_table"])
     target = table_argument(FACTORY, "target_table", args["target_table"])
-    if staging.strip().rstrip("/") == target.strip().rstrip("/"):
+    if same_table(staging, target):  # any two spellings of one table
         raise fail(FACTORY, "staging_table", staging, "must not be the target_table")
     columns = ddl_columns(FACTORY, "schema", args["schema"])
     batch_column = args["batch_column"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.tries import REPORT_XCOM_KEY, TRIES_KEY, report_tries
 
 if TYPE_CHECKING:
@@ -39,12 +40,18 @@ class TaskReport:
 
     @property
     def table(self) -> str:
-        return str(self.report.get("table") or "").rstrip("/")
+        return report_table(self.report)
 
     def with_ids(self) -> dict[str, Any]:
         """The report with its task's ids, as the advisor reads reports."""
         ids = {"dag_id": self.dag_id, "task_id": self.task_id, "run_id": self.run_id}
         return {**self.report, **ids, "map_index": self.map_index}
+
+
+def report_table(report: Mapping[str, Any]) -> str:
+    """The key of the table a report names (one per table, however the task spelled it), "" when none."""
+    table = report.get("table")
+    return table_key(table) if isinstance(table, str) and table.strip() else ""
 
 
 @dataclass

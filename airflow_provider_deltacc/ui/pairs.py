@@ -19,6 +19,7 @@ from airflow_provider_deltacc.advisor.observed import report_task
 from airflow_provider_deltacc.occ.advice import advice_for
 from airflow_provider_deltacc.occ.kinds import Conflict
 from airflow_provider_deltacc.tries import report_tries
+from airflow_provider_deltacc.ui.data import report_table
 
 log = logging.getLogger(__name__)
 
@@ -94,14 +95,14 @@ def _from_reports(
     for report in reports:
         task, version = report_task(report), report.get("table_version")
         if task and isinstance(version, int):
-            committed[(str(report.get("table") or "").rstrip("/"), version)] = task
+            committed[(report_table(report), version)] = task
     counts: Counter[tuple[str, str, str]] = Counter()
     kinds: dict[tuple[str, str, str], Counter[str]] = {}
     advice: dict[tuple[str, str, str], str] = {}
     for report in reports:
         if report.get("dag_id") in losers_not_in:
             continue
-        loser, table = report_task(report) or "an unnamed task", str(report.get("table") or "").rstrip("/")
+        loser, table = report_task(report) or "an unnamed task", report_table(report)
         for one_try in report_tries(dict(report)):
             for attempt in one_try.get("attempts") or []:
                 conflict = attempt.get("conflict") if isinstance(attempt, Mapping) else None

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import croniter
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
+from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.windows.clock import require_aware
 from airflow_provider_deltacc.windows.lease import parse_op_kind
 from airflow_provider_deltacc.windows.partitions import PartitionScope, format_scope, normalize_scope
@@ -266,7 +267,9 @@ class WriteWindow:
 def windows_for(table: str, windows: Iterable[WriteWindow]) -> list[WriteWindow]:
     """The windows declared for ``table``.
 
-    :param table: the table's name or path.
+    :param table: the table's name or path (any spelling: see
+        :func:`~airflow_provider_deltacc.contract.table_identity.table_key`).
     :param windows: windows for any tables.
     """
-    return [window for window in windows if window.table == table]
+    key = table_key(table)
+    return [window for window in windows if table_key(window.table) == key]

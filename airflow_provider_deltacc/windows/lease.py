@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
+from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.windows.clock import require_aware
 from airflow_provider_deltacc.windows.partitions import PartitionScope, format_scope, normalize_scope
 
@@ -53,7 +54,9 @@ def _check_ttl(ttl_s: float) -> None:
 class LeaseRequest:
     """What a task asks a lease store for.
 
-    :param table: the Delta table's name or path, as every task on it spells it.
+    :param table: the Delta table's name or path, in any spelling; kept as its key
+        (:func:`~airflow_provider_deltacc.contract.table_identity.table_key`), so that every task on the table
+        shares its leases however it spells it.
     :param holder: who holds the lease, e.g. ``ingest.merge_orders[3]/scheduled__2026-11-20`` (see
         :func:`format_holder`).
     :param op_kind: the operation the holder runs.
@@ -73,6 +76,7 @@ class LeaseRequest:
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"{name}={value!r} must be a non-empty string")
         _check_ttl(self.ttl_s)
+        object.__setattr__(self, "table", table_key(self.table))
         object.__setattr__(self, "op_kind", parse_op_kind(self.op_kind))
         object.__setattr__(self, "partitions", normalize_scope(self.partitions))
 
@@ -82,7 +86,7 @@ class Lease:
     """A lease as a store keeps it; it stays on record after it ends, for audits.
 
     :param lease_id: a unique id.
-    :param table: the table's name or path.
+    :param table: the table's key (see :class:`LeaseRequest`).
     :param holder: who holds it.
     :param op_kind: the holder's operation.
     :param partitions: the partitions it touches, or None for the whole table.

@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from sqlalchemy import Connection, Engine, delete, insert, or_, select, update
 
+from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.windows.clock import Clock, require_aware, utc_now
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
 from airflow_provider_deltacc.windows.partitions import format_scope
@@ -130,12 +131,21 @@ class SqlLeaseStore(LeaseStore):
                 delay = min(delay * 2, 0.5)
 
     def ensure_schema(self) -> None:
-        """Create the lease table and its index if they do not exist (safe to race from many processes)."""
+        """Create the lease table and its index if they do not exist, and key the leases recorded under a
+        table's other spellings by the table's key (safe to race from many processes)."""
 
         def create(conn: Connection, _now: datetime) -> None:
             metadata.create_all(conn, checkfirst=True)
 
+        def rekey(conn: Connection, _now: datetime) -> None:
+            # Leases from before one key per table: each spelling is moved to its key, once.
+            for (spelled,) in conn.execute(select(leases.c.table_name).distinct()).all():
+                key = table_key(spelled)
+                if key != spelled:
+                    conn.execute(update(leases).where(leases.c.table_name == spelled).values(table_name=key))
+
         self._run(create, table=None, write=True)
+        self._run(rekey, table=None, write=True)
 
     # -- LeaseStore ------------------------------------------------------------------------------------
 
@@ -221,6 +231,8 @@ class SqlLeaseStore(LeaseStore):
         return self._run(step, table=table, write=True)
 
     def active(self, table: str, now: datetime | None = None) -> list[Lease]:
+        table = table_key(table)
+
         def step(conn: Connection, store_now: datetime) -> list[Lease]:
             at = require_aware(now, field="now") if now is not None else store_now
             return self._select_active(conn, table, at)
@@ -228,6 +240,8 @@ class SqlLeaseStore(LeaseStore):
         return self._run(step, table=table, write=False)
 
     def history(self, table: str) -> list[Lease]:
+        table = table_key(table)
+
         def step(conn: Connection, _now: datetime) -> list[Lease]:
             rows = conn.execute(
                 select(leases)

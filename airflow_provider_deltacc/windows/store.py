@@ -88,7 +88,7 @@ class LeaseStore(abc.ABC):
     def active(self, table: str, now: datetime | None = None) -> list[Lease]:
         """The leases on ``table`` that are neither released nor expired at ``now``, oldest first.
 
-        :param table: the table's name or path.
+        :param table: the table's name or path, in any spelling (leases are kept by the table's key).
         :param now: the time to judge expiry at; None for the store's clock.
         """
 
@@ -96,7 +96,7 @@ class LeaseStore(abc.ABC):
     def history(self, table: str) -> list[Lease]:
         """Every lease ever recorded on ``table`` (active, released and expired), oldest first.
 
-        :param table: the table's name or path.
+        :param table: the table's name or path, in any spelling (leases are kept by the table's key).
         """
 
     @abc.abstractmethod

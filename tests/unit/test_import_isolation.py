@@ -24,6 +24,7 @@ AIRFLOW_FACE = [
     "import airflow_provider_deltacc.retry_policy",
     "import airflow_provider_deltacc.windows",
     "import airflow_provider_deltacc.task_groups",
+    "import airflow_provider_deltacc.contract.table_identity",
 ]
 BUNDLED_CORE = [
     "import airflow_provider_deltacc.occ as m; m.run_commit_loop; m.CommitRetryPolicy",
@@ -32,6 +33,7 @@ BUNDLED_CORE = [
     "import airflow_provider_deltacc.engine.delta_jars",
     "import airflow_provider_deltacc.conflict_safe as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.engine.source_function",
+    "import airflow_provider_deltacc.contract.table_identity",
 ]
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -25,17 +24,6 @@ from tests.unit.windows.helpers import T0, FakeClock, grant
 pytestmark = pytest.mark.integration
 
 D19, D20 = {"date": "2026-11-19"}, {"date": "2026-11-20"}
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def store(store_url: str, clock: FakeClock) -> Iterator[LeaseStore]:
-    with store_from_url(store_url, clock=clock) as opened:
-        yield opened
 
 
 @pytest.fixture
