@@ -24,9 +24,8 @@ Side by side in one run, on one Delta-enabled Spark Connect server this script s
    updates are what the writers that did not fail should have added, minus what the balance grew by).
 
 The Connect server gets ``--warmup`` untimed runs of both single-writer paths first (a cold server's first
-runs are much slower while its JIT compiles). Every table is created with ``delta.checkpointInterval`` 1000,
-so no checkpoint is written during the run (see :func:`create_table` for why). The server and the temporary
-directories are removed at the end.
+runs are much slower while its JIT compiles). Tables keep Delta's default checkpoint interval. The server and
+the temporary directories are removed at the end.
 """
 
 from __future__ import annotations
@@ -103,7 +102,7 @@ def provider_write(
         guard,
         verdict=spark_storage_safety(table, {}),
         open_store=lambda: SqliteLeaseStore(lease_db),
-        answer_from_log=hook.answer_from_log,
+        consult_log=hook.consult_log,
     ) as write:
         return write.run(partial(hook.run, consult_log=False), loop_takes_turns=hook.loop_runs_here)
 
@@ -124,21 +123,12 @@ def unprotected_write(table: str, function: Any, kwargs: dict[str, Any], key: st
 
 
 def create_table(table: str, rows: list[tuple[Any, ...]], schema: str) -> None:
-    """A table of ``rows`` that takes no checkpoint during the run (``delta.checkpointInterval`` 1000).
-
-    Over Spark Connect, a write whose engine checks its txn identity itself (a source function's does) reads
-    ``_delta_log/_last_checkpoint`` with ``spark.read.json``, which Spark skips as a hidden file: once the
-    table has a checkpoint (10 commits by default) every such write fails with ``UNABLE_TO_INFER_SCHEMA``.
-    Both paths get the same tables, so the comparison stays fair.
-    """
+    """A Delta table of ``rows``, with Delta's default settings (a checkpoint every 10 commits)."""
     from airflow_provider_deltacc.hooks.connect import new_connect_session
 
     spark = new_connect_session(connect_url())
     try:
-        spark.sql(
-            f"CREATE TABLE delta.`{table}` ({schema}) USING delta "
-            "TBLPROPERTIES ('delta.checkpointInterval' = '1000')"
-        )
+        spark.sql(f"CREATE TABLE delta.`{table}` ({schema}) USING delta")
         spark.createDataFrame(rows, schema).write.format("delta").mode("append").save(table)
     finally:
         spark.stop()
