@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from airflow_provider_deltacc.occ.sql_text import SqlTextError, code_text, main_statement, split_statements
+
 
 class OperationClass(StrEnum):
     """What an operation does to a table, as far as retrying a conflict is concerned."""
@@ -97,7 +99,7 @@ def enables_allow_listed_feature(statement: str) -> bool:
 
     :param statement: a SQL statement.
     """
-    match = _SET_PROPERTIES.match(statement)
+    match = _SET_PROPERTIES.match(statement_text(statement, literals=True))
     if match is None:
         return False
     for assignment in match["body"].split(","):
@@ -282,11 +284,33 @@ def operation_class(
 
 
 def statement_kind(statement: str) -> OpKind | None:
-    """The kind a SQL statement runs by its verb (``VACUUM`` included), or None when the verb says nothing."""
+    """The kind a SQL statement runs by its verb (``VACUUM`` included), or None when the verb says nothing.
+
+    The verb is read past comments and a leading ``WITH`` clause, never inside a string literal (see
+    :func:`statement_text`).
+
+    :param statement: SQL text (its first statement is judged).
+    """
+    text = statement_text(statement)
     for pattern, kind in STATEMENT_KINDS:
-        if pattern.search(statement):
+        if pattern.search(text):
             return kind
     return None
+
+
+def statement_text(statement: str, *, literals: bool = False) -> str:
+    """The first statement of ``statement`` on one line, as :mod:`~.sql_text` reads it: comments and a
+    leading ``WITH`` clause left out, string literals masked unless ``literals``. Text that cannot be read
+    (an unterminated literal) is returned as written: Spark will say what is wrong with it.
+
+    :param statement: SQL text.
+    :param literals: keep string literals as written.
+    """
+    try:
+        statements = split_statements(statement)
+    except SqlTextError:
+        return statement
+    return code_text(main_statement(statements[0]), literals=literals) if statements else ""
 
 
 def op_kind(name: str, options: Mapping[str, Any] | None = None) -> OpKind:

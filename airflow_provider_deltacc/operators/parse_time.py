@@ -12,6 +12,7 @@ import warnings
 from typing import Any
 
 from airflow_provider_deltacc.deprecations import dag_file_stacklevel
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.occ.operations import OPERATIONS, statement_kind
 
 #: Delta's default ``delta.deletedFileRetentionDuration``.
@@ -89,14 +90,32 @@ def check_vacuum(task_id: str, table: Any, retention_hours: Any, force: Any) -> 
         )
 
 
+def one_statement(task_id: str, statement: str) -> None:
+    """Refuse a statement text that is not one statement, when the DAG is parsed (see
+    :func:`~airflow_provider_deltacc.spark_job.fields.check_one_statement`).
+
+    :param task_id: the task.
+    :param statement: its statement.
+    :raises DeltaCCInputError: naming ``statement``.
+    """
+    from airflow_provider_deltacc.spark_job.fields import SpecError, check_one_statement
+
+    try:
+        check_one_statement("statement", statement)
+    except SpecError as exc:
+        raise DeltaCCInputError(f"{task_id}: {exc}", field="statement", value=statement) from None
+
+
 def check_sql(task_id: str, table: Any, statement: Any) -> None:
-    """OPTIMIZE/VACUUM as plain SQL skips the maintenance gate: concurrent writers are not waited for.
+    """Refuse more than one statement; warn that OPTIMIZE/VACUUM as plain SQL skips the maintenance gate:
+    concurrent writers are not waited for.
 
     :param task_id: the task.
     :param table: its table.
     :param statement: its statement (a template is not judged).
     """
     if isinstance(statement, str) and "{{" not in statement:
+        one_statement(task_id, statement)
         kind = statement_kind(statement)
         maintenance = [op for op in OPERATIONS.values() if op.is_maintenance and kind in op.kinds]
         if maintenance:

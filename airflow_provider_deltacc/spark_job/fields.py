@@ -8,6 +8,7 @@ from typing import Any
 
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.redaction import REDACTED, is_sensitive_key
+from airflow_provider_deltacc.occ.sql_text import SqlTextError, split_statements
 
 Scalar = str | int | float | bool | None
 
@@ -210,6 +211,30 @@ def check_sql_text(field: str, text: str | None) -> None:
             "contains '${', which Spark's variable substitution would replace (e.g. ${env:NAME} with an "
             "environment variable); remove it, or compare with a value through equals/partition_values/args, "
             "which are quoted as literals",
+        )
+
+
+def check_one_statement(field: str, text: str) -> None:
+    """Refuse SQL text that is not exactly one statement (Spark runs one statement per call, and a task's
+    conflicts, lease and report describe one write), or that cannot be read as SQL.
+
+    :param field: the dotted path of the field.
+    :param text: the SQL text.
+    """
+    try:
+        statements = split_statements(text)
+    except SqlTextError as exc:
+        raise SpecError(field, text, f"cannot be read as SQL: {exc}") from None
+    if not statements:
+        raise SpecError(
+            field, text, "holds no statement, only comments or semicolons; give one SQL statement"
+        )
+    if len(statements) > 1:
+        raise SpecError(
+            field,
+            text,
+            f"holds {len(statements)} statements separated by ';'; give one statement per task (a "
+            "DeltaSqlOperator each, in order), so that each write is retried and reported on its own",
         )
 
 

@@ -45,7 +45,7 @@ from airflow_provider_deltacc.engine.table import CATALOG_NAME_RE, check_table_n
 from airflow_provider_deltacc.engine.txn import TxnIdentity
 from airflow_provider_deltacc.occ.operations import OPERATIONS, OperationClass
 from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
-from airflow_provider_deltacc.spark_job.fields import Fields, SpecError
+from airflow_provider_deltacc.spark_job.fields import Fields, SpecError, check_one_statement
 
 __all__ = ["JobSpec", "SourceSpec", "SpecError", "parse_spec"]
 
@@ -388,6 +388,7 @@ def _sql(f: Fields) -> SqlOptions:
     f.only(("statement", "args", "op_class"), "sql options")
     statement = f.sql("statement", required=True)
     assert statement is not None
+    check_one_statement("options.statement", statement)
     op_class = f.data.get("op_class", OperationClass.READ_MODIFY_WRITE.value)
     valid = [c.value for c in OperationClass]
     if op_class not in valid:
