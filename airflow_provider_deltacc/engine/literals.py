@@ -1,7 +1,10 @@
 """Quote Python values as Spark SQL literals of a column's type, and identifiers as backticked names.
 
 Every user value that reaches a SQL text (a predicate, a ``replaceWhere``, a MERGE condition) goes through
-:func:`sql_literal`; nothing is formatted into SQL any other way.
+:func:`sql_literal`; nothing is formatted into SQL any other way. Spark's parameter markers
+(``spark.sql(text, args=...)``) would be the better way, but Delta's UPDATE, DELETE and MERGE leave them
+unbound (``UNBOUND_SQL_PARAMETER`` on Delta 4.4, Spark 4.2; ``tests/integration/engine/test_literals_real.py``
+fails once they bind), and ``replaceWhere`` and ``OPTIMIZE … WHERE`` take none.
 
 Two parser behaviours matter beyond quote characters:
 

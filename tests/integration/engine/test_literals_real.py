@@ -49,3 +49,25 @@ def test_hostile_values_only_match_themselves(
     assert report["metrics"]["numDeletedRows"] == 1
     left = sorted(r["value"] for r in spark.read.format("delta").load(table_path).collect())
     assert left == sorted(v for v in HOSTILE if v != "x' OR '1'='1")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE delta.`{table}` SET value = :value WHERE id = 0",
+        "DELETE FROM delta.`{table}` AS t WHERE t.id = :id",
+        "MERGE INTO delta.`{table}` AS t USING (SELECT 0 AS id) AS s ON t.id = s.id AND t.id = :id "
+        "WHEN MATCHED THEN DELETE",
+    ],
+    ids=["update", "delete", "merge"],
+)
+def test_deltas_dml_binds_no_parameter_markers_so_values_stay_quoted_literals(
+    spark: SparkSession, table_path: str, statement: str
+) -> None:
+    """Why ``equals``, ``set_values`` and partition pins are quoted literals (``engine/literals.py``) and not
+    Spark's parameter markers: Delta's UPDATE, DELETE and MERGE leave them unbound (Delta 4.4 on Spark 4.2).
+    When this fails, Delta binds them: pass those values as ``args`` instead."""
+    spark.createDataFrame([(0, "a")], "id INT, value STRING").write.format("delta").save(table_path)
+    with pytest.raises(Exception, match="UNBOUND_SQL_PARAMETER"):
+        spark.sql(statement.format(table=table_path), args={"value": "b", "id": 0})
+    assert [tuple(r) for r in spark.read.format("delta").load(table_path).collect()] == [(0, "a")]
