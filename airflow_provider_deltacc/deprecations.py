@@ -24,6 +24,11 @@ def renamed_argument(
 ) -> Any:
     """Take a renamed argument's old spelling out of ``kwargs``: warn, and return the value to use.
 
+    An operator's ``default_args`` (its own merged with its DAG's, as Airflow passes them to ``__init__``) are
+    read too: Airflow fills only the parameters the signature names from them, so an old name there would
+    otherwise be ignored without a word. An argument given directly, or under its new name in
+    ``default_args``, wins over an old name in ``default_args``.
+
     :param kwargs: the caller's remaining keyword arguments; ``old`` is removed from them.
     :param old: the argument's old name.
     :param new: its new name.
@@ -33,19 +38,24 @@ def renamed_argument(
         ambiguous and fails. Unset: any ``new`` other than None counts as given.
     :raises TypeError: both names were given.
     """
+    given = value is not None if default is _UNSET else value != default
     if old not in kwargs:
+        defaults = kwargs.get("default_args")
+        if isinstance(defaults, Mapping) and old in defaults and new not in defaults and not given:
+            _warn(owner, old, new, defaults[old], where="default_args")
+            return defaults[old]
         return value
     old_value = kwargs.pop(old)
-    given = value is not None if default is _UNSET else value != default
     if given:
         raise TypeError(f"{owner}: {old!r} is the old name of {new!r}; give only {new}=")
     _warn(owner, old, new, old_value)
     return old_value
 
 
-def _warn(owner: str, old: str, new: str, value: Any) -> None:
+def _warn(owner: str, old: str, new: str, value: Any, *, where: str = "") -> None:
+    found = " (in default_args)" if where else ""
     warnings.warn(
-        f"{owner}: {old!r} is deprecated and will be removed in the next release; use {new}={value!r}",
+        f"{owner}: {old!r}{found} is deprecated and will be removed in the next release; use {new}={value!r}",
         DeprecationWarning,
         stacklevel=dag_file_stacklevel(),
     )

@@ -87,6 +87,34 @@ def test_renamed_arguments_still_work_with_a_warning_naming_the_new_name() -> No
     assert trigger.table == "/data/t"
 
 
+def test_old_names_in_default_args_are_taken_with_a_warning_and_never_win_over_new_ones() -> None:
+    from airflow.sdk import DAG
+
+    old = {"admission_timeout": 7, "max_wait": 11, "partitions": [{"date": "2026-11-20"}]}
+    with DAG("renamed_defaults", default_args=old, schedule=None, start_date=datetime(2026, 11, 1)):
+        with pytest.warns(DeprecationWarning, match=r"'admission_timeout' \(in default_args\) is deprecated"):
+            merge = DeltaMergeOperator(task_id="w", table="/data/t", source="SELECT 1", keys=["id"])
+        with pytest.warns(DeprecationWarning, match=r"'max_wait' \(in default_args\).*gate_wait_timeout=11"):
+            vacuum = DeltaVacuumOperator(task_id="v", table="/data/t")
+        with pytest.warns(DeprecationWarning, match="partition_values="):
+            sensor = DeltaWriteWindowSensor(task_id="s", table="/data/t")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            explicit = DeltaMergeOperator(
+                task_id="x", table="/data/t", source="SELECT 1", keys=["id"], admission_wait_timeout=3
+            )
+    assert (merge.admission_wait_timeout, vacuum.gate_wait_timeout) == (7, 11)
+    assert sensor.partition_values == old["partitions"] and explicit.admission_wait_timeout == 3
+    both = {**old, "admission_wait_timeout": 5}
+    with (
+        DAG("both_defaults", default_args=both, schedule=None, start_date=datetime(2026, 11, 1)),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("error")
+        append = DeltaAppendOperator(task_id="a", table="/data/t", source="SELECT 1")
+    assert append.admission_wait_timeout == 5
+
+
 def test_a_trigger_serialized_before_the_rename_resumes_under_the_new_name() -> None:
     old_kwargs = {"table_uri": "/data/t", "condition": {"after_version": 1}, "poll_interval": 5.0}
     with pytest.warns(DeprecationWarning):
