@@ -46,6 +46,66 @@ MATRIX_CHANGES = [
 ]
 
 
+#: What the page says where the matrix's cells (``airflow_provider_deltacc/conflict_matrix/table.py``) cite
+#: notes that are not in this repository: the Delta source they stand for, or this provider's docs. Longest
+#: first; a citation missing here fails the generation (and ``--check``), naming it.
+CITATIONS = [
+    (
+        "reference §7.1 (OPTIMIZE commitAndRetry), §3.3",
+        "Delta OptimizeTableCommand (commitAndRetry) and ConflictChecker's metadata check",
+    ),
+    ("§3.2 step 1", "Delta ConflictChecker.checkProtocolCompatibility"),
+    (
+        "reference §3.2-3.3",
+        "Delta ConflictChecker's metadata check "
+        "(checkNoMetadataUpdates; 4.1+: attemptToResolveMetadataConflicts)",
+    ),
+    ("reference §3.2 step 6", "Delta ConflictChecker.checkForAddedFilesThatShouldHaveBeenReadByCurrentTxn"),
+    ("reference §3.2", "Delta ConflictChecker.checkConflicts"),
+    ("reference §3.4", "Delta OptimisticTransaction.isBlindAppend (a blind append reads no files)"),
+    (
+        "reference §7.1",
+        "Delta OptimizeTableCommand (dataChange=false rewrites, committed at SnapshotIsolation)",
+    ),
+    ("reference §7.2", "Delta VacuumCommand (checkRetentionPeriodSafety)"),
+    ("ARCHITECTURE 'Maintenance'", "this provider's maintenance gate (docs/concepts.md)"),
+]
+
+#: What the cells' numbered sources are, and where the matrix is checked.
+MATRIX_SOURCES = [
+    "**Sources.** Each cell's _Source_ cites, by number, the public pages whose conflict tables the matrix",
+    "reproduces: 000 [Delta Lake: Concurrency control](https://docs.delta.io/concurrency-control)",
+    "(OSS Delta), 001 [Databricks: Row-level concurrency]"
+    "(https://learn.microsoft.com/azure/databricks/optimizations/isolation/row-level-concurrency),",
+    "002 [Microsoft Fabric: concurrent writes to Delta tables]"
+    "(https://learn.microsoft.com/fabric/data-engineering/delta-lake-concurrency-control),",
+    "003 [Databricks: Concurrency control and isolation levels]"
+    "(https://docs.databricks.com/delta/isolation-level.html) (an older page) and",
+    "004 [Azure Databricks: Isolation levels and write conflicts]"
+    "(https://learn.microsoft.com/azure/databricks/optimizations/isolation-level).",
+    "The pages are not in this repository: `tests/support/matrix_seeds.py` transcribes every cell of their",
+    "tables under the same numbers, and `tests/unit/conflict_matrix/test_matrix.py` holds the matrix to it.",
+    "`ConflictChecker`, `OptimisticTransaction`, `OptimizeTableCommand` and `VacuumCommand` are",
+    "delta-spark's ([delta-io/delta](https://github.com/delta-io/delta),",
+    "`spark/src/main/scala/org/apache/spark/sql/delta/`). The matrix is",
+    "`airflow_provider_deltacc/conflict_matrix/`, measured against real two-writer runs on delta-spark in",
+    "`tests/integration/conflict_matrix/`.\n",
+]
+
+
+def cited(text: str) -> str:
+    """``text`` with the cells' citations of notes outside the repository replaced (``CITATIONS``).
+
+    :raises ValueError: a citation ``CITATIONS`` does not know.
+    """
+    for old, new in CITATIONS:
+        text = text.replace(old, new)
+    unknown = sorted(set(re.findall(r"(?:reference )?§[0-9.\-]+(?: step \d+)?|ARCHITECTURE '[^']*'", text)))
+    if unknown:
+        raise ValueError(f"the conflict matrix cites {unknown}; say what they stand for in CITATIONS")
+    return text
+
+
 def pages() -> dict[Path, str]:
     from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits, matrix_markdown
     from airflow_provider_deltacc.occ import decision_table_markdown
@@ -55,6 +115,7 @@ def pages() -> dict[Path, str]:
         "Generated from `airflow_provider_deltacc.conflict_matrix` by `scripts/gen_docs.py`; do not edit.\n",
         "Which pairs of concurrent operations can make one of them fail, per engine profile. The gate",
         "that schedules OPTIMIZE and VACUUM, and the conflict advisor, read the same data.\n",
+        *MATRIX_SOURCES,
     ]
     for profile in dict.fromkeys(EngineProfile):
         matrix.append(matrix_markdown(profile, TableTraits()))
@@ -83,7 +144,7 @@ def pages() -> dict[Path, str]:
         "and fatal conflicts fail at once.",
     ]
     return {
-        ROOT / "docs" / "conflict-matrix.md": "\n".join(matrix).rstrip() + "\n",
+        ROOT / "docs" / "conflict-matrix.md": cited("\n".join(matrix).rstrip() + "\n"),
         ROOT / "docs" / "retry-decisions.md": "\n".join(decisions).rstrip() + "\n",
     }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything the demo and the tests need, on a fresh machine: uv, the locked virtual
-# environment, Java, and the Delta Lake jars (fetched once from Maven Central into .cache/jars).
+# environment, Java (JRE and JDK), PostgreSQL, Chromium and chromedriver, Maven, the Delta Lake jars
+# (fetched once from Maven Central into .cache/jars) and Hadoop's MiniYARNCluster (into .cache/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
