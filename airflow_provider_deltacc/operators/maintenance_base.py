@@ -1,9 +1,11 @@
 """The base of OPTIMIZE and VACUUM: ask the gate, wait (deferred or polling), lease, run, release.
 
 Both consult the maintenance gate (:mod:`airflow_provider_deltacc.windows`) before they run: declared write
-windows, the live write leases on the table and the conflict matrix. While the gate says wait they defer
-to :class:`~airflow_provider_deltacc.triggers.gate.DeltaGateTrigger` (no worker slot held), or poll in the
-worker with ``deferrable=False`` (see :class:`~airflow_provider_deltacc.maintenance_run.MaintenanceRun`).
+windows, the live write leases on the table and the conflict matrix. While the gate says wait they poll
+in the worker (``deferrable=False``, the default unless ``[deltacc] default_deferrable`` or ``[operators]
+default_deferrable`` says otherwise), or defer to
+:class:`~airflow_provider_deltacc.triggers.gate.DeltaGateTrigger` with ``deferrable=True`` (no worker slot
+held; see :class:`~airflow_provider_deltacc.maintenance_run.MaintenanceRun`).
 When the gate says go, the task acquires a maintenance lease atomically (waits again if a writer won the
 race), runs the job while heartbeating that lease, and releases it. Writers that would conflict with the
 running maintenance wait for its lease, briefly.

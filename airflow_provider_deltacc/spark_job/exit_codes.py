@@ -8,7 +8,7 @@ from enum import IntEnum
 class ExitCode(IntEnum):
     """How the job ended.
 
-    ``BAD_INPUT`` is ``EX_DATAERR``, ``UNAVAILABLE`` is ``EX_UNAVAILABLE`` (the Spark Connect server or the
+    ``BAD_INPUT`` is ``EX_USAGE``, ``UNAVAILABLE`` is ``EX_UNAVAILABLE`` (the Spark Connect server or the
     cluster went away) and ``CONFLICT_RETRYABLE`` is ``EX_TEMPFAIL`` from ``sysexits.h``.
     """
 

@@ -1,8 +1,9 @@
 """``table_maintenance``: gate -> OPTIMIZE (closed partitions, optional Z-order) -> VACUUM (guarded).
 
 ``gate``
-    :class:`~airflow_provider_deltacc.sensors.write_window.DeltaWriteWindowSensor`: waits (deferred by
-    default) until no declared write window and no live write lease conflicts with the OPTIMIZE.
+    :class:`~airflow_provider_deltacc.sensors.write_window.DeltaWriteWindowSensor`: waits (in ``reschedule``
+    mode, or deferred with ``deferrable=True``) until no declared write window and no live write lease
+    conflicts with the OPTIMIZE.
 ``optimize``
     :class:`~airflow_provider_deltacc.operators.maintenance.DeltaOptimizeOperator` with
     ``only_closed_partitions=True``: compacts only the partitions no writer is active on, and holds an
