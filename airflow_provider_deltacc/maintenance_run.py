@@ -149,6 +149,7 @@ class MaintenanceRun:
             except LeaseStoreUnavailable as exc:
                 raise DeltaCCInfrastructureError.lease_store(self.task.task_id, exc.store, str(exc)) from None
             if isinstance(outcome, dict):
+                self._record_gate("go", request)
                 return outcome
             self.wait(request, outcome)
 
@@ -158,12 +159,20 @@ class MaintenanceRun:
             "gate: %s on %s: %s", request.maintenance_op.name, self.task.table, decision.reason
         )
         if decision.refused:
+            self._record_gate("refused", request)
             raise DeltaCCInputError(
                 f"{self.task.task_id}: {decision.reason}",
                 field="retention_hours",
                 value=request.retention_hours,
             )
         return decision
+
+    def _record_gate(self, outcome: str, request: GateRequest) -> None:
+        from airflow_provider_deltacc.metrics import record_gate
+
+        waited = (datetime.now(UTC) - self.waiting_since).total_seconds()
+        operation = request.maintenance_op.name.lower()
+        record_gate(self.task.table, operation, waited_s=waited, outcome=outcome)
 
     def remaining_s(self) -> float | None:
         """Seconds left to wait, or None without a limit."""
@@ -177,6 +186,7 @@ class MaintenanceRun:
 
         remaining = self.remaining_s()
         if remaining is not None and remaining <= 0:
+            self._record_gate("timeout", request)
             raise AirflowException(
                 f"{self.task.task_id}: gave up waiting for the gate on {self.task.table} after "
                 f"{self.timeout_name}={_limit(self.timeout_s)}; last decision: {decision.reason}"

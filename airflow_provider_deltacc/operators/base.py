@@ -18,7 +18,7 @@ from airflow.sdk import BaseOperator
 
 from airflow_provider_deltacc.assets import declare_table_outlet, mapped_outlets, record_table_event
 from airflow_provider_deltacc.deprecations import RenamesArguments
-from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInputError
+from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
 from airflow_provider_deltacc.links import DeltaCommitReportLink
@@ -253,6 +253,8 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         A failed try opens its failure with one line stating Airflow's decision and its reason (see
         :meth:`decide_try`), then the conflict lines, then the summary.
         """
+        from airflow_provider_deltacc.metrics import record_try
+
         try:
             report = self.run_spec(context, spec)
         except DeltaCCError as exc:
@@ -261,8 +263,16 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
                 self.log.error("%s", decision.log_line(*_try_numbers(context)))
             failed = exc.report or {"operation": self.operation.upper(), "table": self.table, "attempts": []}
             failed.setdefault("status", "error")
+            record_try(
+                self.table,
+                self.operation,
+                failed,
+                airflow_decision=decision.outcome if decision is not None else None,
+                infrastructure=isinstance(exc, DeltaCCInfrastructureError),
+            )
             self._publish(context, failed, decision)
             raise
+        record_try(self.table, self.operation, report)
         published = self._publish(context, report, None)
         self.committed_run = (spec, report)  # for get_openlineage_facets_on_complete
         record_table_event(self, context, spec, published)
