@@ -56,13 +56,23 @@ def report_table(report: Mapping[str, Any]) -> str:
 
 @dataclass
 class Bucket:
-    """One day of one table: commits, conflicts by kind, Airflow retries, wasted seconds."""
+    """One day of one table: commits, conflicts by kind, Airflow retries, wasted seconds, and seconds writers
+    waited for their turn (see :func:`waited_s`)."""
 
     day: str
     commits: int = 0
     conflicts: Counter[str] = field(default_factory=Counter)
     retries: int = 0
     wasted_s: float = 0.0
+    waited_s: float = 0.0
+
+
+def waited_s(one_try: Mapping[str, Any]) -> float:
+    """Seconds one try waited for the writers of its table granted before it: before its first attempt
+    (``admission_wait_s``) and after each lost conflict (each attempt's ``queue_s``)."""
+    attempts = [a for a in one_try.get("attempts") or [] if isinstance(a, Mapping)]
+    queued = sum(float(a.get("queue_s") or 0.0) for a in attempts)
+    return float(one_try.get("admission_wait_s") or 0.0) + queued
 
 
 def _value(row: Any) -> Any:
@@ -118,6 +128,7 @@ def buckets_by_table(reports: Iterable[TaskReport]) -> dict[str, list[Bucket]]:
                 if isinstance(conflict, Mapping):
                     bucket.conflicts[str(conflict.get("kind", "")).upper()] += 1
                 bucket.wasted_s += float(attempt.get("wasted_s") or 0.0)
+            bucket.waited_s += waited_s(one_try)
     return {table: [days[d] for d in sorted(days)] for table, days in sorted(tables.items())}
 
 
@@ -136,6 +147,7 @@ class TryRow:
     attempts: tuple[dict[str, Any], ...]
     max_attempts: int | None
     wasted_s: float
+    waited_s: float = 0.0
 
 
 def try_rows(task: TaskReport, reasons: Mapping[int, str] | None = None) -> list[TryRow]:
@@ -157,6 +169,7 @@ def try_rows(task: TaskReport, reasons: Mapping[int, str] | None = None) -> list
                 attempts=tuple(dict(a) for a in attempts),
                 max_attempts=one_try.get("max_attempts"),
                 wasted_s=sum(float(a.get("wasted_s") or 0.0) for a in attempts),
+                waited_s=waited_s(one_try),
             )
         )
     return rows

@@ -63,6 +63,8 @@ def chart_svg(table: str, buckets: Sequence[Bucket]) -> str:
             f"<text x='{x}' y='{top + height + 16}' font-size='10'>{escape(bucket.day[5:])}</text>"
             f"<text x='{x}' y='{top + height + 30}' font-size='10' fill='#718096'>"
             f"{bucket.wasted_s:.1f} s wasted</text>"
+            f"<text x='{x}' y='{top + height + 44}' font-size='10' fill='#718096'>"
+            f"{bucket.waited_s:.1f} s waited</text>"
         )
     parts.append("</svg>")
     return "".join(parts)
@@ -70,8 +72,24 @@ def chart_svg(table: str, buckets: Sequence[Bucket]) -> str:
 
 def _legend() -> str:
     items = "".join(f"<span style='color:{c}'>&#9632; {escape(n)}</span>" for n, c in _COLOURS.items())
-    note = "per day; wasted = work thrown away by lost attempts"
+    note = (
+        "per day; wasted = work thrown away by lost attempts; waited = time writers waited for their turn "
+        "behind writers they would have lost to"
+    )
     return f"<p class='legend'>{items}<span class='muted'>{note}</span></p>"
+
+
+def _waiting_hint(buckets: Sequence[Bucket]) -> str:
+    """Where writers spent longer waiting for their turn than the work they lost: say what would let them run
+    side by side."""
+    waited, wasted = sum(b.waited_s for b in buckets), sum(b.wasted_s for b in buckets)
+    if waited <= 0 or waited < wasted:
+        return ""
+    return (
+        "<p class='muted waiting'>Writers here wait for each other more than they lose: pinning each write "
+        "to its partitions (partition_pin) or staging appends and merging once (staging_append_then_merge) "
+        "lets them run side by side.</p>"
+    )
 
 
 def _decision(decision: str | None, status: str) -> str:
@@ -126,7 +144,7 @@ def _tries_table(rows: Sequence[TryRow], *, with_task: bool) -> str:
     head = "<th>task instance</th>" if with_task else ""
     lines = [
         f"<table class='tries'><tr>{head}<th>try</th><th>outcome</th><th>attempts</th>"
-        "<th>wasted</th><th>reason</th></tr>"
+        "<th>wasted</th><th>waited for its turn</th><th>reason</th></tr>"
     ]
     for row in rows:
         task = ""
@@ -139,7 +157,7 @@ def _tries_table(rows: Sequence[TryRow], *, with_task: bool) -> str:
         lines.append(
             f"<tr class='try'>{task}<td>try {row.try_number}</td>"
             f"<td>{_decision(row.decision, row.status)}</td>"
-            f"<td>{escape(attempts_text(row))}</td><td>{row.wasted_s:.1f} s</td>"
+            f"<td>{escape(attempts_text(row))}</td><td>{row.wasted_s:.1f} s</td><td>{row.waited_s:.1f} s</td>"
             f"<td class='reason'>{escape(row.reason or '')}</td></tr>"
         )
     lines.append("</table>")
@@ -173,7 +191,9 @@ def conflicts_page(
             f"<section class='table'><h2>{escape(table)}</h2>"
             f"<p>{sum(b.commits for b in buckets)} commits, {total_conflicts} conflicts ({escape(by_kind)}), "
             f"{sum(b.retries for b in buckets)} Airflow retries, "
-            f"{sum(b.wasted_s for b in buckets):.1f} s wasted</p>{chart_svg(table, buckets)}</section>"
+            f"{sum(b.wasted_s for b in buckets):.1f} s wasted, "
+            f"{sum(b.waited_s for b in buckets):.1f} s waited for turns</p>{_waiting_hint(buckets)}"
+            f"{chart_svg(table, buckets)}</section>"
         )
     body.append("<h2>Retry decisions and reasons</h2>")
     body.append(_tries_table(decisions, with_task=True) if decisions else "<p>No failed tries.</p>")

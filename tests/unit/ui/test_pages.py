@@ -103,7 +103,7 @@ def test_the_task_view_lists_every_try_and_names_tries_that_left_no_report() -> 
         "try 1 RETRY attempt 1 of 1: APPEND [p=a] (winner: WRITE v4), wasted 0.5 s 0.5 s"
     )
     assert tries[0].endswith(reason)
-    assert tries[1] == "try 2 committed attempt 1 of 1: committed 0.0 s"
+    assert tries[1] == "try 2 committed attempt 1 of 1: committed 0.0 s 0.0 s"  # wasted, waited
     assert "Tries without a report (they ended before the job ran): [3]" in _text(html)
     assert "This task instance has no Delta commit report." in _text(task_page("t", [], {}))
 
@@ -119,3 +119,34 @@ def test_attempts_read_attempt_n_of_m_and_task_view_urls_quote_their_ids() -> No
         == "/deltacc/task-instance/d/manual__2026-11-20T00%3A00%3A00%2B00%3A00/g.t/3"
     )
     assert task_view_url(lost_row) == "/deltacc/task-instance/orders/run_1/merge/-1"
+
+
+def _waited_report(admission_s: float, queue_s: float, wasted_s: float) -> TaskReport:
+    attempts = [
+        {"number": 1, "started_at": START, "outcome": "conflict", "conflict": {"kind": "APPEND"}},
+        {"number": 2, "started_at": START + 1, "outcome": "committed"},
+    ]
+    attempts[0].update(wasted_s=wasted_s, queue_s=queue_s)
+    one_try = {"try_number": 1, "status": "committed", "admission_wait_s": admission_s, "attempts": attempts}
+    return TaskReport("orders", "run_1", "merge", -1, {"table": ORDERS, **one_try, "tries": [one_try]})
+
+
+def test_waiting_for_turns_is_shown_per_table_day_and_try() -> None:
+    task = _waited_report(admission_s=30.0, queue_s=4.5, wasted_s=1.0)
+    [bucket] = buckets_by_table([task])[ORDERS]
+    assert bucket.waited_s == pytest.approx(34.5)
+    text = _text(conflicts_page(buckets_by_table([task]), [], []))
+    assert (
+        f"{ORDERS} 1 commits, 1 conflicts (APPEND x1), 0 Airflow retries, 1.0 s wasted, 34.5 s waited" in text
+    )
+    assert "34.5 s waited" in text and "pinning each write to its partitions" in text
+    [row] = try_rows(task)
+    assert row.waited_s == pytest.approx(34.5)
+    html = task_page("Delta commit report: orders.merge, run_1", [row], {1: "success"})
+    [line] = [_text(r).strip() for r in re.findall(r"<tr class='try'>(.*?)</tr>", html)]
+    assert line.endswith("wasted 1.0 s; attempt 2 of 2: committed 1.0 s 34.5 s"), line
+
+
+def test_no_hint_where_writers_lose_more_than_they_wait() -> None:
+    text = _text(conflicts_page(buckets_by_table([_waited_report(0.0, 0.5, wasted_s=5.0)]), [], []))
+    assert "0.5 s waited for turns" in text and "pinning each write" not in text
