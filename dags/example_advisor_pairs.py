@@ -122,7 +122,7 @@ with DAG(
         task_id="add_column",
         table=table("schema"),
         statement="ALTER TABLE {table} ADD COLUMNS (note STRING)",
-        statement_class="schema_changing",
+        op_class="schema_changing",
     )
     DeltaAppendOperator(task_id="append_during_alter", table=table("schema"), source=rows(DAY1, [300], "a"))
 

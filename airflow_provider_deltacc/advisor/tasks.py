@@ -186,7 +186,7 @@ def _operation(task: Any, cls: type, notes: list[str]) -> tuple[OpKind, str, Sco
 
 
 def _sql(task: Any, notes: list[str]) -> tuple[OpKind, str, Scope]:
-    statement, op_class = argument(task, "statement"), argument(task, "statement_class")
+    statement, op_class = argument(task, "statement"), argument(task, "op_class")
     if isinstance(statement, RunTime) or str(statement).strip().lower().endswith(".sql"):
         why = statement.why if isinstance(statement, RunTime) else "the statement is a templated .sql file"
         notes.append(f"{why}: assumed to be a MERGE, the kind that conflicts with the most")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.deprecations import renamed_argument
 from airflow_provider_deltacc.engine.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.occ.operations import OperationClass
@@ -271,11 +272,13 @@ class DeltaSqlOperator(DeltaWriteOperator):
     :param statement: the statement. (templated)
     :param source: an optional source (see :class:`DeltaAppendOperator`). (templated)
     :param args: named parameters bound by Spark (``:name`` markers). (templated)
-    :param statement_class: ``read_modify_write`` (default), ``blind_append``, ``maintenance`` or
-        ``schema_changing``; decides which conflicts are retried.
+    :param op_class: ``read_modify_write`` (default), ``blind_append``, ``maintenance`` or
+        ``schema_changing``; decides which conflicts are retried (the job spec's ``op_class``; formerly
+        ``statement_class``, which still works for a release with a DeprecationWarning).
     """
 
     operation = "sql"
+    renamed_arguments = {**DeltaWriteOperator.renamed_arguments, "statement_class": "op_class"}
     template_fields: Sequence[str] = (*DeltaWriteOperator.template_fields, "statement", "source", "args")
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers = {**DeltaWriteOperator.template_fields_renderers, "statement": "sql"}
@@ -286,21 +289,29 @@ class DeltaSqlOperator(DeltaWriteOperator):
         statement: str,
         source: SourceArgument | None = None,
         args: dict[str, Any] | None = None,
-        statement_class: str = OperationClass.READ_MODIFY_WRITE.value,
+        op_class: str = OperationClass.READ_MODIFY_WRITE.value,
         **kwargs: Any,
     ) -> None:
+        op_class = renamed_argument(
+            kwargs,
+            "statement_class",
+            "op_class",
+            op_class,
+            owner=type(self).__name__,
+            default=OperationClass.READ_MODIFY_WRITE.value,
+        )
         super().__init__(**kwargs)
         self.statement = statement
         self.source = kept_source(source, task_id=self.task_id)
         self.args = args
-        self.statement_class = statement_class
+        self.op_class = op_class
         parse_time.check_sql(self.task_id, self.table, statement)
 
     def class_options(self) -> dict[str, Any]:
-        return {"op_class": self.statement_class}
+        return {"op_class": self.op_class}
 
     def build_source(self, context: Context) -> dict[str, Any] | None:
         return source_spec(self.source, context=context)
 
     def build_options(self, context: Context) -> dict[str, Any]:
-        return _drop_none({"statement": self.statement, "args": self.args, "op_class": self.statement_class})
+        return _drop_none({"statement": self.statement, "args": self.args, "op_class": self.op_class})

@@ -25,7 +25,7 @@ def add_column(task_id: str = "alter", table: str = T) -> Any:
         task_id=task_id,
         table=table,
         statement="ALTER TABLE {table} ADD COLUMNS (c INT)",
-        statement_class="schema_changing",
+        op_class="schema_changing",
     )
 
 

@@ -102,7 +102,7 @@ def test_schema_change_fails_every_writer_and_pinning_cannot_help() -> None:
 def test_ungated_sql_optimize_is_told_to_move_into_a_window_and_gated_is_mitigated() -> None:
     with dag() as d:
         DeltaSqlOperator(
-            task_id="sql_optimize", table=T, statement="OPTIMIZE {table}", statement_class="maintenance"
+            task_id="sql_optimize", table=T, statement="OPTIMIZE {table}", op_class="maintenance"
         )
         DeltaUpdateOperator(task_id="u", table=T, set_values={"v": "1"}, partition_values=[{"date": DAY1}])
         DeltaOptimizeOperator(task_id="gated_optimize", table="/data/other")

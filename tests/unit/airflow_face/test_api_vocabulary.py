@@ -14,6 +14,7 @@ from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
     DeltaMergeOperator,
     DeltaOptimizeOperator,
+    DeltaSqlOperator,
     DeltaVacuumOperator,
 )
 from airflow_provider_deltacc.sensors.table_version import DeltaTableVersionSensor
@@ -83,6 +84,14 @@ def test_renamed_arguments_still_work_with_a_warning_naming_the_new_name() -> No
         "partition_values",
     )
     assert version.partition_values == {"date": "2026-11-20"}
+    sql = _renamed(
+        lambda: DeltaSqlOperator(
+            task_id="q", table="/data/t", statement="DELETE FROM {table}", statement_class="maintenance"
+        ),
+        "statement_class",
+        "op_class",
+    )
+    assert sql.op_class == "maintenance" and sql.build_options({})["op_class"] == "maintenance"
     trigger = _renamed(lambda: DeltaTableTrigger(table_uri="/data/t", condition={}), "table_uri", "table")
     assert trigger.table == "/data/t"
 

@@ -54,7 +54,7 @@ def test_append_sql_and_maintenance_classes() -> None:
     evolving = DeltaAppendOperator(task_id="b", table=TABLE, source=SOURCE, merge_schema=True)
     assert evolving.operation_class is OperationClass.SCHEMA_CHANGING
     sql = DeltaSqlOperator(
-        task_id="s", table=TABLE, statement="INSERT INTO {table} VALUES (1)", statement_class="blind_append"
+        task_id="s", table=TABLE, statement="INSERT INTO {table} VALUES (1)", op_class="blind_append"
     )
     assert sql.operation_class is OperationClass.BLIND_APPEND
     assert DeltaOptimizeOperator(task_id="o", table=TABLE).operation_class is OperationClass.MAINTENANCE
