@@ -22,7 +22,9 @@ SESSION_KINDS = ("classic", "connect")
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "session_kind" in metafunc.fixturenames:
         classic_only = metafunc.definition.get_closest_marker("classic_session") is not None
-        metafunc.parametrize("session_kind", ["classic"] if classic_only else list(SESSION_KINDS))
+        connect_only = metafunc.definition.get_closest_marker("connect_session") is not None
+        kinds = ["classic"] if classic_only else ["connect"] if connect_only else list(SESSION_KINDS)
+        metafunc.parametrize("session_kind", kinds)
 
 
 @pytest.fixture

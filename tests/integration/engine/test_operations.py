@@ -186,6 +186,7 @@ def test_merge_with_empty_source_commits_nothing(
     assert not report["skipped_duplicate"]
 
 
+@pytest.mark.connect_session  # a classic session finds its commit in the JVM's DeltaLog
 @pytest.mark.parametrize("disk", ["shared", "missing", "another"])
 def test_a_write_finds_its_commit_whatever_this_machine_sees_of_the_table(
     spark: SparkSession, table_path: str, disk: str, monkeypatch: pytest.MonkeyPatch
