@@ -39,12 +39,14 @@ class GatedTask(Protocol):
     profile: Any
     table_traits: Any
     expected_duration: Any
-    storage_options: dict[str, str] | None
     deferrable: bool
     poll_interval: float
 
     @property
     def log(self) -> Any: ...
+
+    @property
+    def delta_rs_options(self) -> dict[str, str] | None: ...
 
     def lease_store(self) -> LeaseStoreTarget: ...
 
@@ -82,7 +84,7 @@ class MaintenanceRun:
         from airflow_provider_deltacc.windows import read_table_facts
 
         try:
-            return read_table_facts(self.task.table, self.task.storage_options)
+            return read_table_facts(self.task.table, self.task.delta_rs_options)
         except Exception as exc:
             self.task.log.warning(
                 "cannot read %s with delta-rs (%s: %s)", self.task.table, type(exc).__name__, exc

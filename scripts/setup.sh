@@ -41,7 +41,8 @@ ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || apt_install postgresql
 # (tests/support/browser.py installs them the same way when they are still missing).
 command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || apt_install chromium chromium-driver
 
-# Reports the cached jars; fetches them (once) only when the cache lacks them.
+# Reports the cached jars (Delta, and hadoop-aws with the AWS SDK modules S3A uses); fetches them (once)
+# only when the cache lacks them.
 if ! .venv/bin/python -m airflow_provider_deltacc.engine.delta_jars 2>/dev/null; then
   command -v mvn >/dev/null 2>&1 || apt_install maven
   .venv/bin/python -m airflow_provider_deltacc.engine.delta_jars --fetch

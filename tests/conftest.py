@@ -17,6 +17,7 @@ pytest_plugins = [
     "tests.support.spark_standalone",
     "tests.support.spark_connect",
     "tests.support.airflow_stack",
+    "tests.support.s3_server",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -93,7 +94,11 @@ def jar_dir(coords: DeltaCoordinates | None = None) -> Path:
 
 
 def cached_jars(coords: DeltaCoordinates | None = None) -> list[Path]:
-    """The cached jars, delta-spark first; raise :class:`DeltaJarsMissingError` when absent."""
+    """The cached jars every Spark the provider starts gets: delta-spark first, its dependencies, then the
+    S3 jars when the set-up step fetched them (:mod:`~airflow_provider_deltacc.engine.s3_jars`); raise
+    :class:`DeltaJarsMissingError` when the Delta jars are absent."""
+    from airflow_provider_deltacc.engine.s3_jars import cached_s3_jars
+
     coords = coords or installed_coordinates()
     directory = jar_dir(coords)
     main_jar = directory / f"{coords.artifact_id}-{coords.delta_version}.jar"
@@ -104,7 +109,7 @@ def cached_jars(coords: DeltaCoordinates | None = None) -> list[Path]:
             "to use another cache directory."
         )
     others = sorted(p for p in directory.glob("*.jar") if p != main_jar)
-    return [main_jar, *others]
+    return [main_jar, *others, *cached_s3_jars()]
 
 
 def _pom(coords: DeltaCoordinates) -> str:
@@ -124,7 +129,7 @@ def _pom(coords: DeltaCoordinates) -> str:
 """
 
 
-def _spark_artifact_ids(spark_jars: Path) -> set[str]:
+def spark_artifact_ids(spark_jars: Path) -> set[str]:
     names = set()
     for jar in spark_jars.glob("*.jar"):
         stem = jar.stem
@@ -135,12 +140,13 @@ def _spark_artifact_ids(spark_jars: Path) -> set[str]:
     return names
 
 
+def shipped_by_spark(group_id: str, artifact_id: str, spark_artifacts: set[str]) -> bool:
+    """Whether Spark's own classpath already has this artifact (or owns its group); Spark's copy wins."""
+    return artifact_id in spark_artifacts or any(group_id.startswith(owned) for owned in SPARK_OWNED_GROUPS)
+
+
 def _keep(group_id: str, artifact_id: str, spark_artifacts: set[str]) -> bool:
-    if group_id == "io.delta":
-        return True
-    if artifact_id in spark_artifacts:
-        return False
-    return not any(group_id.startswith(owned) for owned in SPARK_OWNED_GROUPS)
+    return group_id == "io.delta" or not shipped_by_spark(group_id, artifact_id, spark_artifacts)
 
 
 def fetch(coords: DeltaCoordinates | None = None, *, mvn: str = "mvn") -> Path:
@@ -154,10 +160,26 @@ def fetch(coords: DeltaCoordinates | None = None, *, mvn: str = "mvn") -> Path:
         pass
     if shutil.which(mvn) is None:
         raise DeltaJarsMissingError(f"Maven (`{mvn}`) is needed once to fetch {coords.maven}; install it.")
-    spark_artifacts = _spark_artifact_ids(pyspark_home() / "jars")
+    spark_artifacts = spark_artifact_ids(pyspark_home() / "jars")
+    resolve_into(
+        target, _pom(coords), lambda group, artifact: _keep(group, artifact, spark_artifacts), mvn=mvn
+    )
+    cached_jars(coords)
+    return target
+
+
+def resolve_into(target: Path, pom: str, keep: Callable[[str, str], bool], *, mvn: str = "mvn") -> None:
+    """Resolve ``pom``'s runtime dependencies with Maven and copy those ``keep(group, artifact)`` accepts
+    into ``target``, replacing it whole (a half-copied directory is never left under the final name).
+
+    :param target: the cache directory to fill.
+    :param pom: the text of a pom.xml whose dependencies are wanted.
+    :param keep: which jars to keep, by Maven group and artifact id.
+    :param mvn: the Maven command.
+    """
     with tempfile.TemporaryDirectory(prefix="deltacc-jars-") as work:
         work_dir = Path(work)
-        (work_dir / "pom.xml").write_text(_pom(coords))
+        (work_dir / "pom.xml").write_text(pom)
         repo_layout = work_dir / "out"
         subprocess.run(
             [
@@ -178,26 +200,32 @@ def fetch(coords: DeltaCoordinates | None = None, *, mvn: str = "mvn") -> Path:
         for jar in repo_layout.rglob("*.jar"):
             rel = jar.relative_to(repo_layout).parts  # group/parts/.../artifact/version/file.jar
             group_id, artifact_id = ".".join(rel[:-3]), rel[-3]
-            if _keep(group_id, artifact_id, spark_artifacts):
+            if keep(group_id, artifact_id):
                 shutil.copy2(jar, staging / jar.name)
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
-    cached_jars(coords)
-    return target
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fetch", action="store_true", help="download the jars with Maven if missing")
     args = parser.parse_args(argv)
+    from airflow_provider_deltacc.engine.s3_jars import cached_s3_jars, fetch_s3_jars, s3_jar_dir
+
     coords = installed_coordinates()
     try:
         directory = fetch(coords) if args.fetch else jar_dir(coords)
+        s3_directory = fetch_s3_jars() if args.fetch else s3_jar_dir()
         jars = cached_jars(coords)
     except (DeltaJarsMissingError, subprocess.CalledProcessError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"{coords.maven}: {len(jars)} jars in {directory}")
+    s3_jars = cached_s3_jars()
+    print(f"{coords.maven}: {len(jars) - len(s3_jars)} jars in {directory}")
+    if not s3_jars:
+        print(f"error: the S3 jars are not in {s3_directory}; run `{FETCH_COMMAND}`", file=sys.stderr)
+        return 1
+    print(f"hadoop-aws and the AWS SDK modules it uses: {len(s3_jars)} jars in {s3_directory}")
     return 0
 
 

@@ -16,6 +16,7 @@ from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, ch
 if TYPE_CHECKING:
     from airflow_provider_deltacc.hooks.submit import SparkSubmitRunner
     from airflow_provider_deltacc.log_fast_path import LogAnswer
+    from airflow_provider_deltacc.object_storage.aws import AwsCredentials
     from airflow_provider_deltacc.occ.commit_loop import Turns
 
 ExecutionMode = Literal["spark_submit", "spark_connect", "in_process"]
@@ -61,6 +62,10 @@ class DeltaCCHook(BaseHook):
         client mode): ``WARN`` by default, ``INFO`` or ``DEBUG`` to see Spark's progress.
     :param report_dir: where a ``spark_submit`` driver leaves its report for when its report line does not
         arrive (cluster deploy mode); None: ``[deltacc] report_dir``, else the deploy mode's default.
+    :param aws_conn_id: an ``aws`` connection for ``s3://``/``s3a://`` tables and sources: its keys, region
+        and endpoint reach the job's session as S3A settings (in the job spec, never on the spark-submit
+        command line) and every delta-rs read of the log as storage options (see
+        :mod:`airflow_provider_deltacc.object_storage`).
     """
 
     conn_name_attr = "conn_id"
@@ -79,6 +84,7 @@ class DeltaCCHook(BaseHook):
         submit_options: dict[str, Any] | None = None,
         spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
         report_dir: str | None = None,
+        aws_conn_id: str | None = None,
     ) -> None:
         super().__init__()
         if execution_mode not in EXECUTION_MODES:
@@ -96,6 +102,21 @@ class DeltaCCHook(BaseHook):
         self.submit_options = dict(submit_options or {})
         self.spark_log_level = check_spark_log_level(spark_log_level)
         self.report_dir = report_dir
+        self.aws_conn_id = aws_conn_id
+
+    @cached_property
+    def aws_credentials(self) -> AwsCredentials | None:
+        """The ``aws_conn_id`` connection's credentials (looked up once), or None without one."""
+        if not self.aws_conn_id:
+            return None
+        from airflow_provider_deltacc.object_storage.connections import aws_credentials
+
+        return aws_credentials(self.aws_conn_id)
+
+    @property
+    def storage_options(self) -> dict[str, str] | None:
+        """delta-rs storage options for the job's table (None: delta-rs reads the environment)."""
+        return self.aws_credentials.delta_rs_options() if self.aws_credentials else None
 
     def check_deployment(self, table: str) -> None:
         """Refuse a deployment that cannot work, at the task's start (``spark_submit``: cluster deploy mode
@@ -149,28 +170,25 @@ class DeltaCCHook(BaseHook):
         """
         from airflow_provider_deltacc.log_fast_path import consult_log
 
-        answer = consult_log(self.job_spec(spec))
+        answer = consult_log(self.job_spec(spec), storage_options=self.storage_options)
         if answer.report is not None:
             self.log.info("Answered from the Delta log, no Spark started: %s", answer.report["summary"])
         return answer
 
     def job_spec(self, spec: dict[str, Any]) -> dict[str, Any]:
-        """The spec as the job gets it: the hook's ``spark_conf`` under the spec's own, secrets masked.
+        """The spec as the job gets it: the ``aws_conn_id`` connection's S3A settings under the hook's
+        ``spark_conf``, under the spec's own; secrets masked.
 
         :param spec: the job spec.
         """
-        if self.spark_conf:
-            spec = {**spec, "spark_conf": {**self.spark_conf, **(spec.get("spark_conf") or {})}}
+        from_connection = self.aws_credentials.s3a_conf() if self.aws_credentials else {}
+        if self.spark_conf or from_connection:
+            spec = {
+                **spec,
+                "spark_conf": {**from_connection, **self.spark_conf, **(spec.get("spark_conf") or {})},
+            }
         mask_sensitive_conf(spec.get("spark_conf"))
         return spec
-
-    def _answer_from_log(self, spec: dict[str, Any]) -> dict[str, Any] | None:
-        from airflow_provider_deltacc.log_fast_path import answer_from_log
-
-        report = answer_from_log(spec)
-        if report is not None:
-            self.log.info("Answered from the Delta log, no Spark started: %s", report["summary"])
-        return report
 
     def on_kill(self) -> None:
         """Stop the running job."""
@@ -207,6 +225,7 @@ class DeltaCCHook(BaseHook):
             submit_options=self.submit_options,
             spark_log_level=self.spark_log_level,
             report_dir=self.report_dir,
+            storage_options=self.storage_options,
         )
 
 

@@ -61,6 +61,8 @@ class SparkSubmitRunner:
         spark-submit process (client mode); see :mod:`airflow_provider_deltacc.hooks.spark_log`.
     :param report_dir: where the driver leaves its report (see :meth:`report_dir_for`); None:
         ``[deltacc] report_dir``, else the default of the deploy mode.
+    :param storage_options: delta-rs storage options for reading the table's log when the report line
+        does not arrive (None: the environment's).
     """
 
     def __init__(
@@ -73,8 +75,10 @@ class SparkSubmitRunner:
         submit_options: dict[str, Any],
         spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
         report_dir: str | None = None,
+        storage_options: dict[str, str] | None = None,
     ) -> None:
         self.conn_id = conn_id
+        self.storage_options = storage_options
         self.report_dir = report_dir
         self.spark_conf = spark_conf
         self.driver_python = driver_python
@@ -347,7 +351,7 @@ class SparkSubmitRunner:
         from airflow_provider_deltacc.outcome_recovery import recover_outcome
 
         log.info("No report line from the Spark driver; asking its report directory and the Delta log")
-        return recover_outcome(spec)
+        return recover_outcome(spec, storage_options=self.storage_options)
 
     def raise_if_driver_killed(self, code: int | None) -> None:
         """A driver that ended by a signal without a report was killed from outside (the cluster's OOM

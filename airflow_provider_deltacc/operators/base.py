@@ -74,11 +74,14 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         ``lease_store_url``; see :mod:`airflow_provider_deltacc.hooks.lease_store`.
     :param emit_asset: declare the table as an outlet (:mod:`airflow_provider_deltacc.assets`) and emit an
         asset event on each commit; False declares nothing (``outlets`` given by you are kept).
+    :param aws_conn_id: an ``aws`` connection for a table or source on S3 (or an S3-compatible store): its
+        keys, region and endpoint reach Spark's S3A settings and every delta-rs read of the log (see
+        :mod:`airflow_provider_deltacc.object_storage`). None: the credentials where the job runs. (templated)
     """
 
     operation: ClassVar[str]
 
-    template_fields: Sequence[str] = ("table", "spark_conf", "spark_log_level")
+    template_fields: Sequence[str] = ("table", "spark_conf", "spark_log_level", "aws_conn_id")
     template_fields_renderers: ClassVar[dict[str, str]] = {"spark_conf": "json"}
     operator_extra_links = (DeltaCommitReportLink(),)
     ui_color = "#00ADD4"
@@ -100,6 +103,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         allow_unsafe_concurrent_writes: bool = False,
         lease_store_conn_id: str | None = None,
         emit_asset: bool = True,
+        aws_conn_id: str | None = None,
         retries: int | None = DEFAULT_AIRFLOW_RETRIES,
         retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
         do_xcom_push: bool = False,
@@ -122,6 +126,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         self.allow_unsafe_concurrent_writes = allow_unsafe_concurrent_writes
         self.lease_store_conn_id = lease_store_conn_id
         self.emit_asset = emit_asset
+        self.aws_conn_id = aws_conn_id
         self.table_outlet = declare_table_outlet(self, emit_asset=emit_asset)
 
     @classmethod
@@ -147,6 +152,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
             job_name=f"deltacc-{self.dag_id}-{self.task_id}",
             submit_options=self.submit_options,
             spark_log_level=self.spark_log_level,
+            aws_conn_id=self.aws_conn_id,
         )
 
     def render_template_fields(self, context: Context, jinja_env: jinja2.Environment | None = None) -> None:

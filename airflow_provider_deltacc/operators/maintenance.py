@@ -104,7 +104,7 @@ class DeltaOptimizeOperator(DeltaMaintenanceOperator):
                 )
             return None
         try:
-            found = table_partitions(self.table, self.storage_options)
+            found = table_partitions(self.table, self.delta_rs_options)
         except Exception as exc:
             self.log.warning(
                 "cannot list the partitions of %s (%s); waiting for the whole table", self.table, exc

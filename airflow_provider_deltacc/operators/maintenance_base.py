@@ -16,6 +16,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from dataclasses import replace
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.config import default_deferrable
@@ -61,7 +62,8 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
         timedelta); None waits as long as the writers keep writing. (``max_wait`` is its deprecated name.)
     :param expected_duration: how long the maintenance is expected to take (seconds or a timedelta): a
         declared window that opens within it also blocks.
-    :param storage_options: delta-rs storage options, for reading the table's layout and properties.
+    :param storage_options: delta-rs storage options, for reading the table's layout and properties; they
+        win over those ``aws_conn_id`` gives.
 
     See :class:`~airflow_provider_deltacc.operators.base.DeltaBaseOperator` for the arguments every Delta
     operator takes.
@@ -96,6 +98,13 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
         self.expected_duration = expected_duration
         self.storage_options = storage_options
         self._waiting_since: datetime | None = None
+
+    @cached_property
+    def delta_rs_options(self) -> dict[str, str] | None:
+        """delta-rs storage options for reading the table: ``aws_conn_id``'s under ``storage_options``."""
+        from airflow_provider_deltacc.object_storage.connections import storage_options_for
+
+        return storage_options_for(self.aws_conn_id, self.storage_options)
 
     # -- what subclasses provide -------------------------------------------------------------------
     def maintenance_op(self) -> OpKind:

@@ -31,12 +31,22 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
     :param partition_values: wait for data in this partition: its column → value, as in Delta's
         ``partitionValues``, e.g. ``{"date": "2026-11-19"}``. (templated; ``partition`` is its deprecated
         name)
-    :param storage_options: delta-rs storage options (object-store credentials).
+    :param storage_options: delta-rs storage options (object-store credentials); they win over those
+        ``aws_conn_id`` gives.
+    :param aws_conn_id: an ``aws`` connection for a table on S3: its keys, region and endpoint as delta-rs
+        storage options. The trigger gets only its name and looks it up in the triggerer, so no secret is in
+        the trigger's serialized arguments. (templated)
     :param deferrable: wait in the triggerer (default) instead of rescheduling on a worker.
     :param poll_interval: seconds between reads of the log.
     """
 
-    template_fields: Sequence[str] = ("table", "after_version", "operation", "partition_values")
+    template_fields: Sequence[str] = (
+        "table",
+        "after_version",
+        "operation",
+        "partition_values",
+        "aws_conn_id",
+    )
     renamed_arguments = {"partition": "partition_values"}
     ui_color = "#e6f1f2"
 
@@ -48,6 +58,7 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         operation: str | None = None,
         partition_values: dict[str, Any] | None = None,
         storage_options: dict[str, str] | None = None,
+        aws_conn_id: str | None = None,
         deferrable: bool = True,
         poll_interval: float = 30.0,
         **kwargs: Any,
@@ -64,6 +75,7 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         self.operation = operation
         self.partition_values = partition_values
         self.storage_options = storage_options
+        self.aws_conn_id = aws_conn_id
         self.deferrable = deferrable
         self.poll_interval = poll_interval
 
@@ -85,8 +97,10 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
 
     def _check(self) -> dict[str, Any] | None:
         from airflow_provider_deltacc.delta_log import check_table, require_table_location
+        from airflow_provider_deltacc.object_storage.connections import storage_options_for
 
-        return check_table(require_table_location(self.table), self._condition(), self.storage_options)
+        options = storage_options_for(self.aws_conn_id, self.storage_options)
+        return check_table(require_table_location(self.table), self._condition(), options)
 
     def poke(self, context: Context) -> bool:
         match = self._check()
@@ -110,6 +124,7 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
                 condition=self._condition().to_dict(),
                 poll_interval=self.poll_interval,
                 storage_options=self.storage_options,
+                aws_conn_id=self.aws_conn_id,
             ),
             method_name="execute_complete",
             timeout=timedelta(seconds=self.timeout) if self.timeout else None,

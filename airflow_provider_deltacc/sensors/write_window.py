@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import timedelta
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
@@ -51,7 +52,9 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
         None reads ``$DELTACC_LEASE_STORE_URL``, else the embedded SQLite file.
     :param expected_duration: the maintenance's expected duration (seconds or a timedelta): a window that
         opens within it counts as busy.
-    :param storage_options: delta-rs storage options.
+    :param storage_options: delta-rs storage options; they win over those ``aws_conn_id`` gives.
+    :param aws_conn_id: an ``aws`` connection for a table on S3: its keys, region and endpoint as delta-rs
+        storage options (see :mod:`airflow_provider_deltacc.object_storage`). (templated)
     :param deferrable: wait in the triggerer instead of rescheduling on a worker; the default is
         ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False).
     :param poll_interval: the longest pause between two gate decisions, in seconds.
@@ -64,7 +67,7 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
         default.
     """
 
-    template_fields: Sequence[str] = ("table", "partition_values")
+    template_fields: Sequence[str] = ("table", "partition_values", "aws_conn_id")
     renamed_arguments = {"partitions": "partition_values"}
     ui_color = "#e6f1f2"
 
@@ -80,6 +83,7 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
         lease_store_url: str | None = None,
         expected_duration: float | timedelta | None = None,
         storage_options: dict[str, str] | None = None,
+        aws_conn_id: str | None = None,
         deferrable: bool = default_deferrable(),
         poll_interval: float = 30.0,
         lease_store_conn_id: str | None = None,
@@ -103,9 +107,17 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
         self.lease_store_url = lease_store_url
         self.expected_duration = expected_duration
         self.storage_options = storage_options
+        self.aws_conn_id = aws_conn_id
         self.deferrable = deferrable
         self.poll_interval = poll_interval
         self.lease_store_conn_id = lease_store_conn_id
+
+    @cached_property
+    def delta_rs_options(self) -> dict[str, str] | None:
+        """delta-rs storage options for reading the table: ``aws_conn_id``'s under ``storage_options``."""
+        from airflow_provider_deltacc.object_storage.connections import storage_options_for
+
+        return storage_options_for(self.aws_conn_id, self.storage_options)
 
     def gate_run(self) -> MaintenanceRun:
         """This wait at the gate, limited by the sensor's ``timeout``."""

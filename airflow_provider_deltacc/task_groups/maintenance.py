@@ -165,7 +165,14 @@ def table_maintenance(
     }
     if lease_store_conn_id is not None:  # else DAG default_args may still set it
         gated["lease_store_conn_id"] = lease_store_conn_id
-    sensor_keys = {"profile", "table_traits", "lease_store_url", "expected_duration", "storage_options"}
+    sensor_keys = {
+        "profile",
+        "table_traits",
+        "lease_store_url",
+        "expected_duration",
+        "storage_options",
+        "aws_conn_id",
+    }
     sensor_extra = {k: v for k, v in extra.items() if k in sensor_keys or k in _BASE_TASK_KEYS}
     with TaskGroup(group_id=group_id, tooltip=tooltip or "gate, OPTIMIZE, VACUUM") as group:
         gate = DeltaWriteWindowSensor(

@@ -20,6 +20,8 @@ class DeltaTableTrigger(BaseTrigger):
     :param condition: a :class:`~airflow_provider_deltacc.delta_log.TableCondition` as a dict.
     :param poll_interval: seconds between reads of the log.
     :param storage_options: delta-rs storage options (credentials are encrypted with the trigger).
+    :param aws_conn_id: an ``aws`` connection, looked up in the triggerer: its options go under
+        ``storage_options``, and only its name is serialized.
     """
 
     def __init__(
@@ -29,6 +31,7 @@ class DeltaTableTrigger(BaseTrigger):
         condition: dict[str, Any],
         poll_interval: float = 30.0,
         storage_options: dict[str, str] | None = None,
+        aws_conn_id: str | None = None,
         **renamed: Any,
     ) -> None:
         super().__init__()
@@ -39,6 +42,7 @@ class DeltaTableTrigger(BaseTrigger):
         self.condition = condition
         self.poll_interval = poll_interval
         self.storage_options = storage_options
+        self.aws_conn_id = aws_conn_id
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -48,15 +52,23 @@ class DeltaTableTrigger(BaseTrigger):
                 "condition": self.condition,
                 "poll_interval": self.poll_interval,
                 "storage_options": self.storage_options,
+                "aws_conn_id": self.aws_conn_id,
             },
         )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
+        from airflow_provider_deltacc.object_storage.connections import storage_options_for
+
         condition = TableCondition(**self.condition)
+        try:
+            options = await asyncio.to_thread(storage_options_for, self.aws_conn_id, self.storage_options)
+        except Exception as exc:
+            yield TriggerEvent({"status": "error", "message": f"{type(exc).__name__}: {exc}"})
+            return
         while True:
             try:
                 # delta-rs reads are blocking I/O; keep them off the triggerer's event loop.
-                match = await asyncio.to_thread(check_table, self.table, condition, self.storage_options)
+                match = await asyncio.to_thread(check_table, self.table, condition, options)
             except Exception as exc:
                 yield TriggerEvent({"status": "error", "message": f"{type(exc).__name__}: {exc}"})
                 return
