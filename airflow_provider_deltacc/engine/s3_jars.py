@@ -18,11 +18,11 @@ from pathlib import Path
 
 from airflow_provider_deltacc.engine.delta_jars import (
     DeltaJarsMissingError,
-    spark_artifact_ids,
     cache_root,
     pyspark_home,
     resolve_into,
     shipped_by_spark,
+    spark_artifact_ids,
 )
 
 #: The AWS SDK v2 modules S3A calls; their own dependencies come with them.
