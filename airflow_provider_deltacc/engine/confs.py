@@ -56,12 +56,16 @@ def isolated_session(spark: SparkSession, spark_conf: Mapping[str, str]) -> Spar
     of the parent are not visible in the child; use catalog tables or global temporary views.
 
     :param spark: the parent session (a classic one: a Spark Connect session has no children).
-    :param spark_conf: runtime confs for the operation; a key equal to the parent's value is left alone.
+    :param spark_conf: runtime confs for the operation; a key the child already has (a static setting the
+        application started with) is left alone.
     :raises InputError: if Spark rejects a runtime conf's value.
     """
     hide_jvm_protocol_log(spark_conf)
     child = spark.newSession()
-    for key, value in runtime_confs(spark, spark_conf).items():
+    # Compared with the child, not the parent: a new session starts from the application's settings, not
+    # from the parent's runtime ones, and the parent may itself be an earlier operation's child (pyspark
+    # makes each new session the thread's active one).
+    for key, value in runtime_confs(child, spark_conf).items():
         set_runtime_conf(child, key, value)
     return child
 

@@ -71,3 +71,13 @@ def test_txn_session_confs_are_removed_even_on_error(spark: SparkSession) -> Non
         assert session.conf.get("spark.databricks.delta.write.txnAppId") == "app"
         raise RuntimeError("boom")
     assert not any(key in session.conf.getAll for key in TXN_CONFS)
+
+
+@pytest.mark.classic_session
+def test_a_session_made_from_an_earlier_operations_session_gets_every_setting(spark: SparkSession) -> None:
+    # pyspark makes each new session the thread's active one, so the next in-process job starts from the
+    # last operation's session; a new session takes none of its parent's runtime settings.
+    conf = {"spark.sql.shuffle.partitions": "7", "fs.s3a.endpoint.region": "eu-west-3"}
+    first = isolated_session(spark, conf)
+    second = isolated_session(first, conf)
+    assert [second.conf.get(key) for key in conf] == ["7", "eu-west-3"]
