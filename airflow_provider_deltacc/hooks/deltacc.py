@@ -181,7 +181,7 @@ class DeltaCCHook(BaseHook):
 
         :param spec: the job spec.
         """
-        from_connection = self.aws_credentials.s3a_conf() if self.aws_credentials else {}
+        from_connection = self.aws_credentials.hadoop_conf() if self.aws_credentials else {}
         if self.spark_conf or from_connection:
             spec = {
                 **spec,

@@ -87,7 +87,7 @@ class AwsCredentials:
     def plain_http(self) -> bool:
         return bool(self.endpoint_url) and urlsplit(self.endpoint_url or "").scheme == "http"
 
-    def s3a_conf(self) -> dict[str, str]:
+    def hadoop_conf(self) -> dict[str, str]:
         """Hadoop S3A settings, as runtime session settings (``fs.s3a.*``): the Spark job sets them on the
         operation's session, so they travel in the job spec and never on the spark-submit command line."""
         conf: dict[str, str] = {}

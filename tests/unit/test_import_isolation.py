@@ -25,6 +25,7 @@ AIRFLOW_FACE = [
     "import airflow_provider_deltacc.windows",
     "import airflow_provider_deltacc.task_groups",
     "import airflow_provider_deltacc.contract.table_identity",
+    "import airflow_provider_deltacc.object_storage.connections",
 ]
 BUNDLED_CORE = [
     "import airflow_provider_deltacc.occ as m; m.run_commit_loop; m.CommitRetryPolicy",
@@ -34,6 +35,8 @@ BUNDLED_CORE = [
     "import airflow_provider_deltacc.conflict_safe as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.engine.source_function",
     "import airflow_provider_deltacc.contract.table_identity",
+    "import airflow_provider_deltacc.engine.s3_jars",
+    "from airflow_provider_deltacc.object_storage import aws, azure, gcp",
 ]
 
 

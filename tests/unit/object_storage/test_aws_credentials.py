@@ -17,7 +17,7 @@ def _creds(**extra: Any) -> AwsCredentials:
 
 
 def test_keys_region_and_endpoint_reach_s3a_as_runtime_settings() -> None:
-    conf = _creds(region_name="eu-west-1", endpoint_url="http://127.0.0.1:9000").s3a_conf()
+    conf = _creds(region_name="eu-west-1", endpoint_url="http://127.0.0.1:9000").hadoop_conf()
     assert conf == {
         "fs.s3a.access.key": "AKIAX",
         "fs.s3a.secret.key": "s3cr3t",
@@ -32,8 +32,8 @@ def test_keys_region_and_endpoint_reach_s3a_as_runtime_settings() -> None:
 
 def test_a_session_token_selects_the_temporary_credentials_provider() -> None:
     creds = _creds(aws_session_token="tok3n")
-    assert creds.s3a_conf()["fs.s3a.session.token"] == "tok3n"
-    assert creds.s3a_conf()["fs.s3a.aws.credentials.provider"] == TEMPORARY_PROVIDER
+    assert creds.hadoop_conf()["fs.s3a.session.token"] == "tok3n"
+    assert creds.hadoop_conf()["fs.s3a.aws.credentials.provider"] == TEMPORARY_PROVIDER
     assert creds.delta_rs_options()["AWS_SESSION_TOKEN"] == "tok3n"
     assert creds.secrets() == ["s3cr3t", "tok3n"]
     assert "s3cr3t" not in repr(creds) and "tok3n" not in repr(creds)
@@ -57,7 +57,7 @@ def test_keys_in_the_extras_and_no_keys_at_all() -> None:
     )
     assert in_extra.delta_rs_options() == {"AWS_ACCESS_KEY_ID": "A", "AWS_SECRET_ACCESS_KEY": "B"}
     chain = AwsCredentials.from_fields(login=None, password=None, extra={"region_name": "us-east-2"})
-    assert chain.s3a_conf() == {"fs.s3a.endpoint.region": "us-east-2"}  # the default chain supplies keys
+    assert chain.hadoop_conf() == {"fs.s3a.endpoint.region": "us-east-2"}  # the default chain supplies keys
 
 
 @pytest.mark.parametrize(
