@@ -1,14 +1,14 @@
-"""S3 through every execution mode and every JVM-free reader: a spark-submit driver and a Spark Connect
-server write to the S3 API server with the ``aws_conn_id`` connection's settings (never on the spark-submit
-command line); OPTIMIZE and VACUUM run there behind the gate, which reads the table's facts from S3; the
+"""S3 through Spark Connect and every JVM-free reader: a Spark Connect server writes to the S3 API server
+with the ``aws_conn_id`` connection's settings, set on the task's session (the spark-submit path is in
+test_s3_commit_race.py, the in-process one in test_s3_writers.py).
+
+OPTIMIZE and VACUUM run there behind the gate, which reads the table's facts from S3; the
 table sensor and its trigger read the S3 log, the trigger knowing only the connection's name."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ from airflow_provider_deltacc.operators import (
 )
 from airflow_provider_deltacc.sensors import DeltaTableVersionSensor
 from airflow_provider_deltacc.triggers.table_version import DeltaTableTrigger
-from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
+from tests.support.s3_server import SECRET_KEY, S3Server
 from tests.unit.airflow_face.conftest import make_context
 
 if TYPE_CHECKING:
@@ -38,44 +38,6 @@ ROWS = {"kind": "rows", "rows": [[1, "a"], [2, "b"]], "schema": "id INT, p STRIN
 
 def _delta(s3: S3Server, table: str) -> DeltaTable:
     return DeltaTable(table.replace("s3a://", "s3://"), storage_options=s3.storage_options())
-
-
-def test_a_spark_submit_driver_writes_to_s3_with_the_connection_off_the_command_line(
-    s3_server: S3Server,
-    aws_conn_id: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-    capfd: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setenv(
-        "AIRFLOW_CONN_DELTACC_S3_SUBMIT", json.dumps({"conn_type": "spark", "host": "local[1]"})
-    )
-    caplog.set_level(logging.DEBUG)
-    table = f"s3a://{s3_server.new_bucket()}/orders"
-    append = DeltaAppendOperator(
-        task_id="submit_s3",
-        table=table,
-        source=ROWS,
-        create_if_missing=True,
-        conn_id="deltacc_s3_submit",
-        execution_mode="spark_submit",
-        aws_conn_id=aws_conn_id,
-        driver_python=sys.executable,
-        submit_options={"driver_memory": "512m"},
-        lease_store_url=f"sqlite:///{tmp_path / 'leases.db'}",
-        retries=0,
-    )
-    context = make_context(task_id="submit_s3")
-    assert append.execute(context)["status"] == "committed"
-    assert sorted(r["id"] for r in _delta(s3_server, table).to_pyarrow_table().to_pylist()) == [1, 2]
-
-    out, err = capfd.readouterr()
-    logged = caplog.text + out + err
-    command = [line for line in logged.splitlines() if "Spark-Submit cmd" in line]
-    assert command, "the submit command was not captured"
-    assert "fs.s3a" not in command[0] and ACCESS_KEY not in command[0]
-    assert SECRET_KEY not in logged + json.dumps(context["ti"].pushed, default=str)
 
 
 def test_a_spark_connect_session_writes_to_s3_with_the_connection(

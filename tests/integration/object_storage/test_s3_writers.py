@@ -5,7 +5,6 @@ S3 log store cannot keep apart. Checked independently with delta-rs."""
 from __future__ import annotations
 
 import itertools
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +14,7 @@ from deltalake import DeltaTable
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator
 from airflow_provider_deltacc.windows import store_from_url
+from tests.integration.object_storage.side_by_side import run_side_by_side, statuses
 from tests.support.s3_server import SECRET_KEY, S3Server
 from tests.unit.airflow_face.conftest import make_context
 
@@ -56,22 +56,8 @@ def test_concurrent_writers_on_s3_commit_exactly_once_one_at_a_time(
         DeltaMergeOperator(task_id="merge_c", source=_rows(0, 2, 3), keys=["id"], **common),
         DeltaMergeOperator(task_id="merge_d", source=_rows(2, 2, 4), keys=["id"], **common),
     ]
-    outcomes: dict[str, Any] = {}
-
-    def run(op: Any) -> None:
-        try:
-            outcomes[op.task_id] = op.execute(make_context(task_id=op.task_id))
-        except BaseException as exc:  # surfaced below
-            outcomes[op.task_id] = exc
-
-    threads = [threading.Thread(target=run, args=(op,), name=op.task_id) for op in writers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(300)
-    assert {k: v["status"] for k, v in outcomes.items() if isinstance(v, dict)} == {
-        op.task_id: "committed" for op in writers
-    }, outcomes
+    outcomes = run_side_by_side(writers)
+    assert statuses(outcomes) == {op.task_id: "committed" for op in writers}, outcomes
     for op in writers:
         assert outcomes[op.task_id]["storage_safety"]["guard"] == "exclusive_lease"
 
