@@ -147,7 +147,15 @@ class DeltaCCHook(BaseHook):
                 return answer.report
             spec = answer.spec_to_run(spec)
         code, report = self.runner.run(spec, turns=turns)
-        return raise_for_outcome(code, report)
+        try:
+            return raise_for_outcome(code, report)
+        except DeltaCCInputError as exc:
+            if exc.field != "aws_conn_id" or not self.aws_conn_id:
+                raise
+            named = str(exc).replace("aws_conn_id=None", f"aws_conn_id={self.aws_conn_id!r}", 1)
+            raise DeltaCCInputError(
+                named, field=exc.field, value=self.aws_conn_id, report=exc.report
+            ) from None
 
     def answer_from_log(self, spec: dict[str, Any]) -> dict[str, Any] | None:
         """The job's report when the table's Delta log answers it without Spark, else None.

@@ -26,6 +26,7 @@ from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.report_file import leave_report
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
 from airflow_provider_deltacc.spark_job.spec import JobSpec, parse_spec
+from airflow_provider_deltacc.spark_job.storage_errors import storage_input_error, storage_unreachable
 from airflow_provider_deltacc.spark_job.unavailable import unavailable_reason
 
 if TYPE_CHECKING:
@@ -79,14 +80,19 @@ def run_job(
         cause = exc.__cause__ or exc
         if _is_input_error(cause):
             return ExitCode.BAD_INPUT, _loop_report(exc, "bad_input", cause)
-        if (gone := unavailable_reason(cause)) is not None:
+        if (bad := storage_input_error(cause, parsed.table)) is not None:
+            return ExitCode.BAD_INPUT, _loop_report(exc, "bad_input", bad)
+        if (gone := unavailable_reason(cause) or storage_unreachable(cause, parsed.table)) is not None:
             return ExitCode.UNAVAILABLE, _unavailable(_loop_report(exc, exc.report.status, cause), gone)
         return ExitCode.FAILURE, _loop_report(exc, exc.report.status, cause)
     except InputError as exc:  # found before the first attempt (the table, the source, the storage): one line
         log.error("bad input, nothing was written: %s", exc)
         return ExitCode.BAD_INPUT, _bare_report(raw, parsed, "bad_input", exc)
     except Exception as exc:
-        if (gone := unavailable_reason(exc)) is not None:
+        if (bad := storage_input_error(exc, parsed.table)) is not None:
+            log.error("bad input, nothing was written: %s", bad)
+            return ExitCode.BAD_INPUT, _bare_report(raw, parsed, "bad_input", bad)
+        if (gone := unavailable_reason(exc) or storage_unreachable(exc, parsed.table)) is not None:
             log.error("%s went away before the first attempt: %s", gone, _first_line(exc))
             return ExitCode.UNAVAILABLE, _unavailable(_bare_report(raw, parsed, "error", exc), gone)
         log.exception("the Delta job failed before its first attempt")

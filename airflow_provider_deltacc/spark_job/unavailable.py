@@ -20,7 +20,7 @@ def unavailable_reason(exc: BaseException) -> str | None:
     :param exc: the exception the job caught.
     :returns: e.g. ``Spark Connect server (gRPC UNAVAILABLE)``, or None when Spark did not go away.
     """
-    for node in _chain(exc):
+    for node in exception_chain(exc):
         code = _grpc_code(node)
         if code in _GRPC_CODES:
             return f"Spark Connect server (gRPC {code})"
@@ -40,7 +40,7 @@ def _grpc_code(exc: BaseException) -> str | None:
     return getattr(code, "name", None) if code is not None else None
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
     seen: set[int] = set()
     node: BaseException | None = exc
     while node is not None and id(node) not in seen and len(seen) < 16:

@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ class S3Server:
 
     port: int
     log: Path
+    env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -49,7 +50,7 @@ class S3Server:
                 [str(moto), "-H", "127.0.0.1", "-p", str(self.port)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "true"},
+                env={**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "true", **self.env},
             )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

@@ -1,0 +1,96 @@
+"""Bad input and faults on S3, each decided the way Airflow should act on it, with nothing written:
+a bucket that does not exist and refused credentials are bad input (no retry), naming ``table`` or
+``aws_conn_id``; an S3 endpoint that does not answer is infrastructure (Airflow retries the task)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
+from airflow_provider_deltacc.operators import DeltaAppendOperator
+from tests.support.s3_server import SECRET_KEY, S3Server
+from tests.support.spark_standalone import _free_port
+from tests.unit.airflow_face.conftest import make_context
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.integration
+
+ROWS = {"kind": "rows", "rows": [[1, "a"]], "schema": "id INT, p STRING"}
+#: S3A gives up on an endpoint that refuses connections after its first try, instead of minutes of retries.
+FAIL_FAST = {
+    "fs.s3a.retry.limit": "0",
+    "fs.s3a.attempts.maximum": "0",
+    "fs.s3a.connection.establish.timeout": "2s",
+}
+
+
+def _append(table: str, aws_conn_id: str, tmp_path: Path, **kwargs: Any) -> DeltaAppendOperator:
+    return DeltaAppendOperator(
+        task_id="append_s3",
+        table=table,
+        source=ROWS,
+        create_if_missing=True,
+        execution_mode="in_process",
+        aws_conn_id=aws_conn_id,
+        lease_store_url=f"sqlite:///{tmp_path / 'leases.db'}",
+        **kwargs,
+    )
+
+
+@pytest.fixture
+def checking_s3(tmp_path: Path) -> Iterator[S3Server]:
+    """A second S3 server that checks credentials (moto with IAM authentication on): every key is unknown."""
+    server = S3Server(
+        port=_free_port(), log=tmp_path / "moto-auth.log", env={"INITIAL_NO_AUTH_ACTION_COUNT": "0"}
+    )
+    server.start()
+    try:
+        yield server
+    finally:
+        server.halt()
+
+
+def test_a_bucket_that_does_not_exist_is_bad_input_naming_the_table(
+    spark: SparkSession, s3_server: S3Server, aws_conn_id: str, tmp_path: Path
+) -> None:
+    table = "s3a://deltacc-no-such-bucket-7f3a/orders"
+    with pytest.raises(DeltaCCInputError) as raised:
+        _append(table, aws_conn_id, tmp_path).execute(make_context(task_id="append_s3"))
+    assert raised.value.field == "table" and raised.value.value == table
+    assert "bucket 'deltacc-no-such-bucket-7f3a' does not exist" in str(raised.value)
+    buckets = [b["Name"] for b in s3_server.client().list_buckets()["Buckets"]]
+    assert "deltacc-no-such-bucket-7f3a" not in buckets
+
+
+def test_refused_credentials_are_bad_input_naming_aws_conn_id(
+    spark: SparkSession, checking_s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIRFLOW_CONN_DELTACC_S3_REFUSED", checking_s3.connection_uri())
+    with pytest.raises(DeltaCCInputError) as raised:
+        _append("s3a://refused/orders", "deltacc_s3_refused", tmp_path).execute(
+            make_context(task_id="append_s3")
+        )
+    assert (raised.value.field, raised.value.value) == ("aws_conn_id", "deltacc_s3_refused")
+    assert "aws_conn_id='deltacc_s3_refused': S3 refused the credentials for bucket 'refused'" in str(
+        raised.value
+    )
+    assert SECRET_KEY not in str(raised.value) + json.dumps(raised.value.report, default=str)
+
+
+def test_an_s3_endpoint_that_does_not_answer_is_infrastructure(
+    spark: SparkSession, s3_server: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    down = json.loads(s3_server.connection_uri())
+    down["extra"]["endpoint_url"] = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    monkeypatch.setenv("AIRFLOW_CONN_DELTACC_S3_DOWN", json.dumps(down))
+    op = _append("s3a://down/orders", "deltacc_s3_down", tmp_path, spark_conf=FAIL_FAST)
+    with pytest.raises(DeltaCCInfrastructureError) as raised:
+        op.execute(make_context(task_id="append_s3"))
+    assert raised.value.unreachable == "the S3 endpoint of bucket 'down'"
