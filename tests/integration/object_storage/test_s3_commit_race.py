@@ -29,7 +29,7 @@ from deltalake import DeltaTable
 from airflow_provider_deltacc.engine.confs import isolated_session
 from airflow_provider_deltacc.operators import DeltaAppendOperator
 from tests.integration.object_storage.side_by_side import run_side_by_side, statuses
-from tests.support.s3_commit_barrier import CommitBarrier, commit_barrier_proxy
+from tests.support.s3_proxy import CommitBarrier, s3_proxy
 from tests.support.s3_server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
 from tests.unit.airflow_face.conftest import make_context
 
@@ -65,7 +65,7 @@ def test_two_drivers_racing_one_commit_lose_one_with_the_default_s3_log_store(
     bucket = s3_server.new_bucket("race")
     table = f"s3a://{bucket}/t"
     barrier = CommitBarrier(f"{bucket}/t/_delta_log/{1:020d}.json")
-    with commit_barrier_proxy(s3_server.port, barrier) as endpoint:
+    with s3_proxy(s3_server.port, barrier) as endpoint:
         conf = {
             "fs.s3a.access.key": ACCESS_KEY,
             "fs.s3a.secret.key": SECRET_KEY,
@@ -124,7 +124,7 @@ def test_the_provider_serializes_the_two_drivers_and_loses_nothing(
     monkeypatch.setenv(
         "AIRFLOW_CONN_DELTACC_S3_RACE_SUBMIT", json.dumps({"conn_type": "spark", "host": "local[1]"})
     )
-    with commit_barrier_proxy(s3_server.port, barrier) as endpoint:
+    with s3_proxy(s3_server.port, barrier) as endpoint:
         proxied = json.loads(s3_server.connection_uri())
         proxied["extra"]["endpoint_url"] = endpoint
         monkeypatch.setenv("AIRFLOW_CONN_DELTACC_S3_PROXIED", json.dumps(proxied))

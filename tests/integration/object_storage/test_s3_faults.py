@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from deltalake import DeltaTable
 
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.operators import DeltaAppendOperator
+from tests.support.s3_proxy import OutageAfterCommit, s3_proxy
 from tests.support.s3_server import SECRET_KEY, S3Server
 from tests.support.spark_standalone import _free_port
 from tests.unit.airflow_face.conftest import make_context
@@ -94,3 +96,38 @@ def test_an_s3_endpoint_that_does_not_answer_is_infrastructure(
     with pytest.raises(DeltaCCInfrastructureError) as raised:
         op.execute(make_context(task_id="append_s3"))
     assert raised.value.unreachable == "the S3 endpoint of bucket 'down'"
+
+
+def test_the_store_going_down_after_the_commit_landed_is_retried_without_a_duplicate(
+    spark: SparkSession, s3_server: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worst moment: the commit file is written, then the store answers nothing more. The try fails as
+    infrastructure; Airflow's retry finds the commit in the log by its txn identity and writes nothing."""
+    bucket = s3_server.new_bucket("outage")
+    table = f"s3a://{bucket}/orders"
+    outage = OutageAfterCommit(f"{bucket}/orders/_delta_log/{1:020d}.json")
+    with s3_proxy(s3_server.port, outage) as endpoint:
+        proxied = json.loads(s3_server.connection_uri())
+        proxied["extra"]["endpoint_url"] = endpoint
+        monkeypatch.setenv("AIRFLOW_CONN_DELTACC_S3_OUTAGE", json.dumps(proxied))
+
+        def write() -> DeltaAppendOperator:
+            # The first task on a bucket fixes its S3A settings for the JVM (Hadoop caches one filesystem per
+            # bucket), so every task here fails fast.
+            return _append(table, "deltacc_s3_outage", tmp_path, spark_conf=FAIL_FAST)
+
+        assert write().execute(make_context(task_id="create"))["status"] == "committed"
+
+        with pytest.raises(DeltaCCInfrastructureError) as raised:
+            write().execute(make_context(task_id="append_s3", try_number=1))
+        assert outage.landed == [200], "the commit never reached the store"
+        assert raised.value.unreachable == f"the S3 endpoint of bucket {bucket!r}"
+
+        outage.end()  # the store is back; Airflow runs the next try
+        retried = write().execute(make_context(task_id="append_s3", try_number=2))
+    assert retried["status"] == "skipped_duplicate", retried
+    delta = DeltaTable(table.replace("s3a://", "s3://"), storage_options=s3_server.storage_options())
+    assert delta.version() == 1
+    assert sorted(r["id"] for r in delta.to_pyarrow_table().to_pylist()) == [1, 1]  # create's row + the write
+    txns = [t for c in s3_server.log_commits(table) for t in c["txn"]]
+    assert len(txns) == 2 and len({(t["appId"], t["version"]) for t in txns}) == 2

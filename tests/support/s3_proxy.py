@@ -1,9 +1,13 @@
-"""A proxy in front of the S3 API server that makes two Delta commits race, every time.
+"""A proxy in front of the S3 API server that brings on what a test needs around one commit upload.
 
-It forwards every request unchanged, except the upload of one commit file (``_delta_log/<version>.json``
-of a chosen table): the first upload is held until a second writer uploads the same file (or a timeout
-passes), then both go on together. So both writers have checked that the version is free before either
-file lands: the window in which Delta's single-driver S3 log store cannot keep two drivers apart.
+It forwards every request unchanged, except around the upload of one commit file
+(``<bucket>/<table>/_delta_log/<version>.json``), where a rule acts:
+
+- :class:`CommitBarrier` holds the first upload until a second writer uploads the same file (or a timeout
+  passes), then both go on together: both writers have checked that the version is free before either file
+  lands, the window in which Delta's single-driver S3 log store cannot keep two drivers apart.
+- :class:`OutageAfterCommit` lets the upload land, then answers nothing more (the commit's own answer
+  included) until the test ends the outage: a store that went down mid-write, after the commit.
 """
 
 from __future__ import annotations
@@ -14,9 +18,22 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
 from tests.support.spark_standalone import _free_port
+
+
+class ProxyRule(Protocol):
+    """What the proxy asks around every upload."""
+
+    def hold(self, path: str, headers: Any) -> None:
+        """Called before an upload is forwarded."""
+
+    def record(self, path: str, status: int) -> None:
+        """Called with the S3 server's answer to an upload."""
+
+    def is_down(self) -> bool:
+        """Whether the store is down now (the request gets no answer)."""
 
 
 class CommitBarrier:
@@ -47,9 +64,39 @@ class CommitBarrier:
             with self._lock:
                 self.statuses.append(status)
 
+    def is_down(self) -> bool:
+        return False
+
+
+class OutageAfterCommit:
+    """The store goes down right after the commit file lands, before its answer reaches the writer.
+
+    :param commit_key: the object key suffix of the commit file.
+    """
+
+    def __init__(self, commit_key: str) -> None:
+        self.commit_key = commit_key
+        self.down = threading.Event()
+        self.landed: list[int] = []
+
+    def hold(self, path: str, headers: Any) -> None:
+        return None
+
+    def record(self, path: str, status: int) -> None:
+        if path.split("?", 1)[0].endswith(self.commit_key) and not self.down.is_set():
+            self.landed.append(status)
+            self.down.set()
+
+    def is_down(self) -> bool:
+        return self.down.is_set()
+
+    def end(self) -> None:
+        """The store is back."""
+        self.down.clear()
+
 
 @contextmanager
-def commit_barrier_proxy(upstream_port: int, barrier: CommitBarrier) -> Iterator[str]:
+def s3_proxy(upstream_port: int, rule: ProxyRule) -> Iterator[str]:
     """Run the proxy on 127.0.0.1 for the block; yields its endpoint URL."""
 
     class Handler(BaseHTTPRequestHandler):
@@ -58,15 +105,22 @@ def commit_barrier_proxy(upstream_port: int, barrier: CommitBarrier) -> Iterator
         def _forward(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else None
+            if rule.is_down():
+                self.close_connection = True  # no answer at all, as from a store that went away
+                return
             if self.command == "PUT":
-                barrier.hold(self.path, self.headers)
+                rule.hold(self.path, self.headers)
             upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
             headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
             upstream.request(self.command, self.path, body=body, headers=headers)
             response = upstream.getresponse()
             data = response.read()
             if self.command == "PUT":
-                barrier.record(self.path, response.status)
+                rule.record(self.path, response.status)
+            if rule.is_down():
+                self.close_connection = True
+                upstream.close()
+                return
             self.send_response_only(response.status, response.reason)
             passed_on = ("connection", "transfer-encoding") + (
                 () if self.command == "HEAD" else ("content-length",)
@@ -88,7 +142,7 @@ def commit_barrier_proxy(upstream_port: int, barrier: CommitBarrier) -> Iterator
 
     server = ThreadingHTTPServer(("127.0.0.1", _free_port()), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="s3-commit-barrier", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, name="s3-proxy", daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
