@@ -15,6 +15,7 @@ import pytest
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
 from tests.integration.airflow_face.rival import Rival
 from tests.support.airflow_runs import xcom_value
+from tests.support.s3_server import S3Server
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -220,3 +221,26 @@ def test_pyspark_writers_dag_pays_interest_once_per_branch_and_summarises(
     ]
     report = xcom_value(dr, "branch_summary", REPORT_XCOM_KEY)
     assert report["status"] == "committed" and report["metrics"]["source_function"].endswith("branch_summary")
+
+
+def test_s3_writers_dag_lands_every_batch_once_on_the_s3_server(
+    load_example_dag: Callable[[str], Any],
+    spark: SparkSession,
+    s3_server: S3Server,
+    aws_conn_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deltalake import DeltaTable
+
+    table = f"s3a://{s3_server.new_bucket()}/deltacc-examples/events"
+    monkeypatch.setenv("DELTACC_S3_TABLE", table)
+    monkeypatch.setenv("DELTACC_AWS_CONN_ID", aws_conn_id)
+    dag = load_example_dag("example_deltacc_s3_writers")
+
+    dr = dag.test()
+
+    states = _states(dr)
+    assert str(dr.state) == "success", states
+    assert xcom_value(dr, "check_events") == {"version": 4, "events": 12}  # 4 appends (v0-v3), OPTIMIZE
+    delta = DeltaTable(table.replace("s3a://", "s3://"), storage_options=s3_server.storage_options())
+    assert delta.history(1)[0]["operation"] == "OPTIMIZE"
