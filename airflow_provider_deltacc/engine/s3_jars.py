@@ -2,8 +2,8 @@
 
 pip's pyspark ships Hadoop's client but not ``hadoop-aws`` (the S3A filesystem) nor the AWS SDK it calls.
 The set-up step fetches ``hadoop-aws`` at the version of pyspark's own Hadoop, and only the AWS SDK v2
-modules S3A uses (S3, its transfer manager, STS and the Apache HTTP client: 38 jars, about 14 MB) instead of the
-SDK's ``bundle`` that ``hadoop-aws`` names (about 650 MB). They live beside the Delta jars, in
+modules S3A uses (S3, its transfer manager, STS and the Apache HTTP client: 38 jars, about 14 MB)
+instead of the SDK's ``bundle`` that ``hadoop-aws`` names (about 650 MB). They live beside the Delta jars, in
 ``<jar cache>/hadoop-aws-<version>/``, and every Spark the provider starts gets them with the Delta jars,
 so a task writing to S3 names no jar.
 """
