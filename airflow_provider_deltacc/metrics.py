@@ -77,6 +77,18 @@ def record_gate(table: str, operation: str, *, waited_s: float, outcome: str) ->
         log.debug("could not emit Delta gate metrics for %s: %s", table, exc)
 
 
+def record_live_leases(table: str, live: int) -> None:
+    """Emit how many live leases the table has, right after a lease on it was granted or released.
+
+    :param table: the table.
+    :param live: its live leases (every holder, every kind) at that moment.
+    """
+    try:
+        _Emitter(table, "lease").gauge("leases.live", live)
+    except Exception as exc:
+        log.debug("could not emit the live leases of %s: %s", table, exc)
+
+
 class _Emitter:
     def __init__(self, table: str, operation: str) -> None:
         from airflow.sdk.observability.stats import Stats
@@ -90,6 +102,10 @@ class _Emitter:
             return
         self.stats.incr(f"{PREFIX}.{metric}", count, tags={**self.tags, **tags})
         self.stats.incr(f"{self.per_table}.{metric}", count)
+
+    def gauge(self, metric: str, value: float) -> None:
+        self.stats.gauge(f"{PREFIX}.{metric}", value, tags={"table": self.tags["table"]})
+        self.stats.gauge(f"{self.per_table}.{metric}", value)
 
     def timing(self, metric: str, seconds: float, **tags: str) -> None:
         milliseconds = max(0.0, float(seconds)) * 1000.0

@@ -169,6 +169,7 @@ def hold_lease(
     held = HeldLease(request, result.lease, [], waited, store)
     lease = result.lease
     log.info("holding %s on %s (id %s, waited %.1f s)", lease.describe(), lease.table, lease.lease_id, waited)
+    _count_live(store, lease.table)
     beat = _Heartbeat(store, lease, interval, held._lost)
     beat.start()
     try:
@@ -189,3 +190,17 @@ def hold_lease(
             )
         else:
             log.info("released %s on %s", lease.describe(), lease.table)
+            _count_live(store, lease.table)
+
+
+def _count_live(store: LeaseStore, table: str) -> None:
+    """Send the table's live leases as a metric (:func:`airflow_provider_deltacc.metrics.record_live_leases`);
+    a store that cannot answer now only costs the metric."""
+    from airflow_provider_deltacc.metrics import record_live_leases
+
+    try:
+        live = len(store.active(table))
+    except Exception as exc:
+        log.debug("could not count the live leases on %s: %s", table, exc)
+        return
+    record_live_leases(table, live)

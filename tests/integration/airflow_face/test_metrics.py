@@ -114,6 +114,8 @@ def test_a_run_with_a_conflict_sends_its_metrics_to_statsd(
         f"{per_table}.conflicts.append",
         f"{per_table}.wasted",
         f"{per_table}.gate.go",
+        "airflow.deltacc.leases.live",
+        f"{per_table}.leases.live",
     }
     seen = _received(statsd_listener, expected)
     assert expected <= set(seen), sorted(seen)
@@ -128,3 +130,5 @@ def test_a_run_with_a_conflict_sends_its_metrics_to_statsd(
     (wasted,) = seen["airflow.deltacc.wasted"]
     assert wasted.endswith("|ms") and float(wasted.split("|")[0]) > 0
     assert not any(name.startswith("airflow.deltacc.duplicate") for name in seen)
+    # The live leases on the table as each task took its lease and gave it back: one at a time.
+    assert seen["airflow.deltacc.leases.live"] == ["1|g", "0|g", "1|g", "0|g"]

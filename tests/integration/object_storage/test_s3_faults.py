@@ -131,3 +131,23 @@ def test_the_store_going_down_after_the_commit_landed_is_retried_without_a_dupli
     assert sorted(r["id"] for r in delta.to_pyarrow_table().to_pylist()) == [1, 1]  # create's row + the write
     txns = [t for c in s3_server.log_commits(table) for t in c["txn"]]
     assert len(txns) == 2 and len({(t["appId"], t["version"]) for t in txns}) == 2
+
+
+def test_a_missing_aws_connection_is_bad_input_and_nothing_is_written(
+    spark: SparkSession, s3_server: S3Server, tmp_path: Path
+) -> None:
+    table = f"s3a://{s3_server.new_bucket()}/orders"
+    op = DeltaAppendOperator(
+        task_id="no_conn",
+        table=table,
+        source=ROWS,
+        create_if_missing=True,
+        execution_mode="in_process",
+        aws_conn_id="no_such_aws_conn",
+        lease_store_url=f"sqlite:///{tmp_path / 'leases.db'}",
+    )
+    with pytest.raises(DeltaCCInputError) as raised:
+        op.execute(make_context(task_id="no_conn"))
+    assert raised.value.field == "aws_conn_id" and "no_such_aws_conn" in str(raised.value)
+    assert "Contents" not in s3_server.client().list_objects_v2(Bucket=table.split("/")[2])
+    assert SECRET_KEY not in str(raised.value)

@@ -1,9 +1,7 @@
-"""S3 through Spark Connect and every JVM-free reader: a Spark Connect server writes to the S3 API server
-with the ``aws_conn_id`` connection's settings, set on the task's session (the spark-submit path is in
-test_s3_commit_race.py, the in-process one in test_s3_writers.py).
-
-OPTIMIZE and VACUUM run there behind the gate, which reads the table's facts from S3; the
-table sensor and its trigger read the S3 log, the trigger knowing only the connection's name."""
+"""Maintenance and every JVM-free reader on S3 (the writers of every mode are in test_s3_commit_race.py):
+OPTIMIZE and VACUUM run there behind the gate, which reads the table's facts from S3 through the
+``aws_conn_id`` connection; the table sensor and its trigger read the S3 log, the trigger knowing only the
+connection's name."""
 
 from __future__ import annotations
 
@@ -17,7 +15,6 @@ from deltalake import DeltaTable
 
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
-    DeltaMergeOperator,
     DeltaOptimizeOperator,
     DeltaVacuumOperator,
 )
@@ -29,7 +26,6 @@ from tests.unit.airflow_face.conftest import make_context
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from tests.support.spark_connect import ConnectServer
 
 pytestmark = pytest.mark.integration
 
@@ -38,35 +34,6 @@ ROWS = {"kind": "rows", "rows": [[1, "a"], [2, "b"]], "schema": "id INT, p STRIN
 
 def _delta(s3: S3Server, table: str) -> DeltaTable:
     return DeltaTable(table.replace("s3a://", "s3://"), storage_options=s3.storage_options())
-
-
-def test_a_spark_connect_session_writes_to_s3_with_the_connection(
-    s3_server: S3Server,
-    aws_conn_id: str,
-    spark_connect_server: ConnectServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("AIRFLOW_CONN_DELTACC_S3_CONNECT", spark_connect_server.conn_uri)
-    table = f"s3a://{s3_server.new_bucket()}/orders"
-    common: dict[str, Any] = {
-        "table": table,
-        "conn_id": "deltacc_s3_connect",
-        "execution_mode": "spark_connect",
-        "aws_conn_id": aws_conn_id,
-        "lease_store_url": f"sqlite:///{tmp_path / 'leases.db'}",
-    }
-    create = DeltaAppendOperator(task_id="connect_s3", source=ROWS, create_if_missing=True, **common)
-    assert create.execute(make_context(task_id="connect_s3"))["status"] == "committed"
-    merge = DeltaMergeOperator(
-        task_id="connect_merge",
-        source={"kind": "rows", "rows": [[2, "z"], [3, "c"]], "schema": "id INT, p STRING"},
-        keys=["id"],
-        **common,
-    )
-    assert merge.execute(make_context(task_id="connect_merge"))["status"] == "committed"
-    rows = sorted((r["id"], r["p"]) for r in _delta(s3_server, table).to_pyarrow_table().to_pylist())
-    assert rows == [(1, "a"), (2, "z"), (3, "c")]
 
 
 def test_maintenance_sensor_and_trigger_read_s3_through_the_connection(

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc import metrics
-from airflow_provider_deltacc.metrics import record_gate, record_try, table_metric_name
+from airflow_provider_deltacc.metrics import record_gate, record_live_leases, record_try, table_metric_name
 
 pytestmark = pytest.mark.unit
 
@@ -27,6 +27,9 @@ class RecordingStats:
 
     def timing(self, stat: str, dt: float, *, tags: dict[str, Any] | None = None) -> None:
         self.sent.append(("timing", stat, dt, tags))
+
+    def gauge(self, stat: str, value: float, rate: float = 1, *, tags: dict[str, Any] | None = None) -> None:
+        self.sent.append(("gauge", stat, value, tags))
 
     def tagged(self) -> dict[str, list[tuple[float, dict[str, Any]]]]:
         found: dict[str, list[tuple[float, dict[str, Any]]]] = {}
@@ -132,16 +135,23 @@ def test_the_gate_wait_and_how_it_ended(stats: RecordingStats) -> None:
     }
 
 
+def test_the_live_leases_of_a_table(stats: RecordingStats) -> None:
+    record_live_leases(TABLE, 3)
+    assert stats.tagged() == {"deltacc.leases.live": [(3, {"table": "s3://lake/orders"})]}
+    assert stats.untagged() == {f"deltacc.table.{table_metric_name(TABLE)}.leases.live": 3}
+
+
 def test_a_broken_backend_never_fails_the_task(monkeypatch: pytest.MonkeyPatch) -> None:
     class Broken:
         def incr(self, *args: Any, **kwargs: Any) -> None:
             raise OSError("no route to the StatsD host")
 
-        timing = incr
+        timing = gauge = incr
 
     monkeypatch.setattr("airflow.sdk.observability.stats.Stats", Broken())
     record_try(TABLE, "merge", {"status": "committed", "attempts": [_attempt("committed")]})
     record_gate(TABLE, "vacuum", waited_s=1, outcome="go")
+    record_live_leases(TABLE, 1)
 
 
 @pytest.mark.parametrize(
