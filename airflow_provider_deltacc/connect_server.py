@@ -40,8 +40,8 @@ def server_command(
     :param conf: further Spark settings, applied last.
     :param name: the Spark application name.
     """
-    from airflow_provider_deltacc.engine.delta_jars import cached_jars, pyspark_home
-    from airflow_provider_deltacc.engine.session import DELTA_SPARK_CONF, local_defaults
+    from airflow_provider_deltacc.spark_jars.delta_conf import DELTA_SPARK_CONF, local_defaults
+    from airflow_provider_deltacc.spark_jars.delta_jars import cached_jars, pyspark_home
 
     settings = {**local_defaults(master), **DELTA_SPARK_CONF}
     settings["spark.connect.grpc.binding.address"] = host
@@ -68,7 +68,7 @@ def server_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
     :param base: the environment to start from (``os.environ`` when None).
     """
-    from airflow_provider_deltacc.engine.delta_jars import pyspark_home
+    from airflow_provider_deltacc.spark_jars.delta_jars import pyspark_home
 
     env = dict(os.environ if base is None else base)
     env.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--conf", type=_conf_pair, action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--print-command", action="store_true", help="print the command and exit")
     args = parser.parse_args(argv)
-    from airflow_provider_deltacc.engine.delta_jars import DeltaJarsMissingError
+    from airflow_provider_deltacc.spark_jars.delta_jars import DeltaJarsMissingError
 
     try:
         command = server_command(host=args.host, port=args.port, master=args.master, conf=dict(args.conf))

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from airflow_provider_deltacc.config import SECTION, provider_config
-from airflow_provider_deltacc.engine.delta_jars import JAR_CACHE_ENV
-from airflow_provider_deltacc.engine.storage_safety import OVERRIDE_ENV
+from airflow_provider_deltacc.contract.storage_safety import OVERRIDE_ENV
 from airflow_provider_deltacc.placement import K8S_EXECUTOR_POD_ENV
+from airflow_provider_deltacc.spark_jars.delta_jars import JAR_CACHE_ENV
 from airflow_provider_deltacc.windows.factory import LEASE_STORE_URL_ENV
 from airflow_provider_deltacc.windows.sqlite_store import LEASE_DB_ENV
 

@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from airflow_provider_deltacc.engine.commits import scan_for_txn_commit
-from airflow_provider_deltacc.engine.ddl import delta_primitive_type, split_ddl_columns
-from airflow_provider_deltacc.engine.spec import AppendOptions, JobSpec
-from airflow_provider_deltacc.engine.table import is_path, local_path
-from airflow_provider_deltacc.engine.txn import already_committed, committed_reason, duplicate_metrics
+from airflow_provider_deltacc.contract.commits import scan_for_txn_commit
+from airflow_provider_deltacc.contract.ddl import delta_primitive_type, split_ddl_columns
+from airflow_provider_deltacc.contract.spec import AppendOptions, JobSpec
+from airflow_provider_deltacc.contract.table import is_path, local_path
+from airflow_provider_deltacc.contract.txn import already_committed, committed_reason, duplicate_metrics
 from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
 
 log = logging.getLogger(__name__)
@@ -370,7 +370,11 @@ def _parse(spec: Mapping[str, Any]) -> JobSpec | None:
 def _storage_accepted(job: JobSpec) -> bool:
     """False when the job would refuse the table's storage (S3 without a multi-writer log store and no
     ``storage_guard``); the operators always set the guard there, direct hook callers may not."""
-    from airflow_provider_deltacc.engine.storage_safety import S3_SCHEMES, spark_storage_safety, table_scheme
+    from airflow_provider_deltacc.contract.storage_safety import (
+        S3_SCHEMES,
+        spark_storage_safety,
+        table_scheme,
+    )
 
     if job.storage_guard is not None or table_scheme(job.table) not in S3_SCHEMES:
         return True

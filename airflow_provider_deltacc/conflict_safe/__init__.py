@@ -22,7 +22,7 @@ pair makes the write exactly-once: a re-run with the same pair writes nothing an
 Each function returns the :class:`~airflow_provider_deltacc.occ.report.CommitReport` (every attempt, the
 committed version, ``skipped_duplicate``) and raises, with the report on the exception:
 
-- :class:`~airflow_provider_deltacc.engine.errors.InputError`: bad input (an option, a source that does not
+- :class:`~airflow_provider_deltacc.contract.errors.InputError`: bad input (an option, a source that does not
   fit the table, a function that returns no DataFrame); nothing was written (``report`` is set when the
   first attempt found it);
 - :class:`~airflow_provider_deltacc.occ.errors.ConflictRetriesExhaustedError`: a retryable conflict
@@ -42,7 +42,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.source_function import SourceFunction
+from airflow_provider_deltacc.contract.source_function import SourceFunction
 from airflow_provider_deltacc.occ.report import CommitReport
 
 if TYPE_CHECKING:
@@ -186,7 +186,7 @@ def _run(
     options: dict[str, Any],
     arguments: Mapping[str, Any],
 ) -> CommitReport:
-    from airflow_provider_deltacc.engine.errors import InputError
+    from airflow_provider_deltacc.contract.errors import InputError
     from airflow_provider_deltacc.engine.run import run_operation
     from airflow_provider_deltacc.occ.errors import CommitLoopError, ConflictError
     from airflow_provider_deltacc.spark_job.main import check_storage_safety

@@ -13,7 +13,7 @@ Airflow retry policy, the report, assets and lineage)::
 
 The function gets the session as ``spark``, its own arguments (``add_interest(rate)``, ``.expand(...)``) and
 the context values it names, as ``@task.pyspark`` does. It is called again in every attempt, on a fresh
-snapshot; see :mod:`airflow_provider_deltacc.engine.source_function`.
+snapshot; see :mod:`airflow_provider_deltacc.contract.source_function`.
 
 The names follow the operators (``DeltaMergeOperator`` is ``@task.delta_merge``): one verb per write kind,
 prefixed ``delta_`` so they cannot clash with another provider's ``@task.merge``. UPDATE and DELETE driven by
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.sdk.bases.decorator import DecoratedOperator, TaskDecorator, task_decorator_factory
 
 from airflow_provider_deltacc.assets import is_template, table_asset
-from airflow_provider_deltacc.engine.source_function import SESSION_PARAMETER
+from airflow_provider_deltacc.contract.source_function import SESSION_PARAMETER
 from airflow_provider_deltacc.operators.sources import bind_source_function, check_source_function
 from airflow_provider_deltacc.operators.write import (
     DeltaAppendOperator,

@@ -1,7 +1,18 @@
-"""Delta Lake operations on Spark, run inside the OCC commit loop.
+"""Delta Lake on Spark: what runs against a Spark session, inside the OCC commit loop.
 
-Sub-modules import pyspark; this package module does not, so that the Airflow side can use
-:mod:`airflow_provider_deltacc.engine.delta_jars` without paying for a pyspark import.
+The local session (:mod:`.session`), the table's snapshot read through the session's backend (the JVM
+``DeltaLog`` or Spark Connect: :mod:`.backend`, :mod:`.table`), the sources, the operations, an attempt's
+commit tags and txn session confs, pinning and clustering. The modules import pyspark only inside functions
+or for typing, so the bundle imports on a driver without Airflow; they run only where a session does: the
+Spark job (:mod:`airflow_provider_deltacc.spark_job`) and the library API
+(:mod:`airflow_provider_deltacc.conflict_safe`).
+
+What a job is without Spark (the spec, table names, literals, DDL names, storage safety, retention, txn
+identities, commit tags, redaction, the input error) lives in :mod:`airflow_provider_deltacc.contract`; the
+jar cache and a Delta session's settings in :mod:`airflow_provider_deltacc.spark_jars`. The Airflow face and
+the lease windows never import this package (``tests/unit/test_import_rules.py``). ``errors``,
+``storage_safety``, ``redaction``, ``ddl``, ``spec``, ``delta_jars`` and ``s3_jars`` here only re-export
+the names that moved; the other modules re-export theirs beside what stayed.
 """
 
 from __future__ import annotations

@@ -19,11 +19,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.retention import parse_interval_hours
+from airflow_provider_deltacc.contract.table import is_path, local_path, table_sql
 from airflow_provider_deltacc.engine.backend import CommitEntry
 from airflow_provider_deltacc.engine.commits import history_commits
-from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.retention import parse_interval_hours
-from airflow_provider_deltacc.engine.table import TableState, is_path, local_path, table_frame, table_sql
+from airflow_provider_deltacc.engine.table import TableState, table_frame
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

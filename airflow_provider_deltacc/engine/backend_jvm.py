@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.contract.commits import scan_for_txn_commit
+from airflow_provider_deltacc.contract.table import is_path
 from airflow_provider_deltacc.engine.backend import CommitEntry
-from airflow_provider_deltacc.engine.commits import history_commits, scan_for_txn_commit
+from airflow_provider_deltacc.engine.commits import history_commits
 from airflow_provider_deltacc.engine.jvm import DELTA_TABLE, HADOOP_PATH, IO_UTILS, java_class, scala_none
-from airflow_provider_deltacc.engine.table import TableState, is_path, provider
+from airflow_provider_deltacc.engine.table import TableState, provider
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.literals import quote_identifier
-from airflow_provider_deltacc.engine.table import table_sql
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.literals import quote_identifier
+from airflow_provider_deltacc.contract.table import table_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -6,37 +6,60 @@ attempt sets ``spark.databricks.delta.commitInfo.userMetadata`` to a fresh token
 
 A job that carries a run token (the spec's ``outcome.run_token``, see :func:`tagging_run`) prefixes every
 attempt's token with it, ``deltacc:<run token>:<attempt>``, so whoever submitted the job can find the commits
-of that run in the log without the driver's report (:func:`run_tag_prefix`).
+of that run in the log without the driver's report. The tag format and the reading of commit files without
+Spark (:func:`run_tag_prefix`, :func:`scan_for_txn_commit`, ...) moved to
+:mod:`airflow_provider_deltacc.contract.commits`; their names are re-exported here.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.table import table_sql
+from airflow_provider_deltacc.contract.commits import (
+    TAG_PREFIX,
+    TXN_SCAN_VERSIONS,
+    metric_value,
+    records_txn,
+    run_tag_prefix,
+    scan_for_txn_commit,
+)
+from airflow_provider_deltacc.contract.table import table_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from airflow_provider_deltacc.engine.backend import CommitEntry
 
+__all__ = [
+    "CLOCK_SKEW_S",
+    "TAG_PREFIX",
+    "TXN_SCAN_VERSIONS",
+    "USER_METADATA_CONF",
+    "TaggedCommits",
+    "find_tagged_commits",
+    "find_txn_commit",
+    "history_commits",
+    "metric_value",
+    "new_commit_tag",
+    "records_txn",
+    "run_tag_prefix",
+    "scan_for_txn_commit",
+    "tagging_run",
+]
+
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
-TAG_PREFIX = "deltacc:"
 # How many of the newest commits the history is read for first: the attempt's own and those of others that
 # landed meanwhile.
 _HISTORY_SLACK = 20
 #: How far the storage's clock (commit timestamps) may be behind this process's when a search for an
 #: attempt's commits is bounded by time.
 CLOCK_SKEW_S = 600.0
-#: How many commits :func:`find_txn_commit` reads back to find the commit of a skipped duplicate.
-TXN_SCAN_VERSIONS = 1000
 
 log = logging.getLogger(__name__)
 
@@ -48,14 +71,6 @@ def new_commit_tag() -> str:
     """Return a unique token for one attempt's commits, under the current run's prefix when there is one."""
     run_token = _RUN_TOKEN.get()
     return f"{run_tag_prefix(run_token) if run_token else TAG_PREFIX}{uuid.uuid4().hex}"
-
-
-def run_tag_prefix(run_token: str) -> str:
-    """The start of the ``userMetadata`` of every commit a job with ``run_token`` makes.
-
-    :param run_token: the spec's ``outcome.run_token``.
-    """
-    return f"{TAG_PREFIX}{run_token}:"
 
 
 @contextmanager
@@ -157,19 +172,6 @@ def _epoch(value: Any) -> float:
     return float(value.timestamp()) if hasattr(value, "timestamp") else float("-inf")
 
 
-def metric_value(text: Any) -> Any:
-    """An ``operationMetrics`` value (Delta writes them as strings) as the number it spells, if it does."""
-    if not isinstance(text, str):
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        try:
-            return float(text)
-        except ValueError:
-            return text
-
-
 def find_txn_commit(
     spark: SparkSession,
     table: str,
@@ -202,46 +204,3 @@ def find_txn_commit(
             "could not find the commit of txn %s version %s in %s", app_id, txn_version, table, exc_info=True
         )
     return None
-
-
-def scan_for_txn_commit(
-    read_commit: Callable[[int], str | None],
-    app_id: str,
-    txn_version: int,
-    latest: int,
-    max_versions: int = TXN_SCAN_VERSIONS,
-) -> int | None:
-    """Return the newest version, from ``latest`` back, whose commit file records ``(app_id, txn_version)``.
-
-    At most ``max_versions`` commit files are read; the scan stops at the first one that is gone (removed by
-    log clean-up, or not backfilled yet).
-
-    :param read_commit: the text of ``_delta_log/<version>.json``, or None when that file does not exist.
-    :param app_id: the txn app id.
-    :param txn_version: the txn version.
-    :param latest: the newest table version to consider.
-    :param max_versions: the most commit files to read.
-    """
-    for version in range(latest, max(-1, latest - max_versions), -1):
-        text = read_commit(version)
-        if text is None:
-            break
-        if records_txn(text, app_id, txn_version):
-            return version
-    return None
-
-
-def records_txn(commit_json: str, app_id: str, txn_version: int) -> bool:
-    """Return True when a commit file's actions (JSON lines) record ``(app_id, txn_version)``.
-
-    :param commit_json: the text of ``_delta_log/<version>.json``.
-    :param app_id: the txn app id.
-    :param txn_version: the txn version.
-    """
-    for line in commit_json.splitlines():
-        if '"txn"' not in line:
-            continue
-        txn = json.loads(line).get("txn")
-        if isinstance(txn, dict) and txn.get("appId") == app_id and txn.get("version") == txn_version:
-            return True
-    return False

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.redaction import REDACTED, hide_jvm_protocol_log, is_sensitive_key
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.redaction import REDACTED, hide_jvm_protocol_log, is_sensitive_key
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.literals import (
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.literals import (
     LiteralError,
     equals_predicate,
     in_predicate,

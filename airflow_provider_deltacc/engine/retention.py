@@ -1,61 +1,34 @@
-"""VACUUM retention: the table's configured retention, and whether Delta would ignore a RETAIN clause."""
+"""VACUUM retention on Spark: whether this Delta ignores a RETAIN clause. The table's own retention
+(:func:`parse_interval_hours`, :func:`table_retention_hours`) moved to
+:mod:`airflow_provider_deltacc.contract.retention`; its names are re-exported here."""
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
+
+from airflow_provider_deltacc.contract.retention import (
+    DEFAULT_RETENTION_HOURS,
+    RETENTION_PROPERTY,
+    parse_interval_hours,
+    table_retention_hours,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
-DEFAULT_RETENTION_HOURS = 168.0
+__all__ = [
+    "DEFAULT_RETENTION_HOURS",
+    "RETENTION_CHECK_CONF",
+    "RETENTION_PROPERTY",
+    "RETENTION_WINDOW_IGNORE_CONF",
+    "parse_interval_hours",
+    "retention_window_ignored",
+    "table_retention_hours",
+]
+
 RETENTION_CHECK_CONF = "spark.databricks.delta.retentionDurationCheck.enabled"
 #: Delta >= 4.1 ignores a non-zero RETAIN (using the table property instead) while this is true.
 RETENTION_WINDOW_IGNORE_CONF = "spark.databricks.delta.vacuum.retentionWindowIgnore.enabled"
-
-_UNIT_HOURS: dict[str, float] = {
-    "week": 168.0,
-    "day": 24.0,
-    "hour": 1.0,
-    "minute": 1 / 60,
-    "second": 1 / 3600,
-    "millisecond": 1 / 3_600_000,
-    "microsecond": 1 / 3_600_000_000,
-}
-_PAIR = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+?)s?\b")
-
-
-def parse_interval_hours(text: str) -> float:
-    """Parse a Delta interval property such as ``interval 1 week`` or ``7 days`` into hours.
-
-    :param text: the property value.
-    :raises ValueError: if the text is not a sum of ``<number> <unit>`` pairs.
-    """
-    body = text.strip().lower()
-    body = body.removeprefix("interval").strip()
-    total, position = 0.0, 0
-    for match in _PAIR.finditer(body):
-        if body[position : match.start()].strip():
-            break
-        unit = match[2]
-        if unit not in _UNIT_HOURS:
-            raise ValueError(f"unknown interval unit {unit!r} in {text!r}")
-        total += float(match[1]) * _UNIT_HOURS[unit]
-        position = match.end()
-    if position == 0 or body[position:].strip():
-        raise ValueError(f"cannot read the interval {text!r}")
-    return total
-
-
-def table_retention_hours(properties: dict[str, str]) -> float:
-    """Return the table's ``delta.deletedFileRetentionDuration`` in hours (168 when unset).
-
-    :param properties: the table properties.
-    :raises ValueError: if the property is set but unreadable.
-    """
-    text = properties.get(RETENTION_PROPERTY)
-    return DEFAULT_RETENTION_HOURS if text is None else parse_interval_hours(text)
 
 
 def retention_window_ignored(spark: SparkSession) -> bool:

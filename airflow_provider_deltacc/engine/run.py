@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.engine.backend import is_connect
 from airflow_provider_deltacc.engine.confs import (
     explicit_confs,
@@ -16,7 +17,6 @@ from airflow_provider_deltacc.engine.confs import (
     set_runtime_conf,
 )
 from airflow_provider_deltacc.engine.operations import SourceHook, build_operation
-from airflow_provider_deltacc.engine.spec import JobSpec
 from airflow_provider_deltacc.occ.commit_loop import Turns, run_commit_loop
 from airflow_provider_deltacc.occ.report import CommitReport
 

@@ -7,8 +7,9 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.spec import SourceSpec
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.spec import SourceSpec
+from airflow_provider_deltacc.engine.source_function import source_frame
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -44,7 +45,7 @@ def load_source(spark: SparkSession, source: SourceSpec) -> DataFrame:
         return _rows_frame(spark, source)
     if kind == "callable":
         assert source.function is not None
-        return source.function(spark)
+        return source_frame(source.function, spark)
     raise InputError("source.kind", kind, "unknown source kind")
 
 

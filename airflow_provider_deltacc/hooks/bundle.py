@@ -1,4 +1,6 @@
-"""Zip the Airflow-free core (occ, engine, spark_job, conflict_safe) for spark-submit ``--py-files``.
+"""Zip the Airflow-free core for spark-submit ``--py-files``: the job contract (contract), the commit loop
+(occ), the Spark engine (engine), the jar cache and Delta settings the job's own session reads (spark_jars),
+the Spark job (spark_job) and the library API (conflict_safe).
 
 The core bundle holds only this package's own code. Its one pure-Python runtime dependency,
 tenacity, travels as a second archive, so a Spark driver needs nothing installed beyond pyspark
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import airflow_provider_deltacc
 
-CORE_PACKAGES = ("occ", "engine", "spark_job", "conflict_safe")
+CORE_PACKAGES = ("contract", "occ", "engine", "spark_jars", "spark_job", "conflict_safe")
 _FIXED_ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 _NOT_SHIPPED_FOLDERS = frozenset({"__pycache__", "tests", "test", "testing"})
 

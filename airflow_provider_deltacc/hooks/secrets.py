@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow_provider_deltacc.engine.redaction import sensitive_values
+from airflow_provider_deltacc.contract.redaction import sensitive_values
 
 
 def mask_sensitive_conf(conf: Any) -> None:
-    """Register the values of sensitive settings (see :mod:`airflow_provider_deltacc.engine.redaction`) with
+    """Register the values of sensitive settings (see :mod:`airflow_provider_deltacc.contract.redaction`) with
     Airflow's secrets masker, so task logs and rendered fields show ``***`` in their place.
 
     :param conf: Spark settings (anything but a dict is ignored, e.g. an unrendered template).

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from airflow_provider_deltacc.engine.session import HANDLED_CONFLICT_LOGGERS
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.spark_jars.delta_conf import HANDLED_CONFLICT_LOGGERS
 
 #: log4j's levels, from the quietest to the most verbose.
 SPARK_LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")

@@ -29,7 +29,7 @@ from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_deltacc.engine.redaction import redact_text, sensitive_values
+from airflow_provider_deltacc.contract.redaction import redact_text, sensitive_values
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, driver_log_env
@@ -198,7 +198,7 @@ class SparkSubmitRunner:
         :param master: the master URL.
         :param spec: the job spec (its ``spark_conf`` is applied by the job's session builder).
         """
-        from airflow_provider_deltacc.engine.session import DELTA_SPARK_CONF, local_defaults
+        from airflow_provider_deltacc.spark_jars.delta_conf import DELTA_SPARK_CONF, local_defaults
 
         chosen = {**self.spark_conf, **(spec.get("spark_conf") or {})}
         defaults = {k: v for k, v in local_defaults(master).items() if k not in chosen}
@@ -262,13 +262,13 @@ class SparkSubmitRunner:
         :param turns: not used: the commit loop runs in the driver, which cannot reach the lease store, so
             its retries back off by the policy (the writer took its first turn before submitting).
         """
-        from airflow_provider_deltacc.engine.delta_jars import (
+        from airflow_provider_deltacc.hooks.bundle import build_bundle
+        from airflow_provider_deltacc.spark_jars.delta_jars import (
             JAR_CACHE_ENV,
             DeltaJarsMissingError,
             cache_root,
             cached_jars,
         )
-        from airflow_provider_deltacc.hooks.bundle import build_bundle
 
         master = self.connection_master
         try:
@@ -416,7 +416,7 @@ def default_report_dir(table: str) -> str | None:
 
     :param table: the job's table.
     """
-    from airflow_provider_deltacc.engine.table import is_path
+    from airflow_provider_deltacc.contract.table import is_path
 
     if not is_path(table):
         return None

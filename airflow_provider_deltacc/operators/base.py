@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import jinja2
     from airflow.sdk import Context, RetryPolicy
 
-    from airflow_provider_deltacc.engine.storage_safety import StorageSafety
+    from airflow_provider_deltacc.contract.storage_safety import StorageSafety
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
     from airflow_provider_deltacc.tries import TryDecision
 
@@ -65,9 +65,9 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
     :param allow_unsafe_concurrent_writes: on storage that cannot exclude concurrent writers (``s3://``,
         ``s3a://``, ``s3n://`` without ``spark.delta.logStore.<scheme>.impl`` set to
         ``io.delta.storage.S3DynamoDBLogStore`` in ``spark_conf``; see
-        :mod:`airflow_provider_deltacc.engine.storage_safety`) every writer and maintenance run holds a lease
-        no other lease on the table overlaps. True (or ``$DELTACC_ALLOW_UNSAFE_CONCURRENT_WRITES=true``) lets
-        them run concurrently anyway: only when one writer at a time is guaranteed otherwise, since
+        :mod:`airflow_provider_deltacc.contract.storage_safety`) every writer and maintenance run holds a
+        lease no other lease on the table overlaps. True (or ``$DELTACC_ALLOW_UNSAFE_CONCURRENT_WRITES=true``)
+        lets them run concurrently anyway: only when one writer at a time is guaranteed otherwise, since
         concurrent commits there can be lost without an error.
     :param lease_store_conn_id: the lease store's Airflow connection: ``postgres`` (shared by every worker)
         or ``sqlite`` (its host is the file). None reads ``[deltacc] lease_store_conn_id``, then
@@ -327,14 +327,14 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         the table path, the operator's ``spark_conf`` and the ``spark-defaults.conf`` spark-submit reads on
         this worker (see :func:`~airflow_provider_deltacc.hooks.spark_defaults.visible_spark_conf`; the
         Spark job checks again with the driver's effective settings)."""
-        from airflow_provider_deltacc.engine.storage_safety import spark_storage_safety
+        from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
         from airflow_provider_deltacc.hooks.spark_defaults import visible_spark_conf
 
         return spark_storage_safety(self.table, visible_spark_conf(self.execution_mode, self.spark_conf))
 
     def unsafe_writes_allowed(self) -> bool:
         """The explicit override: the operator argument or ``$DELTACC_ALLOW_UNSAFE_CONCURRENT_WRITES``."""
-        from airflow_provider_deltacc.engine.storage_safety import OVERRIDE_ENV, is_truthy
+        from airflow_provider_deltacc.contract.storage_safety import OVERRIDE_ENV, is_truthy
 
         return bool(self.allow_unsafe_concurrent_writes) or is_truthy(os.environ.get(OVERRIDE_ENV, ""))
 

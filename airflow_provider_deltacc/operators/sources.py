@@ -1,7 +1,7 @@
 """Turn an operator's ``source`` argument into the job spec's source dict.
 
 A source may be the user's own PySpark code: a function of the Spark session that returns the DataFrame
-(:mod:`airflow_provider_deltacc.engine.source_function`). It is bound here to the Airflow context values it
+(:mod:`airflow_provider_deltacc.contract.source_function`). It is bound here to the Airflow context values it
 asks for by name; in ``spark_submit`` mode it is pickled for the driver when the task starts, before any
 lease or write, so a function that cannot travel fails the task at once.
 """
@@ -16,15 +16,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_deltacc.engine.source_function import (
+from airflow_provider_deltacc.contract.source_function import (
     SESSION_PARAMETER,
     SourceFunction,
     function_name,
     python_version,
     takes_session_by_name,
-    travel_form,
 )
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.spark_job.source_travel import travel_form
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def travelling_source(
     """
     if source is None or source.get("kind") != "callable" or "function" not in source:
         return source
-    from airflow_provider_deltacc.engine.errors import InputError
+    from airflow_provider_deltacc.contract.errors import InputError
 
     function: SourceFunction = source["function"]
     try:

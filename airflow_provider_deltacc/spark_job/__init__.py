@@ -1,7 +1,8 @@
 """The Spark application spark-submit runs: a JSON job spec in, one report line out, an exit code.
 
 This package module and :mod:`.exit_codes`, :mod:`.spec` and :mod:`.report_line` import no pyspark, so the
-Airflow side can use them; :mod:`.main` imports pyspark inside its functions.
+Airflow side can use them; :mod:`.source_travel` imports pyspark's cloudpickle only when it pickles a source
+function, and :mod:`.main` imports pyspark inside its functions.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.redaction import REDACTED, is_sensitive_key
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.redaction import REDACTED, is_sensitive_key
 from airflow_provider_deltacc.occ.sql_text import SqlTextError, split_statements
 
 Scalar = str | int | float | bool | None

@@ -14,8 +14,8 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.errors import InputError, short_repr
-from airflow_provider_deltacc.engine.redaction import hide_jvm_protocol_log
+from airflow_provider_deltacc.contract.errors import InputError, short_repr
+from airflow_provider_deltacc.contract.redaction import hide_jvm_protocol_log
 from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.occ.errors import (
     CommitLoopError,
@@ -122,7 +122,7 @@ def check_storage_safety(session: SparkSession, spec: JobSpec) -> dict[str, Any]
     :returns: the verdict and the guard (for the report) when the storage is unsafe, else None.
     :raises UnsafeStorageError: when it is unsafe and ``storage_guard`` is not set.
     """
-    from airflow_provider_deltacc.engine.storage_safety import (
+    from airflow_provider_deltacc.contract.storage_safety import (
         LEGACY_LOG_STORE_CONF,
         S3_SCHEMES,
         spark_storage_safety,
@@ -167,14 +167,15 @@ def get_or_create_session(spark_conf: Mapping[str, str] | None = None) -> SparkS
     """
     from pyspark.sql import SparkSession
 
-    from airflow_provider_deltacc.engine.session import DELTA_SPARK_CONF, local_delta_session
+    from airflow_provider_deltacc.engine.session import local_delta_session
+    from airflow_provider_deltacc.spark_jars.delta_conf import DELTA_SPARK_CONF
 
     hide_jvm_protocol_log(spark_conf)
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        from airflow_provider_deltacc.engine.delta_jars import (
+        from airflow_provider_deltacc.spark_jars.delta_jars import (
             JAR_CACHE_ENV,
             DeltaJarsMissingError,
             cache_root,

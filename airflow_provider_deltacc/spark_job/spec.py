@@ -19,9 +19,9 @@ import re
 from collections.abc import Callable
 from typing import Any, Literal
 
-from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.source_function import SourceFunction, from_travel_form
-from airflow_provider_deltacc.engine.spec import (
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.source_function import SourceFunction
+from airflow_provider_deltacc.contract.spec import (
     DEFAULT_WHEN_MATCHED,
     DEFAULT_WHEN_NOT_MATCHED,
     PARTITION_AND_CLUSTER,
@@ -41,11 +41,12 @@ from airflow_provider_deltacc.engine.spec import (
     UpdateOptions,
     VacuumOptions,
 )
-from airflow_provider_deltacc.engine.table import CATALOG_NAME_RE, check_table_name
-from airflow_provider_deltacc.engine.txn import TxnIdentity
+from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, check_table_name
+from airflow_provider_deltacc.contract.txn import TxnIdentity
 from airflow_provider_deltacc.occ.operations import OPERATIONS, OperationClass
 from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
 from airflow_provider_deltacc.spark_job.fields import Fields, SpecError, check_one_statement
+from airflow_provider_deltacc.spark_job.source_travel import from_travel_form
 
 __all__ = ["JobSpec", "SourceSpec", "SpecError", "parse_spec"]
 

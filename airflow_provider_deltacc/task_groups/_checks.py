@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from airflow_provider_deltacc.engine.ddl import split_ddl_columns
+from airflow_provider_deltacc.contract.ddl import split_ddl_columns
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 
 

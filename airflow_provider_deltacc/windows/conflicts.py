@@ -224,5 +224,5 @@ def maintenance_lease_conflicts(
 
 def any_lease(_lease: Lease) -> bool:
     """The predicate of a run that must be alone on its table: every live lease blocks it (storage that
-    cannot exclude concurrent writers, see :mod:`airflow_provider_deltacc.engine.storage_safety`)."""
+    cannot exclude concurrent writers, see :mod:`airflow_provider_deltacc.contract.storage_safety`)."""
     return True

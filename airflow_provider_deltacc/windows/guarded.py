@@ -3,8 +3,8 @@
 :func:`guarded_write` is everything a writer does around its job, in order:
 
 1. **Storage.** On storage that cannot exclude concurrent writers (see
-   :mod:`airflow_provider_deltacc.engine.storage_safety`) the spec is marked ``storage_guard`` and the writer
-   must be alone on the table (:func:`guard_storage`).
+   :mod:`airflow_provider_deltacc.contract.storage_safety`) the spec is marked ``storage_guard`` and the
+   writer must be alone on the table (:func:`guard_storage`).
 2. **The log.** A write the table's Delta log already answers (a committed duplicate) takes no lease; any
    other write is told what the log showed (its txn identity unrecorded), so its job need not read it again.
 3. **The lease.** An exclusive lease on unsafe storage (or :class:`ExclusiveLeaseUnavailable`), else the
@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.storage_safety import StorageSafety
+from airflow_provider_deltacc.contract.storage_safety import StorageSafety
 from airflow_provider_deltacc.windows.admission import TurnQueue
 from airflow_provider_deltacc.windows.lease import LeaseRequest
 from airflow_provider_deltacc.windows.store import LeaseStore

@@ -115,7 +115,7 @@ class GateRequest:
     :param force: VACUUM even with an unsafe retention.
     :param expected_duration_s: how long the run is expected to take, so windows opening within it block.
     :param exclusive: the table's storage cannot exclude concurrent writers (see
-        :mod:`airflow_provider_deltacc.engine.storage_safety`): wait for every live lease, not only
+        :mod:`airflow_provider_deltacc.contract.storage_safety`): wait for every live lease, not only
         conflicting ones.
     """
 

@@ -73,7 +73,7 @@ class TableFacts:
 
         :raises ValueError: when the property is set but cannot be read.
         """
-        from airflow_provider_deltacc.engine.retention import parse_interval_hours
+        from airflow_provider_deltacc.contract.retention import parse_interval_hours
 
         text = self.configuration.get(RETENTION_PROPERTY)
         return None if text is None else parse_interval_hours(text)

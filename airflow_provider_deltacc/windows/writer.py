@@ -14,7 +14,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
-from airflow_provider_deltacc.engine.ddl import ddl_column_names
+from airflow_provider_deltacc.contract.ddl import ddl_column_names
 from airflow_provider_deltacc.occ.operations import OPERATIONS, op_kind
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease

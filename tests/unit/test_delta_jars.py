@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.engine import delta_jars
-from airflow_provider_deltacc.engine.delta_jars import DeltaCoordinates, DeltaJarsMissingError
+from airflow_provider_deltacc.spark_jars import delta_jars
+from airflow_provider_deltacc.spark_jars.delta_jars import DeltaCoordinates, DeltaJarsMissingError
 
 pytestmark = pytest.mark.unit
 

@@ -1,5 +1,6 @@
 """DAG files are parsed constantly: the Airflow face must not pull in pyspark, delta or py4j, and the
-bundled core (occ/engine/spark_job) must not pull in Airflow."""
+bundled core (contract/occ/engine/spark_jars/spark_job) must not pull in Airflow. Which layer may import which
+is checked in the source by :mod:`tests.unit.test_import_rules`."""
 
 from __future__ import annotations
 
@@ -31,11 +32,13 @@ BUNDLED_CORE = [
     "import airflow_provider_deltacc.occ as m; m.run_commit_loop; m.CommitRetryPolicy",
     "import airflow_provider_deltacc.conflict_matrix",
     "import airflow_provider_deltacc.spark_job.spec, airflow_provider_deltacc.spark_job.exit_codes",
+    "import airflow_provider_deltacc.spark_jars.delta_jars, airflow_provider_deltacc.spark_jars.delta_conf",
     "import airflow_provider_deltacc.engine.delta_jars",
     "import airflow_provider_deltacc.conflict_safe as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.engine.source_function",
     "import airflow_provider_deltacc.contract.table_identity",
-    "import airflow_provider_deltacc.engine.s3_jars",
+    "import airflow_provider_deltacc.spark_jars.s3_jars",
+    "import airflow_provider_deltacc.contract.spec, airflow_provider_deltacc.contract.storage_safety",
     "from airflow_provider_deltacc.object_storage import aws, azure, gcp",
 ]
 
@@ -88,12 +91,12 @@ def test_the_library_api_imports_where_airflow_is_not_installed() -> None:
             "import airflow_provider_deltacc.spark_job.main, airflow_provider_deltacc.engine.run",
         ]
     )
-    assert "airflow_provider_deltacc.engine.source_function" in loaded
+    assert "airflow_provider_deltacc.contract.source_function" in loaded
 
 
 def test_log_fast_path_runs_in_the_worker_without_airflow_or_spark() -> None:
     loaded = _modules_after(["import airflow_provider_deltacc.log_fast_path"])
-    assert "airflow_provider_deltacc.engine.txn" in loaded
+    assert "airflow_provider_deltacc.contract.txn" in loaded
     leaked = _roots(loaded, {"airflow", "pyspark", "delta", "py4j", "deltalake"})
     assert not leaked, f"the log fast path imported {leaked[:8]} (deltalake only when it reads a log)"
 

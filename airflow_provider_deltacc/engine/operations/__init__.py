@@ -9,7 +9,7 @@ from airflow_provider_deltacc.engine.operations.base import PreparedOperation, S
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from airflow_provider_deltacc.engine.spec import JobSpec
+    from airflow_provider_deltacc.contract.spec import JobSpec
 
 __all__ = ["PreparedOperation", "SourceHook", "build_operation"]
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.spec import AppendOptions, JobSpec
+from airflow_provider_deltacc.contract.table import is_path
 from airflow_provider_deltacc.engine.clustering import (
     check_cluster_by_source,
     check_existing_clustering,
     create_clustered_table,
 )
-from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
     PreparedOperation,
@@ -20,8 +22,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.sources import SourceReader
-from airflow_provider_deltacc.engine.spec import AppendOptions, JobSpec
-from airflow_provider_deltacc.engine.table import TableState, is_path, read_table_state_if_exists
+from airflow_provider_deltacc.engine.table import TableState, read_table_state_if_exists
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:

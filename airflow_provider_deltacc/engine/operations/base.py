@@ -9,6 +9,13 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.txn import (
+    TxnIdentity,
+    already_committed,
+    committed_reason,
+    duplicate_metrics,
+)
 from airflow_provider_deltacc.engine.backend import backend_for
 from airflow_provider_deltacc.engine.commits import (
     USER_METADATA_CONF,
@@ -17,15 +24,8 @@ from airflow_provider_deltacc.engine.commits import (
     new_commit_tag,
 )
 from airflow_provider_deltacc.engine.confs import session_confs
-from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.table import TableState, read_table_state_if_exists, table_exists
-from airflow_provider_deltacc.engine.txn import (
-    TxnIdentity,
-    already_committed,
-    committed_reason,
-    duplicate_metrics,
-    txn_session_confs,
-)
+from airflow_provider_deltacc.engine.txn import txn_session_confs
 from airflow_provider_deltacc.occ.operations import OperationClass, operation, operation_class
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 

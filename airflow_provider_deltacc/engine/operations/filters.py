@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.literals import (
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.literals import (
     LiteralError,
     embedded_expression,
     equals_predicate,

@@ -8,12 +8,11 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.literals import (
-    embedded_expression,
-    escaped_string_literals,
-    quote_identifier,
-)
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.literals import embedded_expression, quote_identifier
+from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
+from airflow_provider_deltacc.contract.table import table_sql
+from airflow_provider_deltacc.engine.literals import escaped_string_literals
 from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
     PreparedOperation,
@@ -32,13 +31,7 @@ from airflow_provider_deltacc.engine.pinning import (
     source_partition_values,
 )
 from airflow_provider_deltacc.engine.sources import SourceReader, source_rows
-from airflow_provider_deltacc.engine.spec import JobSpec, MergeOptions
-from airflow_provider_deltacc.engine.table import (
-    TableState,
-    require_table_state,
-    table_frame,
-    table_sql,
-)
+from airflow_provider_deltacc.engine.table import TableState, require_table_state, table_frame
 from airflow_provider_deltacc.occ.operations import SCHEMA_AUTO_MERGE_CONF, evolves_schema
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 

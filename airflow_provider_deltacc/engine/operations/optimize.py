@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.literals import quote_identifier
+from airflow_provider_deltacc.contract.spec import JobSpec, OptimizeOptions
+from airflow_provider_deltacc.contract.table import table_sql
 from airflow_provider_deltacc.engine.clustering import clustering_columns, is_unsupported_full
-from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.literals import escaped_string_literals, quote_identifier
+from airflow_provider_deltacc.engine.literals import escaped_string_literals
 from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
     PreparedOperation,
@@ -16,12 +19,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.pinning import check_partition_values, partition_predicate
-from airflow_provider_deltacc.engine.spec import JobSpec, OptimizeOptions
-from airflow_provider_deltacc.engine.table import (
-    TableState,
-    require_table_state,
-    table_sql,
-)
+from airflow_provider_deltacc.engine.table import TableState, require_table_state
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.spec import JobSpec, OverwritePartitionsOptions
+from airflow_provider_deltacc.contract.table import is_path
 from airflow_provider_deltacc.engine.literals import escaped_string_literals
 from airflow_provider_deltacc.engine.operations.append import check_type_families
 from airflow_provider_deltacc.engine.operations.base import (
@@ -22,8 +24,7 @@ from airflow_provider_deltacc.engine.pinning import (
     source_partition_values,
 )
 from airflow_provider_deltacc.engine.sources import SourceReader, source_rows
-from airflow_provider_deltacc.engine.spec import JobSpec, OverwritePartitionsOptions
-from airflow_provider_deltacc.engine.table import TableState, is_path, require_table_state
+from airflow_provider_deltacc.engine.table import TableState, require_table_state
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.spec import JobSpec, SqlOptions
+from airflow_provider_deltacc.contract.table import table_sql
 from airflow_provider_deltacc.engine.operations.base import (
     PreparedOperation,
     SourceHook,
@@ -14,8 +16,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.sources import load_source
-from airflow_provider_deltacc.engine.spec import JobSpec, SqlOptions
-from airflow_provider_deltacc.engine.table import TableState, require_delta_table, table_sql
+from airflow_provider_deltacc.engine.table import TableState, require_delta_table
 from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.literals import (
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.literals import (
     LiteralError,
     embedded_expression,
-    escaped_string_literals,
     quote_identifier,
     sql_literal,
 )
+from airflow_provider_deltacc.contract.spec import JobSpec, UpdateOptions
+from airflow_provider_deltacc.contract.table import table_sql
+from airflow_provider_deltacc.engine.literals import escaped_string_literals
 from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
     PreparedOperation,
@@ -22,13 +24,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.operations.filters import row_filter
-from airflow_provider_deltacc.engine.spec import JobSpec, UpdateOptions
-from airflow_provider_deltacc.engine.table import (
-    TableState,
-    require_table_state,
-    table_frame,
-    table_sql,
-)
+from airflow_provider_deltacc.engine.table import TableState, require_table_state, table_frame
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.retention import RETENTION_PROPERTY, table_retention_hours
+from airflow_provider_deltacc.contract.spec import JobSpec, VacuumOptions
+from airflow_provider_deltacc.contract.table import table_sql
 from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
     PreparedOperation,
@@ -20,13 +23,10 @@ from airflow_provider_deltacc.engine.operations.base import (
 )
 from airflow_provider_deltacc.engine.retention import (
     RETENTION_CHECK_CONF,
-    RETENTION_PROPERTY,
     RETENTION_WINDOW_IGNORE_CONF,
     retention_window_ignored,
-    table_retention_hours,
 )
-from airflow_provider_deltacc.engine.spec import JobSpec, VacuumOptions
-from airflow_provider_deltacc.engine.table import TableState, read_table_state, require_table_state, table_sql
+from airflow_provider_deltacc.engine.table import TableState, read_table_state, require_table_state
 from airflow_provider_deltacc.occ.outcome import WorkOutcome
 
 if TYPE_CHECKING:

@@ -1,7 +1,8 @@
 """The py-files bundle ships only the package's own Airflow-free code (issue #7, security).
 
-* The core zip holds exactly the ``.py`` sources of ``occ``, ``engine`` and ``spark_job`` (plus the
-  package ``__init__``), byte for byte: no tests, caches, bytecode, DAGs, config or credential files.
+* The core zip holds exactly the ``.py`` sources of ``contract``, ``occ``, ``engine``, ``spark_jars``,
+  ``spark_job`` and ``conflict_safe`` (plus the package ``__init__``), byte for byte: no tests, caches,
+  bytecode, DAGs, config or credential files.
 * Junk placed next to the core (tests, conftest, hidden files, a folder that is not a package, a symlink to
   a file elsewhere, a JSON of credentials, bytecode) stays out.
 * Every bundled module imports in an interpreter without site-packages, with only the two zips on the
@@ -46,7 +47,7 @@ def test_core_zip_holds_exactly_the_core_sources(tmp_path: Path) -> None:
     contents = _contents(core)
     assert contents == _expected_core(package_root())
     tops = {name.split("/")[1] for name in contents}
-    assert tops == {"__init__.py", "occ", "engine", "spark_job", "conflict_safe"}
+    assert tops == {"__init__.py", "contract", "occ", "engine", "spark_jars", "spark_job", "conflict_safe"}
     assert all(name.endswith(".py") for name in contents)
     # none of the Airflow face travels to the driver
     for airflow_part in ("operators", "hooks", "sensors", "triggers", "task_groups", "windows", "advisor"):

@@ -125,7 +125,15 @@ def test_the_bundle_holds_only_the_packages_own_core(tmp_path: Path) -> None:
     assert names and all(n.endswith(".py") for n in names), names
     assert {n.split("/")[0] for n in names} == {"airflow_provider_deltacc"}
     second = {n.split("/")[1] for n in names}
-    assert second == {"__init__.py", "occ", "engine", "spark_job", "conflict_safe"}, second
+    assert second == {
+        "__init__.py",
+        "contract",
+        "occ",
+        "engine",
+        "spark_jars",
+        "spark_job",
+        "conflict_safe",
+    }, second
     with zipfile.ZipFile(deps) as archive:
         assert {n.split("/")[0] for n in archive.namelist()} == {"tenacity"}
     assert build_bundle(tmp_path) == [core, deps]  # content-addressed: reused, not rebuilt

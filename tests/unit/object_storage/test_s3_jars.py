@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.engine import delta_jars, s3_jars
+from airflow_provider_deltacc.spark_jars import delta_jars, s3_jars
 
 pytestmark = pytest.mark.unit
 

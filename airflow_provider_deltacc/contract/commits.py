@@ -1,0 +1,83 @@
+"""The commits of a job in the Delta log, read without Spark: their ``userMetadata`` tags and the
+idempotent-write identities (``txn`` actions) they record.
+
+Every attempt's commits carry ``deltacc:<token>`` in ``userMetadata``; a job with a run token (the spec's
+``outcome.run_token``) prefixes every attempt's token with it, ``deltacc:<run token>:<attempt>``, so whoever
+submitted the job can find the commits of that run in the log without the driver's report
+(:func:`run_tag_prefix`). Plain Python: the worker's log fast path and outcome recovery read the log with it;
+the Spark job tags its commits (:mod:`airflow_provider_deltacc.engine.commits`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+TAG_PREFIX = "deltacc:"
+#: How many commits are read back to find the commit of a skipped duplicate.
+TXN_SCAN_VERSIONS = 1000
+
+
+def run_tag_prefix(run_token: str) -> str:
+    """The start of the ``userMetadata`` of every commit a job with ``run_token`` makes.
+
+    :param run_token: the spec's ``outcome.run_token``.
+    """
+    return f"{TAG_PREFIX}{run_token}:"
+
+
+def metric_value(text: Any) -> Any:
+    """An ``operationMetrics`` value (Delta writes them as strings) as the number it spells, if it does."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+def scan_for_txn_commit(
+    read_commit: Callable[[int], str | None],
+    app_id: str,
+    txn_version: int,
+    latest: int,
+    max_versions: int = TXN_SCAN_VERSIONS,
+) -> int | None:
+    """Return the newest version, from ``latest`` back, whose commit file records ``(app_id, txn_version)``.
+
+    At most ``max_versions`` commit files are read; the scan stops at the first one that is gone (removed by
+    log clean-up, or not backfilled yet).
+
+    :param read_commit: the text of ``_delta_log/<version>.json``, or None when that file does not exist.
+    :param app_id: the txn app id.
+    :param txn_version: the txn version.
+    :param latest: the newest table version to consider.
+    :param max_versions: the most commit files to read.
+    """
+    for version in range(latest, max(-1, latest - max_versions), -1):
+        text = read_commit(version)
+        if text is None:
+            break
+        if records_txn(text, app_id, txn_version):
+            return version
+    return None
+
+
+def records_txn(commit_json: str, app_id: str, txn_version: int) -> bool:
+    """Return True when a commit file's actions (JSON lines) record ``(app_id, txn_version)``.
+
+    :param commit_json: the text of ``_delta_log/<version>.json``.
+    :param app_id: the txn app id.
+    :param txn_version: the txn version.
+    """
+    for line in commit_json.splitlines():
+        if '"txn"' not in line:
+            continue
+        txn = json.loads(line).get("txn")
+        if isinstance(txn, dict) and txn.get("appId") == app_id and txn.get("version") == txn_version:
+            return True
+    return False

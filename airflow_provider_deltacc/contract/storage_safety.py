@@ -1,0 +1,266 @@
+"""Is it safe for several writers to commit to this table at once? Decided from its path and settings.
+
+Delta's optimistic concurrency needs *mutual exclusion* when a commit file ``_delta_log/<v>.json`` is created:
+of two writers racing for version ``v`` exactly one may win. Most storage gives that, S3 needs help.
+
+* **Spark (Delta)** on ``s3://``, ``s3a://``, ``s3n://``: the default ``S3SingleDriverLogStore`` only excludes
+  writers *inside one driver*; two drivers (two Airflow tasks) can both write version ``v`` and one commit is
+  silently lost. Multi-cluster writes need ``spark.delta.logStore.<scheme>.impl`` (or the older
+  ``spark.delta.logStore.class``) set to ``io.delta.storage.S3DynamoDBLogStore``. ``gs://`` (GCSLogStore:
+  preconditions), ``abfs[s]://``, ``wasb[s]://``, ``adl://`` (Azure log stores), ``hdfs://`` and local paths
+  (atomic rename) are safe. Catalog names and other schemes are not judged (the location is unknown, or no
+  rule is known).
+* **delta-rs** (``deltalake`` >= 1.0) on ``s3://``/``s3a://``: commits with S3 conditional writes
+  (put-if-absent); its DynamoDB locking provider was dropped in 1.0. Unsafe when
+  ``AWS_S3_ALLOW_UNSAFE_RENAME`` is true, and on an S3-compatible endpoint (``AWS_ENDPOINT_URL``) unless
+  ``conditional_put=etag`` says the store supports conditional writes.
+* **Spark and delta-rs** on the same S3 table: never safe together; Spark's DynamoDB log store and delta-rs's
+  conditional put do not exclude each other (delta-io/delta-rs discussion #4482).
+
+Pure Python (no Spark, no Airflow): the operators decide with it before submitting, and the Spark job checks
+it again against the session's effective settings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+DYNAMODB_LOG_STORE = "io.delta.storage.S3DynamoDBLogStore"
+SINGLE_DRIVER_LOG_STORE = "io.delta.storage.S3SingleDriverLogStore"
+LEGACY_LOG_STORE_CONF = "spark.delta.logStore.class"
+#: The operator/env override that lets writers on unsafe storage run concurrently anyway.
+OVERRIDE_ARGUMENT = "allow_unsafe_concurrent_writes"
+OVERRIDE_ENV = "DELTACC_ALLOW_UNSAFE_CONCURRENT_WRITES"
+
+S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
+_SAFE_SCHEMES: dict[str, str] = {
+    "file": "local path: Delta's HDFSLogStore creates commit files with an atomic rename",
+    "hdfs": "HDFS: Delta's HDFSLogStore creates commit files with an atomic rename",
+    "viewfs": "HDFS (viewfs): Delta's HDFSLogStore creates commit files with an atomic rename",
+    "gs": "Google Cloud Storage: Delta's GCSLogStore creates commit files with a precondition",
+    "abfs": "Azure Data Lake Gen2: Delta's AzureLogStore creates commit files with an atomic rename",
+    "abfss": "Azure Data Lake Gen2: Delta's AzureLogStore creates commit files with an atomic rename",
+    "wasb": "Azure Blob Storage: Delta's AzureLogStore creates commit files with an atomic rename",
+    "wasbs": "Azure Blob Storage: Delta's AzureLogStore creates commit files with an atomic rename",
+    "adl": "Azure Data Lake Gen1: Delta's AzureLogStore creates commit files with an atomic rename",
+}
+_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_TRUE = frozenset({"true", "1", "yes", "on"})
+
+
+@dataclass(frozen=True)
+class StorageSafety:
+    """The verdict on concurrent writers for one table.
+
+    :param table: the table as given.
+    :param scheme: its storage scheme (``s3a``, ``file``, ...), or ``catalog`` for a catalog name.
+    :param engine: ``spark``, ``delta-rs`` or ``spark+delta-rs``.
+    :param safe: True when concurrent writers cannot lose commits (or nothing is known against it).
+    :param reason: why, in one sentence.
+    :param setting: the setting that would make it safe (when unsafe and one exists).
+    :param fix: what to do about it.
+    """
+
+    table: str
+    scheme: str
+    engine: str
+    safe: bool
+    reason: str
+    setting: str | None = None
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict as a plain dict (for reports)."""
+        return asdict(self)
+
+    def message(self) -> str:
+        """One line for a log or an error: the table, the reason, the setting and the fix."""
+        parts = [f"{self.table}: {self.reason}"]
+        if self.setting:
+            parts.append(f"missing setting: {self.setting}")
+        if self.fix:
+            parts.append(self.fix)
+        return "; ".join(parts)
+
+
+def table_scheme(table: str) -> str:
+    """The storage scheme of a table path (``file`` for a local path), or ``catalog`` for a catalog name.
+
+    :param table: a path, a URI or a catalog name.
+    """
+    text = str(table).strip()
+    match = _SCHEME_RE.match(text)
+    if match and (len(match[1]) > 1 or "://" in text):  # a one-letter "scheme" is a Windows drive (C:\...)
+        return match[1].lower()
+    if "/" in text or "\\" in text:
+        return "file"
+    return "catalog"
+
+
+def is_truthy(value: Any) -> bool:
+    """True for ``True`` and the strings ``true``/``1``/``yes``/``on`` (any case)."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in _TRUE
+
+
+def _override_fix() -> str:
+    return (
+        f"set spark.delta.logStore.<scheme>.impl={DYNAMODB_LOG_STORE} (with its DynamoDB table) in the "
+        f"operator's spark_conf or the cluster's Spark settings, or pass {OVERRIDE_ARGUMENT}=True "
+        f"(or {OVERRIDE_ENV}=true) if only one writer ever commits to this table at a time"
+    )
+
+
+def spark_storage_safety(table: str, spark_conf: Mapping[str, Any] | None = None) -> StorageSafety:
+    """Whether Spark writers (in different drivers) can safely commit to ``table`` at the same time.
+
+    :param table: the table path or catalog name.
+    :param spark_conf: the effective Spark settings of the writers (operator ``spark_conf``, connection
+        and cluster settings, as far as they are known).
+    """
+    conf = {str(k): str(v) for k, v in (spark_conf or {}).items()}
+    scheme = table_scheme(table)
+    if scheme == "catalog":
+        return StorageSafety(
+            table,
+            scheme,
+            "spark",
+            True,
+            "a catalog table: its location is not known before Spark resolves it",
+        )
+    if scheme not in S3_SCHEMES:
+        reason = _SAFE_SCHEMES.get(scheme, f"{scheme}:// is not known to need a multi-writer log store")
+        return StorageSafety(table, scheme, "spark", True, reason)
+    key = f"spark.delta.logStore.{scheme}.impl"
+    store = (conf.get(key) or conf.get(LEGACY_LOG_STORE_CONF) or "").strip()
+    source = key if conf.get(key) else LEGACY_LOG_STORE_CONF
+    if store == DYNAMODB_LOG_STORE:
+        return StorageSafety(
+            table,
+            scheme,
+            "spark",
+            True,
+            f"{source}={DYNAMODB_LOG_STORE}: commits are coordinated in DynamoDB",
+        )
+    if store and store != SINGLE_DRIVER_LOG_STORE:
+        return StorageSafety(
+            table,
+            scheme,
+            "spark",
+            True,
+            f"{source}={store}: a custom log store, trusted to give mutual exclusion",
+        )
+    return StorageSafety(
+        table,
+        scheme,
+        "spark",
+        False,
+        f"{scheme}:// with Delta's single-driver S3 log store: two Spark drivers committing at once can "
+        "silently overwrite each other's commit (data loss without an error)",
+        setting=f"{key}={DYNAMODB_LOG_STORE}",
+        fix=_override_fix(),
+    )
+
+
+def _options(storage_options: Mapping[str, Any] | None, environ: Mapping[str, str] | None) -> dict[str, str]:
+    merged = {str(k).lower(): str(v) for k, v in (environ or {}).items() if str(k).upper().startswith("AWS_")}
+    merged.update({str(k).lower(): str(v) for k, v in (storage_options or {}).items()})
+    return merged
+
+
+def _first(options: Mapping[str, str], *names: str) -> str | None:
+    for name in names:
+        if name in options and options[name].strip():
+            return options[name].strip()
+    return None
+
+
+def delta_rs_storage_safety(
+    table: str,
+    storage_options: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> StorageSafety:
+    """Whether delta-rs (``deltalake`` >= 1.0) writers can safely commit to ``table`` at the same time.
+
+    :param table: the table path.
+    :param storage_options: the writers' delta-rs ``storage_options`` (keys in any case).
+    :param environ: the environment the writers see (``AWS_*`` variables count like storage options).
+    """
+    scheme = table_scheme(table)
+    if scheme not in S3_SCHEMES:
+        return StorageSafety(
+            table, scheme, "delta-rs", True, f"{scheme}: delta-rs commits with an atomic put-if-absent"
+        )
+    options = _options(storage_options, environ)
+    unsafe_rename = _first(options, "aws_s3_allow_unsafe_rename", "allow_unsafe_rename")
+    if unsafe_rename is not None and is_truthy(unsafe_rename):
+        return StorageSafety(
+            table,
+            scheme,
+            "delta-rs",
+            False,
+            "AWS_S3_ALLOW_UNSAFE_RENAME=true: delta-rs commits without mutual exclusion",
+            setting="AWS_S3_ALLOW_UNSAFE_RENAME=false (the default: conditional put)",
+            fix=f"remove AWS_S3_ALLOW_UNSAFE_RENAME, or pass {OVERRIDE_ARGUMENT}=True if there is one writer",
+        )
+    endpoint = _first(options, "aws_endpoint_url", "aws_endpoint", "endpoint_url", "endpoint")
+    conditional = _first(options, "aws_conditional_put", "conditional_put")
+    if endpoint and (conditional or "").lower() != "etag":
+        return StorageSafety(
+            table,
+            scheme,
+            "delta-rs",
+            False,
+            f"an S3-compatible endpoint ({endpoint}) without conditional_put=etag: delta-rs cannot rely on "
+            "put-if-absent there",
+            setting="conditional_put=etag",
+            fix="set conditional_put=etag if the store supports conditional writes (MinIO, R2 do), or "
+            f"pass {OVERRIDE_ARGUMENT}=True if there is one writer",
+        )
+    return StorageSafety(
+        table,
+        scheme,
+        "delta-rs",
+        True,
+        "delta-rs >= 1.0 commits to S3 with conditional writes (put-if-absent)",
+    )
+
+
+def mixed_storage_safety(
+    table: str,
+    spark_conf: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> StorageSafety:
+    """Whether Spark *and* delta-rs writers can safely commit to ``table`` at the same time.
+
+    :param table: the table path.
+    :param spark_conf: the Spark writers' settings.
+    :param storage_options: the delta-rs writers' storage options.
+    :param environ: the delta-rs writers' environment.
+    """
+    verdicts = (
+        spark_storage_safety(table, spark_conf),
+        delta_rs_storage_safety(table, storage_options, environ),
+    )
+    for verdict in verdicts:
+        if not verdict.safe:
+            return verdict
+    scheme = table_scheme(table)
+    if scheme in S3_SCHEMES:
+        return StorageSafety(
+            table,
+            scheme,
+            "spark+delta-rs",
+            False,
+            "Spark (DynamoDB log store) and delta-rs >= 1.0 (conditional put) commit to S3 through different "
+            "mechanisms that do not exclude each other",
+            fix="let one engine write the table, or serialize the writers",
+        )
+    return StorageSafety(
+        table, scheme, "spark+delta-rs", True, _SAFE_SCHEMES.get(scheme, f"{scheme}: not S3")
+    )

@@ -1,0 +1,8 @@
+"""Delta on Spark, deployed: the jars every Spark the provider starts gets (:mod:`.delta_jars`,
+:mod:`.s3_jars`) and the settings of a Delta session (:mod:`.delta_conf`).
+
+Plain Python, no pyspark import: the Airflow worker builds spark-submit and Spark Connect command lines with
+it, and the Spark job's local session reads the same jar cache.
+"""
+
+from __future__ import annotations

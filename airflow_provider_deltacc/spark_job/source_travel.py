@@ -1,0 +1,123 @@
+"""A source function's travel to the Spark driver in ``spark_submit`` mode: its form in the JSON job spec.
+
+The function goes by value (:func:`travel_form`): pyspark's own cloudpickle, with the module that defines it
+(a DAG file, which the driver cannot import) pickled by value, base64 text in the job spec; the driver loads
+it back with :func:`from_travel_form`. Imports nothing from pyspark until a function is pickled, so the
+operators use it on the Airflow worker when a task starts.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import pickle
+import sys
+import sysconfig
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.source_function import SourceFunction, python_version
+
+
+def travel_form(source: SourceFunction) -> dict[str, Any]:
+    """The JSON form of a source function for a Spark driver: pickled by value, base64 text.
+
+    Context values that cannot be pickled (the task instance, the DAG run) stay behind unless the function
+    names them as parameters; the user's own arguments must all travel.
+
+    :raises InputError: naming the function and the fix, when it cannot be pickled.
+    """
+    from pyspark import cloudpickle
+
+    travelling = SourceFunction(
+        source.function, source.args, source.kwargs, _picklable_context(source, cloudpickle.dumps)
+    )
+    modules = _defining_modules(source.function)
+    for module in modules:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        payload = cloudpickle.dumps(travelling, protocol=pickle.DEFAULT_PROTOCOL)
+    except Exception as exc:
+        raise InputError(
+            "source",
+            source.name,
+            f"cannot travel to the Spark driver (spark_submit sends it pickled by value): "
+            f"{type(exc).__name__}: {exc}. Define the function at module level and give it only values "
+            "that can be pickled (no open connections, locks, clients or sessions built outside it), or "
+            "run the task with execution_mode='spark_connect' or 'in_process', where it runs in the worker",
+        ) from None
+    finally:
+        for module in modules:
+            cloudpickle.unregister_pickle_by_value(module)
+    return {
+        "kind": "callable",
+        "name": source.name,
+        "python": python_version(),
+        "pickled": base64.b64encode(payload).decode("ascii"),
+    }
+
+
+def from_travel_form(name: str, python: str, pickled: str) -> SourceFunction:
+    """Load a source function the worker pickled (:func:`travel_form`), on the Spark driver.
+
+    :raises InputError: naming the function and the fix, when this Python cannot load it.
+    """
+    if python != python_version():
+        raise InputError(
+            "source",
+            name,
+            f"was pickled by Python {python} on the Airflow worker, and the Spark driver runs Python "
+            f"{python_version()}; a function travels only between equal Python versions: run the driver "
+            f"with Python {python} (the operator's driver_python, or PYSPARK_DRIVER_PYTHON on the cluster)",
+        )
+    try:
+        loaded = pickle.loads(base64.b64decode(pickled.encode("ascii"), validate=True))
+    except Exception as exc:
+        raise InputError(
+            "source",
+            name,
+            f"cannot be loaded on the Spark driver: {type(exc).__name__}: {exc}. Everything the function "
+            "uses by reference (installed packages) must be installed on the driver too",
+        ) from None
+    if not isinstance(loaded, SourceFunction):
+        raise InputError("source", name, f"unpickled to {type(loaded).__name__}, not a source function")
+    return loaded
+
+
+def _picklable_context(source: SourceFunction, dumps: Callable[[Any], bytes]) -> dict[str, Any]:
+    named = set(inspect.signature(source.function).parameters)
+    kept: dict[str, Any] = {}
+    for key, value in source.context.items():
+        try:
+            dumps(value)
+        except Exception as exc:
+            if key in named:
+                raise InputError(
+                    "source",
+                    source.name,
+                    f"takes the context value {key!r}, which cannot travel to the Spark driver "
+                    f"({type(exc).__name__}); take a value that can (ds, params, logical_date, ...) or run "
+                    "the task with execution_mode='spark_connect' or 'in_process'",
+                ) from None
+            continue  # a **context function gets what can travel
+        kept[key] = value
+    return kept
+
+
+def _defining_modules(function: Callable[..., Any]) -> list[ModuleType]:
+    """The function's module when the driver cannot be expected to import it (a DAG file, a module of the
+    worker's own code); an installed package's or the standard library's travels by reference."""
+    module = sys.modules.get(getattr(function, "__module__", "") or "")
+    if module is None or module.__name__ == "__main__":
+        return []  # cloudpickle pickles __main__ by value anyway
+    location = getattr(module, "__file__", None)
+    if location is None:
+        return []
+    installed = {sysconfig.get_paths()[key] for key in ("purelib", "platlib", "stdlib", "platstdlib")}
+    path = Path(location).resolve()
+    if any(path.is_relative_to(Path(root).resolve()) for root in installed):
+        return []
+    return [module]
