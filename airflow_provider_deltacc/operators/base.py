@@ -11,6 +11,7 @@ import math
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -61,7 +62,8 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
     :param lease_store_url: the older way to name the lease store (``sqlite:///…`` or ``postgresql://…``),
         used when no ``lease_store_conn_id`` is set; None reads ``$DELTACC_LEASE_STORE_URL``, else the
         embedded SQLite file (only under the LocalExecutor or in ``dag.test()``).
-    :param lease_ttl: seconds a lease outlives its last heartbeat (a crashed worker's lease expires).
+    :param lease_ttl: how long a lease outlives its last heartbeat (a crashed worker's lease expires), in
+        seconds or a timedelta.
     :param allow_unsafe_concurrent_writes: on storage that cannot exclude concurrent writers (``s3://``,
         ``s3a://``, ``s3n://`` without ``spark.delta.logStore.<scheme>.impl`` set to
         ``io.delta.storage.S3DynamoDBLogStore`` in ``spark_conf``; see
@@ -99,7 +101,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         submit_options: dict[str, Any] | None = None,
         spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
         lease_store_url: str | None = None,
-        lease_ttl: float = 120.0,
+        lease_ttl: float | timedelta = 120.0,
         allow_unsafe_concurrent_writes: bool = False,
         lease_store_conn_id: str | None = None,
         emit_asset: bool = True,
@@ -237,17 +239,30 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
                 value=self.execution_mode,
             )
         check_spark_log_level(self.spark_log_level, task_id=self.task_id)
+        self.lease_ttl_s  # noqa: B018 (checks the argument)
+
+    @property
+    def lease_ttl_s(self) -> float:
+        """``lease_ttl`` in seconds.
+
+        :raises DeltaCCInputError: naming ``lease_ttl`` unless it is positive seconds or a timedelta.
+        """
         try:
-            ttl = float(self.lease_ttl)
+            ttl = (
+                self.lease_ttl.total_seconds()
+                if isinstance(self.lease_ttl, timedelta)
+                else float(self.lease_ttl)
+            )
         except (TypeError, ValueError):
             ttl = float("nan")
         if not math.isfinite(ttl) or ttl <= 0:
             raise DeltaCCInputError(
-                f"{self.task_id}: lease_ttl={self.lease_ttl!r} must be a positive number of seconds, "
-                "e.g. 120 (a lease outlives its last heartbeat by this long)",
+                f"{self.task_id}: lease_ttl={self.lease_ttl!r} must be a positive number of seconds or a "
+                "timedelta, e.g. 120 (a lease outlives its last heartbeat by this long)",
                 field="lease_ttl",
                 value=self.lease_ttl,
             )
+        return ttl
 
     def check_lease_store(self) -> None:
         """Resolve and check the lease store at the task's start (see :class:`UsesLeaseStore`)."""

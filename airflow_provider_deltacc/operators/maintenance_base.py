@@ -169,7 +169,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
             holder=lease_holder(context),
             op_kind=request.maintenance_op,
             partitions=partitions,
-            ttl_s=float(self.lease_ttl),
+            ttl_s=self.lease_ttl_s,
         )
         with hold_lease(
             store, lease, conflicts=request.lease_conflicts(partitions), wait_timeout_s=0

@@ -157,7 +157,7 @@ class DeltaWriteOperator(DeltaBaseOperator):
             admission_s = min(admission_s, self.execution_timeout.total_seconds())
         return WriteGuard(
             holder=lease_holder(context),
-            ttl_s=float(self.lease_ttl),
+            ttl_s=self.lease_ttl_s,
             use_write_lease=bool(self.use_write_lease),
             allow_unsafe=self.unsafe_writes_allowed(),
             maintenance_wait_timeout_s=seconds_argument(

@@ -5,14 +5,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
-from airflow_provider_deltacc.exceptions import DeltaConflictRetryable
+from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictRetryable
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
     DeltaDeleteOperator,
@@ -456,3 +456,21 @@ def test_admission_timeout_is_capped_by_execution_timeout_and_validated(store_ur
             context()
         )
     assert raised.value.field == "admission_wait_timeout"
+
+
+def test_lease_ttl_takes_a_timedelta(store_url: str) -> None:
+    hook = RecordingHook(store_url, TABLE)
+    with_hook(_merge(store_url, lease_ttl=timedelta(minutes=3)), hook).execute(context())
+    with store_from_url(store_url) as store:
+        [record] = store.history(TABLE)
+    assert record.expires_at - record.acquired_at == timedelta(minutes=3)
+
+
+@pytest.mark.parametrize("ttl", [0, -5, "soon", timedelta(0)])
+def test_a_lease_ttl_that_is_not_positive_is_refused_naming_it(store_url: str, ttl: Any) -> None:
+    hook = RecordingHook(store_url, TABLE)
+    with pytest.raises(
+        DeltaCCInputError, match=r"lease_ttl=.* must be a positive number of seconds or a timedelta"
+    ):
+        with_hook(_merge(store_url, lease_ttl=ttl), hook).execute(context())
+    assert hook.specs == []
