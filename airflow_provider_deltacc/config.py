@@ -9,6 +9,7 @@ own providers, is an operator constructor default.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 SECTION = "deltacc"
@@ -16,6 +17,8 @@ LEASE_STORE_CONN_ID = "lease_store_conn_id"
 DEFAULT_DEFERRABLE = "default_deferrable"
 ALLOW_UNSHARED_LEASE_STORE = "allow_unshared_lease_store"
 REPORT_DIR = "report_dir"
+LEASE_HISTORY_DAYS = "lease_history_days"
+DEFAULT_LEASE_HISTORY_DAYS = 7
 
 #: Spelled as users write them in messages.
 LEASE_STORE_CONN_ID_OPTION = f"[{SECTION}] {LEASE_STORE_CONN_ID}"
@@ -83,6 +86,18 @@ def provider_config() -> dict[str, Any]:
                     "example": "s3a://lake/_deltacc_reports",
                     "default": "",
                 },
+                LEASE_HISTORY_DAYS: {
+                    "description": (
+                        "How many days the lease store keeps leases that ended (released or expired). "
+                        "Older ones are deleted by the tasks themselves, at most every ten minutes per "
+                        "worker process, right after one of them is granted a lease, so the table stays "
+                        "bounded. 0 keeps them all (then run `deltacc-leases purge` yourself)."
+                    ),
+                    "version_added": "0.1.0",
+                    "type": "integer",
+                    "example": "30",
+                    "default": str(DEFAULT_LEASE_HISTORY_DAYS),
+                },
             },
         }
     }
@@ -113,6 +128,12 @@ def default_deferrable() -> bool:
     if str(conf.get(SECTION, DEFAULT_DEFERRABLE, fallback="")).strip() == "":
         return bool(operators_default)
     return bool(conf.getboolean(SECTION, DEFAULT_DEFERRABLE, fallback=operators_default))
+
+
+def configured_lease_history() -> timedelta | None:
+    """``[deltacc] lease_history_days`` as a timedelta; None (keep every lease) for 0."""
+    days = _conf().getint(SECTION, LEASE_HISTORY_DAYS, fallback=DEFAULT_LEASE_HISTORY_DAYS)
+    return timedelta(days=days) if days > 0 else None
 
 
 def unshared_lease_store_allowed() -> bool:

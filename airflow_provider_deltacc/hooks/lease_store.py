@@ -76,9 +76,10 @@ class LeaseStoreTarget:
 
     def open(self) -> LeaseStore:
         """Open the store (the caller closes it)."""
+        from airflow_provider_deltacc.config import configured_lease_history
         from airflow_provider_deltacc.windows import store_from_url
 
-        return store_from_url(self.url)
+        return store_from_url(self.url, history_retention=configured_lease_history())
 
     def trigger_kwargs(self) -> dict[str, Any]:
         """How :class:`~airflow_provider_deltacc.triggers.gate.DeltaGateTrigger` finds the same store.

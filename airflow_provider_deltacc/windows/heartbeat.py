@@ -169,9 +169,9 @@ def hold_lease(
     held = HeldLease(request, result.lease, [], waited, store)
     lease = result.lease
     log.info("holding %s on %s (id %s, waited %.1f s)", lease.describe(), lease.table, lease.lease_id, waited)
-    _count_live(store, lease.table)
     beat = _Heartbeat(store, lease, interval, held._lost)
     beat.start()
+    _count_live(store, lease.table)  # after the heartbeat starts: sending a metric must not delay it
     try:
         yield held
     finally:

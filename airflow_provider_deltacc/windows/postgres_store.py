@@ -8,14 +8,14 @@ expiry. The lock is released by commit or rollback, and by the server if the wor
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import URL, Connection, create_engine, func, literal, make_url, select
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from airflow_provider_deltacc.windows.clock import Clock
-from airflow_provider_deltacc.windows.sql_store import SqlLeaseStore
+from airflow_provider_deltacc.windows.sql_store import DEFAULT_HISTORY_RETENTION, SqlLeaseStore
 from airflow_provider_deltacc.windows.store import LeaseStoreUnavailable
 
 #: First key of every advisory lock this store takes, so it cannot collide with other applications'.
@@ -72,6 +72,8 @@ class PostgresLeaseStore(SqlLeaseStore):
     :param schema: the PostgreSQL schema for the lease table; None for the search path's default.
     :param lock_timeout_s: how long one step waits for the per-table lock before it is retried.
     :param retry_timeout_s: how long a step keeps retrying after lock timeouts.
+    :param history_retention: how long leases that ended are kept (see
+        :class:`~airflow_provider_deltacc.windows.sql_store.SqlLeaseStore`); None keeps them all.
     :param engine_kwargs: extra :func:`sqlalchemy.create_engine` arguments (pool sizes, connect_args).
     """
 
@@ -84,6 +86,7 @@ class PostgresLeaseStore(SqlLeaseStore):
         lock_timeout_s: float = 10.0,
         retry_timeout_s: float = 30.0,
         engine_kwargs: dict[str, Any] | None = None,
+        history_retention: timedelta | None = DEFAULT_HISTORY_RETENTION,
     ) -> None:
         self.url = normalize_postgres_url(url)
         self._lock_timeout_ms = max(1, int(lock_timeout_s * 1000))
@@ -100,7 +103,9 @@ class PostgresLeaseStore(SqlLeaseStore):
             ) from exc
         if schema is not None:
             engine = engine.execution_options(schema_translate_map={None: schema})
-        super().__init__(engine, clock=clock, retry_timeout_s=retry_timeout_s)
+        super().__init__(
+            engine, clock=clock, retry_timeout_s=retry_timeout_s, history_retention=history_retention
+        )
         self.ensure_schema()
 
     def __repr__(self) -> str:

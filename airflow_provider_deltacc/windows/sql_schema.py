@@ -1,11 +1,11 @@
-"""The lease table, shared by the SQLite and PostgreSQL stores (SQLAlchemy Core)."""
+"""The lease table and the schema's version, shared by the SQLite and PostgreSQL stores (SQLAlchemy Core)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Dialect, Float, Index, MetaData, String, Table
+from sqlalchemy import JSON, Column, DateTime, Dialect, Float, Index, Integer, MetaData, String, Table
 from sqlalchemy.engine import Row
 from sqlalchemy.types import TypeDecorator
 
@@ -13,6 +13,7 @@ from airflow_provider_deltacc.windows.lease import Lease, parse_op_kind
 from airflow_provider_deltacc.windows.partitions import normalize_scope
 
 LEASE_TABLE = "deltacc_leases"
+SCHEMA_TABLE = "deltacc_schema"
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -56,6 +57,16 @@ leases = Table(
     Column("ttl_s", Float, nullable=False),
     Column("released_at", UtcDateTime(), nullable=True),
     Index("ix_deltacc_leases_table_live", "table_name", "released_at", "expires_at"),
+    # The purge of old leases finds them by expiry, on every table at once.
+    Index("ix_deltacc_leases_expires", "expires_at"),
+)
+
+#: One row per component of the schema (``leases``): the version its tables were migrated to.
+schema_versions = Table(
+    SCHEMA_TABLE,
+    metadata,
+    Column("component", String(64), primary_key=True),
+    Column("version", Integer, nullable=False),
 )
 
 

@@ -18,6 +18,7 @@ from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.windows.clock import Clock, require_aware, utc_now
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
 from airflow_provider_deltacc.windows.partitions import format_scope
+from airflow_provider_deltacc.windows.sql_migrations import CURRENT_VERSION, migrate, recorded_version
 from airflow_provider_deltacc.windows.sql_schema import lease_to_row, leases, metadata, row_to_lease
 from airflow_provider_deltacc.windows.store import (
     AcquireResult,
@@ -32,6 +33,12 @@ T = TypeVar("T")
 
 #: Execution option telling a backend whether the transaction writes (and must be serialized).
 WRITE_OPTION = "deltacc_write"
+#: How long a store keeps leases that ended, unless told otherwise.
+DEFAULT_HISTORY_RETENTION = timedelta(days=7)
+#: The shortest pause between two purges of one store by one process.
+PURGE_INTERVAL_S = 600.0
+#: When this process last purged each store (by the store's repr, which names its database).
+_last_purge: dict[str, float] = {}
 
 
 class SqlLeaseStore(LeaseStore):
@@ -45,10 +52,20 @@ class SqlLeaseStore(LeaseStore):
     :param clock: the clock for lease times; None for the backend's own (see :meth:`_db_now`).
     :param retry_timeout_s: how long to keep retrying a step that failed for a transient reason (lock
         contention) before giving up.
+    :param history_retention: how long leases that ended are kept; older ones are purged right after a
+        grant, at most every :data:`PURGE_INTERVAL_S` per process. None keeps them all.
     """
 
-    def __init__(self, engine: Engine, *, clock: Clock | None = None, retry_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Clock | None = None,
+        retry_timeout_s: float = 30.0,
+        history_retention: timedelta | None = DEFAULT_HISTORY_RETENTION,
+    ) -> None:
         self._engine = engine
+        self._history_retention = history_retention
         self._clock = clock
         self._retry_timeout_s = retry_timeout_s
         self._pid = os.getpid()
@@ -130,22 +147,21 @@ class SqlLeaseStore(LeaseStore):
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.5)
 
-    def ensure_schema(self) -> None:
-        """Create the lease table and its index if they do not exist, and key the leases recorded under a
-        table's other spellings by the table's key (safe to race from many processes)."""
+    def ensure_schema(self) -> int:
+        """Create the tables that do not exist and bring an older schema forward (see
+        :mod:`~airflow_provider_deltacc.windows.sql_migrations`); safe to race from many processes.
+
+        :returns: the schema version.
+        """
 
         def create(conn: Connection, _now: datetime) -> None:
             metadata.create_all(conn, checkfirst=True)
 
-        def rekey(conn: Connection, _now: datetime) -> None:
-            # Leases from before one key per table: each spelling is moved to its key, once.
-            for (spelled,) in conn.execute(select(leases.c.table_name).distinct()).all():
-                key = table_key(spelled)
-                if key != spelled:
-                    conn.execute(update(leases).where(leases.c.table_name == spelled).values(table_name=key))
-
         self._run(create, table=None, write=True)
-        self._run(rekey, table=None, write=True)
+        found = self._run(lambda conn, _now: recorded_version(conn), table=None, write=False)
+        if found >= CURRENT_VERSION:
+            return found
+        return self._run(lambda conn, _now: migrate(conn), table=None, write=True)
 
     # -- LeaseStore ------------------------------------------------------------------------------------
 
@@ -191,7 +207,28 @@ class SqlLeaseStore(LeaseStore):
                 request.table,
                 request.ttl_s,
             )
+            self._purge_now_and_then()
         return result
+
+    def _purge_now_and_then(self) -> None:
+        """Delete the leases that ended longer than the retention ago, at most every
+        :data:`PURGE_INTERVAL_S` per process; a failure only costs the purge."""
+        if self._history_retention is None:
+            return
+        store, now = repr(self), time.monotonic()
+        last = _last_purge.get(store)
+        if last is not None and now - last < PURGE_INTERVAL_S:
+            return
+        _last_purge[store] = now
+        try:
+            purged = self.purge(self._history_retention)
+        except Exception as exc:
+            log.debug("could not purge old leases from %r: %s", self, exc)
+            return
+        if purged:
+            log.info(
+                "purged %d leases that ended more than %s ago from %r", purged, self._history_retention, self
+            )
 
     def _table_of(self, lease_id: str) -> str | None:
         # The table of a lease never changes, so it may be read outside the serialized step.
@@ -238,6 +275,19 @@ class SqlLeaseStore(LeaseStore):
             return self._select_active(conn, table, at)
 
         return self._run(step, table=table, write=False)
+
+    def all_active(self) -> list[Lease]:
+        """Every live lease on every table, by table, then in the order they were granted."""
+
+        def step(conn: Connection, now: datetime) -> list[Lease]:
+            rows = conn.execute(
+                select(leases)
+                .where(leases.c.released_at.is_(None), leases.c.expires_at > now)
+                .order_by(leases.c.table_name, leases.c.acquired_at, leases.c.lease_id)
+            )
+            return [row_to_lease(row) for row in rows]
+
+        return self._run(step, table=None, write=False)
 
     def history(self, table: str) -> list[Lease]:
         table = table_key(table)

@@ -10,6 +10,7 @@ is unreliable on network file systems (use the PostgreSQL store across machines)
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from sqlalchemy import URL, Connection, create_engine, event
 from sqlalchemy.exc import OperationalError
 
 from airflow_provider_deltacc.windows.clock import Clock
-from airflow_provider_deltacc.windows.sql_store import WRITE_OPTION, SqlLeaseStore
+from airflow_provider_deltacc.windows.sql_store import DEFAULT_HISTORY_RETENTION, WRITE_OPTION, SqlLeaseStore
 
 #: Environment variable naming the SQLite lease file.
 LEASE_DB_ENV = "DELTACC_LEASE_DB"
@@ -42,6 +43,8 @@ class SqliteLeaseStore(SqlLeaseStore):
     :param clock: the clock for lease times; None for this machine's UTC clock.
     :param busy_timeout_s: how long one statement waits for SQLite's lock before failing busy.
     :param retry_timeout_s: how long a step keeps retrying after busy failures.
+    :param history_retention: how long leases that ended are kept (see
+        :class:`~airflow_provider_deltacc.windows.sql_store.SqlLeaseStore`); None keeps them all.
     """
 
     def __init__(
@@ -51,6 +54,7 @@ class SqliteLeaseStore(SqlLeaseStore):
         clock: Clock | None = None,
         busy_timeout_s: float = 10.0,
         retry_timeout_s: float = 30.0,
+        history_retention: timedelta | None = DEFAULT_HISTORY_RETENTION,
     ) -> None:
         self.path = Path(path).expanduser() if path is not None else default_sqlite_path()
         if str(self.path) in ("", ":memory:"):
@@ -65,7 +69,9 @@ class SqliteLeaseStore(SqlLeaseStore):
         )
         event.listen(engine, "connect", _on_connect)
         event.listen(engine, "begin", _on_begin)
-        super().__init__(engine, clock=clock, retry_timeout_s=retry_timeout_s)
+        super().__init__(
+            engine, clock=clock, retry_timeout_s=retry_timeout_s, history_retention=history_retention
+        )
         self.ensure_schema()
 
     def __repr__(self) -> str:

@@ -4,6 +4,7 @@ documented defaults and overrides."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import airflow
@@ -11,6 +12,7 @@ import jsonschema
 import pytest
 
 from airflow_provider_deltacc.config import (
+    configured_lease_history,
     configured_lease_store_conn_id,
     configured_report_dir,
     default_deferrable,
@@ -31,6 +33,7 @@ def test_provider_info_with_its_config_section_matches_airflows_schema() -> None
         "default_deferrable": ("boolean", None),
         "allow_unshared_lease_store": ("boolean", "False"),
         "report_dir": ("string", ""),
+        "lease_history_days": ("integer", "7"),
     }
     assert all(option["description"] and option["version_added"] for option in options.values())
 
@@ -42,6 +45,7 @@ def clean_config(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
         "AIRFLOW__DELTACC__DEFAULT_DEFERRABLE",
         "AIRFLOW__DELTACC__ALLOW_UNSHARED_LEASE_STORE",
         "AIRFLOW__DELTACC__REPORT_DIR",
+        "AIRFLOW__DELTACC__LEASE_HISTORY_DAYS",
         "AIRFLOW__OPERATORS__DEFAULT_DEFERRABLE",
     ):
         monkeypatch.delenv(name, raising=False)
@@ -53,6 +57,14 @@ def test_defaults(clean_config: pytest.MonkeyPatch) -> None:
     assert default_deferrable() is False
     assert unshared_lease_store_allowed() is False
     assert configured_report_dir() is None
+    assert configured_lease_history() == timedelta(days=7)
+
+
+def test_lease_history_days_and_zero_keeps_everything(clean_config: pytest.MonkeyPatch) -> None:
+    clean_config.setenv("AIRFLOW__DELTACC__LEASE_HISTORY_DAYS", "30")
+    assert configured_lease_history() == timedelta(days=30)
+    clean_config.setenv("AIRFLOW__DELTACC__LEASE_HISTORY_DAYS", "0")
+    assert configured_lease_history() is None
 
 
 def test_lease_store_conn_id_is_read_and_blank_means_unset(clean_config: pytest.MonkeyPatch) -> None:
