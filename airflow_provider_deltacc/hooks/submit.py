@@ -33,6 +33,7 @@ from airflow_provider_deltacc.contract.redaction import redact_text, sensitive_v
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, driver_log_env
+from airflow_provider_deltacc.hooks.submit_options import JOINED, check_submit_options, joined
 from airflow_provider_deltacc.spark_job.report_line import REPORT_PREFIX, parse_report_line
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ class SparkSubmitRunner:
         self.spark_conf = spark_conf
         self.driver_python = driver_python
         self.job_name = job_name
-        self.submit_options = submit_options
+        self.submit_options = check_submit_options(submit_options)
         self.spark_log_level = spark_log_level
         self.connection_secrets: list[str] = []
         self._submit_hook: ReportingSparkSubmitHook | None = None
@@ -296,12 +297,12 @@ class SparkSubmitRunner:
             hook = self.submit_hook_for(
                 conn_id=self.conn_id,
                 conf=self.submit_conf(master, spec),
-                py_files=",".join(py_files),
-                jars=",".join(jars),
                 name=self.job_name,
                 application_args=["--spec", spec_arg],
-                env_vars=env,
-                **submit_options,
+                **{key: value for key, value in submit_options.items() if key not in JOINED},
+                py_files=joined(py_files, submit_options.get("py_files")),
+                jars=joined(jars, submit_options.get("jars")),
+                env_vars={**(submit_options.get("env_vars") or {}), **env},
             )
             if log_here:
                 hook.log.info("Spark driver log level: %s (spark_log_level)", self.spark_log_level)

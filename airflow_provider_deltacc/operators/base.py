@@ -56,7 +56,9 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         ``total_timeout_s``, ``jitter``. Defaults follow Iceberg (4 retries, 100 ms … 60 s, 30 min).
     :param spark_conf: extra Spark settings for the job. (templated)
     :param driver_python: the Python interpreter of the Spark driver.
-    :param submit_options: extra ``SparkSubmitHook`` arguments (``driver_memory``, ``num_executors``, …).
+    :param submit_options: extra ``SparkSubmitHook`` arguments (``driver_memory``, ``num_executors``, …);
+        ``jars``, ``py_files``, ``files`` and ``env_vars`` are added to the provider's own (see
+        :mod:`airflow_provider_deltacc.hooks.submit_options`).
     :param spark_log_level: the level of the Spark driver's own log in the task log (``spark_submit``, client
         mode): ``WARN`` (default), or ``INFO``/``DEBUG`` to see Spark's progress. (templated)
     :param lease_store_url: the older way to name the lease store (``sqlite:///…`` or ``postgresql://…``),
@@ -239,6 +241,10 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
                 value=self.execution_mode,
             )
         check_spark_log_level(self.spark_log_level, task_id=self.task_id)
+        if self.execution_mode == "spark_submit":
+            from airflow_provider_deltacc.hooks.submit_options import check_submit_options
+
+            check_submit_options(self.submit_options)
         self.lease_ttl_s  # noqa: B018 (checks the argument)
 
     @property

@@ -1,0 +1,88 @@
+"""``submit_options``: every key checked before anything starts, and the arguments the provider also sets
+(jars, py_files, env_vars) joined with the task's, not replaced or clashing."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+from airflow_provider_deltacc.hooks.submit_options import check_submit_options
+from airflow_provider_deltacc.operators import DeltaAppendOperator
+
+pytestmark = pytest.mark.unit
+
+COMMITTED = {"status": "committed", "table": "/t", "table_version": 0, "attempts": [{"number": 1}]}
+
+
+@pytest.mark.parametrize(
+    ("key", "says"),
+    [
+        ("conf", "put Spark settings in spark_conf"),
+        ("name", "the job is named after its task"),
+        ("application_args", "the job's arguments are its spec"),
+        ("driver_memroy", "SparkSubmitHook takes no such argument; use one of"),
+    ],
+)
+def test_keys_a_task_cannot_set_are_refused_naming_them(key: str, says: str) -> None:
+    with pytest.raises(DeltaCCInputError) as raised:
+        check_submit_options({"driver_memory": "1g", key: "x"})
+    assert raised.value.field == f"submit_options.{key}" and says in str(raised.value)
+
+
+def test_the_operator_refuses_them_before_anything_starts(tmp_path: Path) -> None:
+    op = DeltaAppendOperator(
+        task_id="append",
+        table=str(tmp_path / "t"),
+        source={"kind": "rows", "rows": [[1]], "schema": "id INT"},
+        submit_options={"conf": {"spark.x": "1"}},
+    )
+    with pytest.raises(DeltaCCInputError, match=r"submit_options\.conf: the provider sets it itself"):
+        op.validate_arguments()
+
+
+class FakeSubmitHook:
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+        self.report: dict[str, Any] | None = COMMITTED
+        self.returncode = 0
+        self.driver_exit_code = None
+        self.secrets: list[str] = []
+        self.log = logging.getLogger(__name__)
+
+    def submit(self, application: str) -> None:
+        return None
+
+
+def test_jars_py_files_and_env_vars_are_added_to_the_providers_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_DELTACC_LOCAL_SUBMIT", json.dumps({"conn_type": "spark", "host": "local[1]"})
+    )
+    options = {
+        "jars": "/opt/jars/extra.jar",
+        "py_files": ["/opt/py/helpers.zip"],
+        "env_vars": {"TEAM": "orders", "PYSPARK_PYTHON": "/not/used"},
+        "driver_memory": "1g",
+    }
+    runner = DeltaCCHook(conn_id="deltacc_local_submit", submit_options=options).submit_runner
+    made: list[FakeSubmitHook] = []
+    monkeypatch.setattr(
+        runner, "submit_hook_for", lambda **kwargs: made.append(FakeSubmitHook(**kwargs)) or made[-1]
+    )
+    spec = {"operation": "append", "table": str(tmp_path / "t"), "source": None, "options": {}}
+    assert runner.run(spec) == (0, COMMITTED)
+
+    kwargs = made[0].kwargs
+    jars, py_files = kwargs["jars"].split(","), kwargs["py_files"].split(",")
+    assert jars[0].endswith(".jar") and "delta-spark" in jars[0] and jars[-1] == "/opt/jars/extra.jar"
+    assert py_files[-1] == "/opt/py/helpers.zip" and any("deltacc-core" in p for p in py_files[:-1])
+    assert kwargs["env_vars"]["TEAM"] == "orders"
+    assert kwargs["env_vars"]["PYSPARK_PYTHON"] != "/not/used"  # the driver's Python stays the provider's
+    assert kwargs["driver_memory"] == "1g"
