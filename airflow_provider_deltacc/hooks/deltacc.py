@@ -16,7 +16,7 @@ from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, ch
 if TYPE_CHECKING:
     from airflow_provider_deltacc.hooks.submit import SparkSubmitRunner
     from airflow_provider_deltacc.log_fast_path import LogAnswer
-    from airflow_provider_deltacc.object_storage.aws import AwsCredentials
+    from airflow_provider_deltacc.object_storage.connections import StoreCredentials
     from airflow_provider_deltacc.occ.commit_loop import Turns
 
 ExecutionMode = Literal["spark_submit", "spark_connect", "in_process"]
@@ -66,6 +66,10 @@ class DeltaCCHook(BaseHook):
         and endpoint reach the job's session as S3A settings (in the job spec, never on the spark-submit
         command line) and every delta-rs read of the log as storage options (see
         :mod:`airflow_provider_deltacc.object_storage`).
+    :param azure_conn_id: a ``wasb`` or ``adls`` connection for ``abfss://`` tables: its account key, service
+        principal or SAS token, the same way (ABFS settings; delta-rs ``AZURE_STORAGE_*`` options).
+    :param gcp_conn_id: a ``google_cloud_platform`` connection for ``gs://`` tables: its key file or key, the
+        same way (GCS connector settings; delta-rs ``GOOGLE_SERVICE_ACCOUNT*`` options).
     """
 
     conn_name_attr = "conn_id"
@@ -85,6 +89,8 @@ class DeltaCCHook(BaseHook):
         spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
         report_dir: str | None = None,
         aws_conn_id: str | None = None,
+        azure_conn_id: str | None = None,
+        gcp_conn_id: str | None = None,
     ) -> None:
         super().__init__()
         if execution_mode not in EXECUTION_MODES:
@@ -103,20 +109,22 @@ class DeltaCCHook(BaseHook):
         self.spark_log_level = check_spark_log_level(spark_log_level)
         self.report_dir = report_dir
         self.aws_conn_id = aws_conn_id
+        self.azure_conn_id = azure_conn_id
+        self.gcp_conn_id = gcp_conn_id
 
     @cached_property
-    def aws_credentials(self) -> AwsCredentials | None:
-        """The ``aws_conn_id`` connection's credentials (looked up once), or None without one."""
-        if not self.aws_conn_id:
-            return None
-        from airflow_provider_deltacc.object_storage.connections import aws_credentials
+    def store_credentials(self) -> list[StoreCredentials]:
+        """The credentials of the object-store connections the hook names (looked up once)."""
+        from airflow_provider_deltacc.object_storage.connections import StoreConnections
 
-        return aws_credentials(self.aws_conn_id)
+        return StoreConnections.of(self).credentials()
 
     @property
     def storage_options(self) -> dict[str, str] | None:
         """delta-rs storage options for the job's table (None: delta-rs reads the environment)."""
-        return self.aws_credentials.delta_rs_options() if self.aws_credentials else None
+        from airflow_provider_deltacc.object_storage.connections import delta_rs_options_of
+
+        return delta_rs_options_of(self.store_credentials) or None
 
     def check_deployment(self, table: str) -> None:
         """Refuse a deployment that cannot work, at the task's start (``spark_submit``: cluster deploy mode
@@ -184,12 +192,14 @@ class DeltaCCHook(BaseHook):
         return answer
 
     def job_spec(self, spec: dict[str, Any]) -> dict[str, Any]:
-        """The spec as the job gets it: the ``aws_conn_id`` connection's S3A settings under the hook's
+        """The spec as the job gets it: the object-store connections' Hadoop settings under the hook's
         ``spark_conf``, under the spec's own; secrets masked.
 
         :param spec: the job spec.
         """
-        from_connection = self.aws_credentials.hadoop_conf() if self.aws_credentials else {}
+        from airflow_provider_deltacc.object_storage.connections import hadoop_conf_of
+
+        from_connection = hadoop_conf_of(self.store_credentials)
         if self.spark_conf or from_connection:
             spec = {
                 **spec,

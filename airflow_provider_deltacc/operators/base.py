@@ -81,11 +81,22 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
     :param aws_conn_id: an ``aws`` connection for a table or source on S3 (or an S3-compatible store): its
         keys, region and endpoint reach Spark's S3A settings and every delta-rs read of the log (see
         :mod:`airflow_provider_deltacc.object_storage`). None: the credentials where the job runs. (templated)
+    :param azure_conn_id: a ``wasb`` or ``adls`` connection for a table on ADLS (``abfss://``), the same way.
+        (templated)
+    :param gcp_conn_id: a ``google_cloud_platform`` connection for a table on GCS (``gs://``), the same way.
+        (templated)
     """
 
     operation: ClassVar[str]
 
-    template_fields: Sequence[str] = ("table", "spark_conf", "spark_log_level", "aws_conn_id")
+    template_fields: Sequence[str] = (
+        "table",
+        "spark_conf",
+        "spark_log_level",
+        "aws_conn_id",
+        "azure_conn_id",
+        "gcp_conn_id",
+    )
     template_fields_renderers: ClassVar[dict[str, str]] = {"spark_conf": "json"}
     operator_extra_links = (DeltaCommitReportLink(),)
     ui_color = "#00ADD4"
@@ -108,6 +119,8 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         lease_store_conn_id: str | None = None,
         emit_asset: bool = True,
         aws_conn_id: str | None = None,
+        azure_conn_id: str | None = None,
+        gcp_conn_id: str | None = None,
         retries: int | None = DEFAULT_AIRFLOW_RETRIES,
         retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
         do_xcom_push: bool = False,
@@ -131,6 +144,8 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         self.lease_store_conn_id = lease_store_conn_id
         self.emit_asset = emit_asset
         self.aws_conn_id = aws_conn_id
+        self.azure_conn_id = azure_conn_id
+        self.gcp_conn_id = gcp_conn_id
         self.table_outlet = declare_table_outlet(self, emit_asset=emit_asset)
 
     @classmethod
@@ -157,6 +172,8 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
             submit_options=self.submit_options,
             spark_log_level=self.spark_log_level,
             aws_conn_id=self.aws_conn_id,
+            azure_conn_id=self.azure_conn_id,
+            gcp_conn_id=self.gcp_conn_id,
         )
 
     def render_template_fields(self, context: Context, jinja_env: jinja2.Environment | None = None) -> None:

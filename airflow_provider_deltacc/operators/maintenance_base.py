@@ -63,7 +63,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
     :param expected_duration: how long the maintenance is expected to take (seconds or a timedelta): a
         declared window that opens within it also blocks.
     :param storage_options: delta-rs storage options, for reading the table's layout and properties; they
-        win over those ``aws_conn_id`` gives.
+        win over those ``aws_conn_id``, ``azure_conn_id`` or ``gcp_conn_id`` give.
 
     See :class:`~airflow_provider_deltacc.operators.base.DeltaBaseOperator` for the arguments every Delta
     operator takes.
@@ -101,10 +101,11 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
 
     @cached_property
     def delta_rs_options(self) -> dict[str, str] | None:
-        """delta-rs storage options for reading the table: ``aws_conn_id``'s under ``storage_options``."""
-        from airflow_provider_deltacc.object_storage.connections import storage_options_for
+        """delta-rs storage options for reading the table: the object-store connections' under
+        ``storage_options``."""
+        from airflow_provider_deltacc.object_storage.connections import StoreConnections, storage_options_for
 
-        return storage_options_for(self.aws_conn_id, self.storage_options)
+        return storage_options_for(StoreConnections.of(self), self.storage_options)
 
     # -- what subclasses provide -------------------------------------------------------------------
     def maintenance_op(self) -> OpKind:

@@ -36,6 +36,8 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
     :param aws_conn_id: an ``aws`` connection for a table on S3: its keys, region and endpoint as delta-rs
         storage options. The trigger gets only its name and looks it up in the triggerer, so no secret is in
         the trigger's serialized arguments. (templated)
+    :param azure_conn_id: a ``wasb`` or ``adls`` connection for a table on ADLS, the same way. (templated)
+    :param gcp_conn_id: a ``google_cloud_platform`` connection for a table on GCS, the same way. (templated)
     :param deferrable: wait in the triggerer (default) instead of rescheduling on a worker.
     :param poll_interval: seconds between reads of the log.
     """
@@ -46,6 +48,8 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         "operation",
         "partition_values",
         "aws_conn_id",
+        "azure_conn_id",
+        "gcp_conn_id",
     )
     renamed_arguments = {"partition": "partition_values"}
     ui_color = "#e6f1f2"
@@ -59,6 +63,8 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         partition_values: dict[str, Any] | None = None,
         storage_options: dict[str, str] | None = None,
         aws_conn_id: str | None = None,
+        azure_conn_id: str | None = None,
+        gcp_conn_id: str | None = None,
         deferrable: bool = True,
         poll_interval: float = 30.0,
         **kwargs: Any,
@@ -76,6 +82,8 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         self.partition_values = partition_values
         self.storage_options = storage_options
         self.aws_conn_id = aws_conn_id
+        self.azure_conn_id = azure_conn_id
+        self.gcp_conn_id = gcp_conn_id
         self.deferrable = deferrable
         self.poll_interval = poll_interval
 
@@ -97,9 +105,9 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
 
     def _check(self) -> dict[str, Any] | None:
         from airflow_provider_deltacc.delta_log import check_table, require_table_location
-        from airflow_provider_deltacc.object_storage.connections import storage_options_for
+        from airflow_provider_deltacc.object_storage.connections import StoreConnections, storage_options_for
 
-        options = storage_options_for(self.aws_conn_id, self.storage_options)
+        options = storage_options_for(StoreConnections.of(self), self.storage_options)
         return check_table(require_table_location(self.table), self._condition(), options)
 
     def poke(self, context: Context) -> bool:
@@ -125,6 +133,8 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
                 poll_interval=self.poll_interval,
                 storage_options=self.storage_options,
                 aws_conn_id=self.aws_conn_id,
+                azure_conn_id=self.azure_conn_id,
+                gcp_conn_id=self.gcp_conn_id,
             ),
             method_name="execute_complete",
             timeout=timedelta(seconds=self.timeout) if self.timeout else None,

@@ -55,6 +55,8 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
     :param storage_options: delta-rs storage options; they win over those ``aws_conn_id`` gives.
     :param aws_conn_id: an ``aws`` connection for a table on S3: its keys, region and endpoint as delta-rs
         storage options (see :mod:`airflow_provider_deltacc.object_storage`). (templated)
+    :param azure_conn_id: a ``wasb`` or ``adls`` connection for a table on ADLS, the same way. (templated)
+    :param gcp_conn_id: a ``google_cloud_platform`` connection for a table on GCS, the same way. (templated)
     :param deferrable: wait in the triggerer instead of rescheduling on a worker; the default is
         ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False).
     :param poll_interval: the longest pause between two gate decisions, in seconds.
@@ -67,7 +69,13 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
         default.
     """
 
-    template_fields: Sequence[str] = ("table", "partition_values", "aws_conn_id")
+    template_fields: Sequence[str] = (
+        "table",
+        "partition_values",
+        "aws_conn_id",
+        "azure_conn_id",
+        "gcp_conn_id",
+    )
     renamed_arguments = {"partitions": "partition_values"}
     ui_color = "#e6f1f2"
 
@@ -84,6 +92,8 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
         expected_duration: float | timedelta | None = None,
         storage_options: dict[str, str] | None = None,
         aws_conn_id: str | None = None,
+        azure_conn_id: str | None = None,
+        gcp_conn_id: str | None = None,
         deferrable: bool = default_deferrable(),
         poll_interval: float = 30.0,
         lease_store_conn_id: str | None = None,
@@ -108,6 +118,8 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
         self.expected_duration = expected_duration
         self.storage_options = storage_options
         self.aws_conn_id = aws_conn_id
+        self.azure_conn_id = azure_conn_id
+        self.gcp_conn_id = gcp_conn_id
         self.deferrable = deferrable
         self.poll_interval = poll_interval
         self.lease_store_conn_id = lease_store_conn_id
@@ -115,9 +127,9 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
     @cached_property
     def delta_rs_options(self) -> dict[str, str] | None:
         """delta-rs storage options for reading the table: ``aws_conn_id``'s under ``storage_options``."""
-        from airflow_provider_deltacc.object_storage.connections import storage_options_for
+        from airflow_provider_deltacc.object_storage.connections import StoreConnections, storage_options_for
 
-        return storage_options_for(self.aws_conn_id, self.storage_options)
+        return storage_options_for(StoreConnections.of(self), self.storage_options)
 
     def gate_run(self) -> MaintenanceRun:
         """This wait at the gate, limited by the sensor's ``timeout``."""

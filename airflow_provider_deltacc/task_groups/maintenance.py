@@ -172,6 +172,8 @@ def table_maintenance(
         "expected_duration",
         "storage_options",
         "aws_conn_id",
+        "azure_conn_id",
+        "gcp_conn_id",
     }
     sensor_extra = {k: v for k, v in extra.items() if k in sensor_keys or k in _BASE_TASK_KEYS}
     with TaskGroup(group_id=group_id, tooltip=tooltip or "gate, OPTIMIZE, VACUUM") as group:

@@ -22,6 +22,8 @@ class DeltaTableTrigger(BaseTrigger):
     :param storage_options: delta-rs storage options (credentials are encrypted with the trigger).
     :param aws_conn_id: an ``aws`` connection, looked up in the triggerer: its options go under
         ``storage_options``, and only its name is serialized.
+    :param azure_conn_id: a ``wasb`` or ``adls`` connection, the same way.
+    :param gcp_conn_id: a ``google_cloud_platform`` connection, the same way.
     """
 
     def __init__(
@@ -32,6 +34,8 @@ class DeltaTableTrigger(BaseTrigger):
         poll_interval: float = 30.0,
         storage_options: dict[str, str] | None = None,
         aws_conn_id: str | None = None,
+        azure_conn_id: str | None = None,
+        gcp_conn_id: str | None = None,
         **renamed: Any,
     ) -> None:
         super().__init__()
@@ -43,6 +47,8 @@ class DeltaTableTrigger(BaseTrigger):
         self.poll_interval = poll_interval
         self.storage_options = storage_options
         self.aws_conn_id = aws_conn_id
+        self.azure_conn_id = azure_conn_id
+        self.gcp_conn_id = gcp_conn_id
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -53,15 +59,19 @@ class DeltaTableTrigger(BaseTrigger):
                 "poll_interval": self.poll_interval,
                 "storage_options": self.storage_options,
                 "aws_conn_id": self.aws_conn_id,
+                "azure_conn_id": self.azure_conn_id,
+                "gcp_conn_id": self.gcp_conn_id,
             },
         )
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        from airflow_provider_deltacc.object_storage.connections import storage_options_for
+        from airflow_provider_deltacc.object_storage.connections import StoreConnections, storage_options_for
 
         condition = TableCondition(**self.condition)
         try:
-            options = await asyncio.to_thread(storage_options_for, self.aws_conn_id, self.storage_options)
+            options = await asyncio.to_thread(
+                storage_options_for, StoreConnections.of(self), self.storage_options
+            )
         except Exception as exc:
             yield TriggerEvent({"status": "error", "message": f"{type(exc).__name__}: {exc}"})
             return
