@@ -89,6 +89,21 @@ def record_live_leases(table: str, live: int) -> None:
         log.debug("could not emit the live leases of %s: %s", table, exc)
 
 
+def count_live_leases(store: Any, table: str) -> None:
+    """Send the table's live leases as read from the store now (a lease observer, see
+    :data:`airflow_provider_deltacc.windows.heartbeat.LEASE_OBSERVER`).
+
+    :param store: the lease store.
+    :param table: the table whose lease changed.
+    """
+    try:
+        live = len(store.active(table))
+    except Exception as exc:
+        log.debug("could not count the live leases on %s: %s", table, exc)
+        return
+    record_live_leases(table, live)
+
+
 class _Emitter:
     def __init__(self, table: str, operation: str) -> None:
         from airflow.sdk.observability.stats import Stats

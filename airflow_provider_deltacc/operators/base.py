@@ -211,7 +211,14 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         self.hook.check_deployment(self.table)
         self.check_lease_store()
         self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
-        return self.publish_run(context, spec)
+        from airflow_provider_deltacc.metrics import count_live_leases
+        from airflow_provider_deltacc.windows.heartbeat import LEASE_OBSERVER
+
+        observing = LEASE_OBSERVER.set(count_live_leases)
+        try:
+            return self.publish_run(context, spec)
+        finally:
+            LEASE_OBSERVER.reset(observing)
 
     def build_spec(self, context: Context) -> dict[str, Any]:
         """Assemble the job spec, validated as the Spark job will validate it. A ``spark_submit`` driver

@@ -5,13 +5,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
 from airflow_provider_deltacc.windows.partitions import format_scope
 from airflow_provider_deltacc.windows.store import ConflictPredicate, LeaseStore
+
+#: Called with the store and the table right after a lease is granted and right after it is released, in the
+#: context that holds the lease. Set by the operators for the length of a task (the live-leases metric);
+#: unset elsewhere, so a library caller, a forked lease holder or a new thread runs nothing extra.
+LEASE_OBSERVER: ContextVar[Callable[[LeaseStore, str], None] | None] = ContextVar(
+    "deltacc_lease_observer", default=None
+)
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +179,7 @@ def hold_lease(
     log.info("holding %s on %s (id %s, waited %.1f s)", lease.describe(), lease.table, lease.lease_id, waited)
     beat = _Heartbeat(store, lease, interval, held._lost)
     beat.start()
-    _count_live(store, lease.table)  # after the heartbeat starts: sending a metric must not delay it
+    _observe(store, lease.table)  # after the heartbeat starts: an observer must not delay it
     try:
         yield held
     finally:
@@ -190,17 +198,16 @@ def hold_lease(
             )
         else:
             log.info("released %s on %s", lease.describe(), lease.table)
-            _count_live(store, lease.table)
+            _observe(store, lease.table)
 
 
-def _count_live(store: LeaseStore, table: str) -> None:
-    """Send the table's live leases as a metric (:func:`airflow_provider_deltacc.metrics.record_live_leases`);
-    a store that cannot answer now only costs the metric."""
-    from airflow_provider_deltacc.metrics import record_live_leases
-
-    try:
-        live = len(store.active(table))
-    except Exception as exc:
-        log.debug("could not count the live leases on %s: %s", table, exc)
+def _observe(store: LeaseStore, table: str) -> None:
+    """Tell the thread's lease observer (see :data:`LEASE_OBSERVER`) that a lease on ``table`` changed; an
+    observer that fails only costs its own work."""
+    observer = LEASE_OBSERVER.get()
+    if observer is None:
         return
-    record_live_leases(table, live)
+    try:
+        observer(store, table)
+    except Exception as exc:
+        log.debug("the lease observer failed for %s: %s", table, exc)

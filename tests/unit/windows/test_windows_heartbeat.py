@@ -177,3 +177,23 @@ def test_a_store_outage_is_warned_about_once_and_its_end_is_logged(
     assert len(warnings) == 2, warnings  # one per outage, none for the release during the second
     assert all("the work goes on" in w and "ends at its TTL (5 s)" in w for w in warnings), warnings
     assert any(r.levelno == logging.INFO and "could not release" in r.getMessage() for r in caplog.records)
+
+
+def test_the_lease_observer_sees_the_grant_and_the_release_only_where_it_is_set(
+    store: SqliteLeaseStore,
+) -> None:
+    from airflow_provider_deltacc.windows.heartbeat import LEASE_OBSERVER
+
+    from airflow_provider_deltacc.contract.table_identity import table_key
+
+    key = table_key(TABLE)
+    seen: list[tuple[str, int]] = []
+    with hold_lease(store, optimize_request(), conflicts=lambda _l: False, wait_timeout_s=0):
+        pass  # no observer: a library caller runs nothing extra
+    token = LEASE_OBSERVER.set(lambda s, table: seen.append((table, len(s.active(table)))))
+    try:
+        with hold_lease(store, optimize_request(), conflicts=lambda _l: False, wait_timeout_s=0):
+            assert seen == [(key, 1)]
+    finally:
+        LEASE_OBSERVER.reset(token)
+    assert seen == [(key, 1), (key, 0)]
