@@ -182,9 +182,8 @@ def test_a_store_outage_is_warned_about_once_and_its_end_is_logged(
 def test_the_lease_observer_sees_the_grant_and_the_release_only_where_it_is_set(
     store: SqliteLeaseStore,
 ) -> None:
-    from airflow_provider_deltacc.windows.heartbeat import LEASE_OBSERVER
-
     from airflow_provider_deltacc.contract.table_identity import table_key
+    from airflow_provider_deltacc.windows.heartbeat import LEASE_OBSERVER
 
     key = table_key(TABLE)
     seen: list[tuple[str, int]] = []
