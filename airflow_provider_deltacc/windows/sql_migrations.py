@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 COMPONENT = "leases"
 
 
-def _key_every_table(conn: Connection) -> None:
+def key_every_table(conn: Connection) -> None:
     """Version 1: leases recorded under a table's other spellings are keyed by the table's key."""
     for (spelled,) in conn.execute(select(leases.c.table_name).distinct()).all():
         key = table_key(spelled)
@@ -39,7 +39,7 @@ def _index_expiry(conn: Connection) -> None:
 
 
 #: Every step, by the version it brings the store to.
-STEPS: dict[int, Callable[[Connection], None]] = {1: _key_every_table, 2: _index_expiry}
+STEPS: dict[int, Callable[[Connection], None]] = {1: key_every_table, 2: _index_expiry}
 CURRENT_VERSION = max(STEPS)
 
 

@@ -18,7 +18,12 @@ from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.windows.clock import Clock, require_aware, utc_now
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
 from airflow_provider_deltacc.windows.partitions import format_scope
-from airflow_provider_deltacc.windows.sql_migrations import CURRENT_VERSION, migrate, recorded_version
+from airflow_provider_deltacc.windows.sql_migrations import (
+    CURRENT_VERSION,
+    key_every_table,
+    migrate,
+    recorded_version,
+)
 from airflow_provider_deltacc.windows.sql_schema import lease_to_row, leases, metadata, row_to_lease
 from airflow_provider_deltacc.windows.store import (
     AcquireResult,
@@ -159,9 +164,12 @@ class SqlLeaseStore(LeaseStore):
 
         self._run(create, table=None, write=True)
         found = self._run(lambda conn, _now: recorded_version(conn), table=None, write=False)
-        if found >= CURRENT_VERSION:
-            return found
-        return self._run(lambda conn, _now: migrate(conn), table=None, write=True)
+        if found < CURRENT_VERSION:
+            found = self._run(lambda conn, _now: migrate(conn), table=None, write=True)
+        # Every open, not only once: during a rolling upgrade, workers still on an older provider keep
+        # recording leases under their own spelling of a table.
+        self._run(lambda conn, _now: key_every_table(conn), table=None, write=True)
+        return found
 
     # -- LeaseStore ------------------------------------------------------------------------------------
 
