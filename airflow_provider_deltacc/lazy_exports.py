@@ -17,7 +17,8 @@ def lazy_exports(
     """The ``__getattr__`` and ``__dir__`` of a package whose public names live in its submodules.
 
     :param package: the package's ``__name__``.
-    :param modules: public name -> the submodule (relative to the package) that defines it.
+    :param modules: public name -> the submodule (relative to the package) that defines it, or a dotted
+        module path for a name another package defines.
     :param namespace: the package's ``globals()``; a loaded name is cached there.
     """
 
@@ -25,7 +26,7 @@ def lazy_exports(
         module = modules.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(import_module(f"{package}.{module}"), name)
+        value = getattr(import_module(module if "." in module else f"{package}.{module}"), name)
         namespace[name] = value
         return value
 

@@ -11,12 +11,15 @@ from airflow_provider_deltacc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+    from airflow_provider_deltacc.hooks.submit_options import SparkSubmitOptions
 
 _MODULES = {
     "DeltaCCHook": "deltacc",
+    "SparkSubmitOptions": "submit_options",
 }
 __all__ = [
     "DeltaCCHook",
+    "SparkSubmitOptions",
 ]
 
 

@@ -15,6 +15,7 @@ from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, ch
 
 if TYPE_CHECKING:
     from airflow_provider_deltacc.hooks.submit import SparkSubmitRunner
+    from airflow_provider_deltacc.hooks.submit_options import SparkSubmitOptions
     from airflow_provider_deltacc.log_fast_path import LogAnswer
     from airflow_provider_deltacc.object_storage.connections import StoreCredentials
     from airflow_provider_deltacc.occ.commit_loop import Turns
@@ -56,8 +57,8 @@ class DeltaCCHook(BaseHook):
     :param driver_python: the Python the Spark driver runs (``PYSPARK_DRIVER_PYTHON``, ``spark_submit``
         only); defaults to this interpreter for local masters and to Spark's default otherwise.
     :param job_name: the Spark application name.
-    :param submit_options: extra keyword arguments for ``SparkSubmitHook`` (``driver_memory``,
-        ``executor_memory``, ``num_executors``, ``principal``, ...).
+    :param submit_options: the ``SparkSubmitHook`` arguments of a ``spark_submit`` job
+        (:class:`~airflow_provider_deltacc.hooks.submit_options.SparkSubmitOptions`, or a dict of its keys).
     :param spark_log_level: the level of the Spark driver's own log in the task log (``spark_submit`` in
         client mode): ``WARN`` by default, ``INFO`` or ``DEBUG`` to see Spark's progress.
     :param report_dir: where a ``spark_submit`` driver leaves its report for when its report line does not
@@ -85,7 +86,7 @@ class DeltaCCHook(BaseHook):
         spark_conf: dict[str, str] | None = None,
         driver_python: str | None = None,
         job_name: str = "deltacc",
-        submit_options: dict[str, Any] | None = None,
+        submit_options: SparkSubmitOptions | dict[str, Any] | None = None,
         spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
         report_dir: str | None = None,
         aws_conn_id: str | None = None,
@@ -105,7 +106,7 @@ class DeltaCCHook(BaseHook):
         self.spark_conf = dict(spark_conf or {})
         self.driver_python = driver_python
         self.job_name = job_name
-        self.submit_options = dict(submit_options or {})
+        self.submit_options = submit_options
         self.spark_log_level = check_spark_log_level(spark_log_level)
         self.report_dir = report_dir
         self.aws_conn_id = aws_conn_id

@@ -19,7 +19,7 @@ import socket
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -33,7 +33,12 @@ from airflow_provider_deltacc.contract.redaction import redact_text, sensitive_v
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, driver_log_env
-from airflow_provider_deltacc.hooks.submit_options import JOINED, check_submit_options, joined
+from airflow_provider_deltacc.hooks.submit_options import (
+    JOINED,
+    SparkSubmitOptions,
+    check_submit_options,
+    joined,
+)
 from airflow_provider_deltacc.spark_job.report_line import REPORT_PREFIX, parse_report_line
 
 if TYPE_CHECKING:
@@ -73,7 +78,7 @@ class SparkSubmitRunner:
         spark_conf: dict[str, str],
         driver_python: str | None,
         job_name: str,
-        submit_options: dict[str, Any],
+        submit_options: SparkSubmitOptions | Mapping[str, Any] | None,
         spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
         report_dir: str | None = None,
         storage_options: dict[str, str] | None = None,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from airflow_provider_deltacc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from airflow_provider_deltacc.hooks.submit_options import SparkSubmitOptions
     from airflow_provider_deltacc.operators.maintenance import DeltaOptimizeOperator, DeltaVacuumOperator
     from airflow_provider_deltacc.operators.write import (
         DeltaAppendOperator,
@@ -30,6 +31,7 @@ _MODULES = {
     "DeltaSqlOperator": "write",
     "DeltaOptimizeOperator": "maintenance",
     "DeltaVacuumOperator": "maintenance",
+    "SparkSubmitOptions": "airflow_provider_deltacc.hooks.submit_options",
 }
 __all__ = [
     "DeltaAppendOperator",
@@ -40,6 +42,7 @@ __all__ = [
     "DeltaSqlOperator",
     "DeltaUpdateOperator",
     "DeltaVacuumOperator",
+    "SparkSubmitOptions",
 ]
 
 

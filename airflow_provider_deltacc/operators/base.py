@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from airflow_provider_deltacc.contract.storage_safety import StorageSafety
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+    from airflow_provider_deltacc.hooks.submit_options import SparkSubmitOptions
     from airflow_provider_deltacc.tries import TryDecision
 
 DEFAULT_AIRFLOW_RETRIES = 2
@@ -56,9 +57,10 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         ``total_timeout_s``, ``jitter``. Defaults follow Iceberg (4 retries, 100 ms … 60 s, 30 min).
     :param spark_conf: extra Spark settings for the job. (templated)
     :param driver_python: the Python interpreter of the Spark driver.
-    :param submit_options: extra ``SparkSubmitHook`` arguments (``driver_memory``, ``num_executors``, …);
-        ``jars``, ``py_files``, ``files`` and ``env_vars`` are added to the provider's own (see
-        :mod:`airflow_provider_deltacc.hooks.submit_options`).
+    :param submit_options: the spark-submit arguments of a ``spark_submit`` task, typed and named as in
+        ``SparkSubmitOperator``: ``SparkSubmitOptions(driver_memory="2g", num_executors=4, packages=…)``, or
+        a dict of the same keys. ``jars``, ``py_files``, ``files`` and ``env_vars`` are added to the
+        provider's own (see :mod:`airflow_provider_deltacc.hooks.submit_options`).
     :param spark_log_level: the level of the Spark driver's own log in the task log (``spark_submit``, client
         mode): ``WARN`` (default), or ``INFO``/``DEBUG`` to see Spark's progress. (templated)
     :param lease_store_url: the older way to name the lease store (``sqlite:///…`` or ``postgresql://…``),
@@ -111,7 +113,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         commit_retry: dict[str, Any] | None = None,
         spark_conf: dict[str, str] | None = None,
         driver_python: str | None = None,
-        submit_options: dict[str, Any] | None = None,
+        submit_options: SparkSubmitOptions | dict[str, Any] | None = None,
         spark_log_level: str = DEFAULT_SPARK_LOG_LEVEL,
         lease_store_url: str | None = None,
         lease_ttl: float | timedelta = 120.0,
@@ -265,10 +267,14 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
                 value=self.execution_mode,
             )
         check_spark_log_level(self.spark_log_level, task_id=self.task_id)
-        if self.execution_mode == "spark_submit":
-            from airflow_provider_deltacc.hooks.submit_options import check_submit_options
+        from airflow_provider_deltacc.hooks.submit_options import check_submit_options
 
-            check_submit_options(self.submit_options)
+        if check_submit_options(self.submit_options) and self.execution_mode != "spark_submit":
+            self.log.warning(
+                "%s: submit_options are spark-submit arguments and are not used with execution_mode=%r",
+                self.task_id,
+                self.execution_mode,
+            )
         self.lease_ttl_s  # noqa: B018 (checks the argument)
 
     @property

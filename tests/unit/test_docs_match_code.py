@@ -197,7 +197,7 @@ def _operators() -> tuple[list[type], list[type]]:
     from airflow_provider_deltacc.operators.maintenance_base import DeltaMaintenanceOperator
     from airflow_provider_deltacc.operators.write_base import DeltaWriteOperator
 
-    exported = [getattr(operators, name) for name in operators.__all__]
+    exported = [getattr(operators, name) for name in operators.__all__ if name != "SparkSubmitOptions"]
     writers = [cls for cls in exported if issubclass(cls, DeltaWriteOperator)]
     maintenance = [cls for cls in exported if issubclass(cls, DeltaMaintenanceOperator)]
     assert writers and maintenance and len(writers) + len(maintenance) == len(exported)

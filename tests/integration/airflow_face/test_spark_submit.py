@@ -14,6 +14,7 @@ import pytest
 
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+from airflow_provider_deltacc.hooks.submit_options import SparkSubmitOptions
 
 pytestmark = pytest.mark.integration
 
@@ -49,7 +50,9 @@ def test_spark_submit_runs_the_bundle_on_a_bare_driver_python(
         execution_mode="spark_submit",
         driver_python=bare_python,
         job_name="deltacc-spark-submit-test",
-        submit_options={"driver_memory": "512m", "executor_memory": "512m", "total_executor_cores": 1},
+        submit_options=SparkSubmitOptions(
+            driver_memory="512m", executor_memory="512m", total_executor_cores=1
+        ),
     )
     table = str(tmp_path / "events")
     spec: dict[str, Any] = {
