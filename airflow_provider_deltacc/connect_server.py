@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--conf", type=_conf_pair, action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--print-command", action="store_true", help="print the command and exit")
     args = parser.parse_args(argv)
-    from airflow_provider_deltacc.spark_jars.delta_jars import DeltaJarsMissingError
+    from airflow_provider_deltacc.contract.exceptions import DeltaJarsMissingError
 
     try:
         command = server_command(host=args.host, port=args.port, master=args.master, conf=dict(args.conf))

@@ -1,10 +1,72 @@
-"""Exceptions the operators raise; :mod:`airflow_provider_deltacc.retry_policy` decides on them."""
+"""Every exception of the provider, in one place.
+
+The operators, sensors and hooks raise the ``DeltaCC*``/``Delta*`` errors defined here, and
+:mod:`airflow_provider_deltacc.retry_policy` decides on them::
+
+    DeltaCCError (AirflowException)   carries the job's report
+     ├ DeltaConflictRetryable         a retryable conflict outlasted the in-job retries: Airflow retries
+     ├ DeltaConflictFatal             a conflict that must not be retried: the task fails
+     ├ DeltaCCInputError              bad input, naming its field and value: the task fails
+     ├ DeltaCCInfrastructureError     something the task needs could not be reached: Airflow retries
+     └ DeltaUnsafeStorageError        unsafe storage, and the writer could not make sure it was alone
+    DeltaConflictWarning (UserWarning)  at parse time: writers set up so that they can fail, or lose files
+
+The Airflow-free core (the commit loop, the Spark job, the lease store) raises the errors of
+:mod:`airflow_provider_deltacc.contract.exceptions`, which this module re-exports under the same names, so
+``from airflow_provider_deltacc.exceptions import ...`` reaches every one of them; that module's docstring
+says which ``DeltaCC*`` error each becomes in a task.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from airflow.sdk.exceptions import AirflowException
+
+from airflow_provider_deltacc.contract.exceptions import (
+    AdvisorInputError,
+    CommitLoopError,
+    ConflictError,
+    ConflictFatalError,
+    ConflictRetriesExhaustedError,
+    DeltaJarsMissingError,
+    ExclusiveLeaseUnavailable,
+    InputError,
+    LeaseStoreUnavailable,
+    LiteralError,
+    SourceFunctionError,
+    SpecError,
+    SqlTextError,
+    UnguardedUnsafeWrite,
+    UnsafeStorageError,
+    UserCodeError,
+)
+
+__all__ = [
+    "AdvisorInputError",
+    "CommitLoopError",
+    "ConflictError",
+    "ConflictFatalError",
+    "ConflictRetriesExhaustedError",
+    "DeltaCCError",
+    "DeltaCCInfrastructureError",
+    "DeltaCCInputError",
+    "DeltaConflictFatal",
+    "DeltaConflictRetryable",
+    "DeltaConflictWarning",
+    "DeltaJarsMissingError",
+    "DeltaUnsafeStorageError",
+    "ExclusiveLeaseUnavailable",
+    "InputError",
+    "LeaseStoreUnavailable",
+    "LiteralError",
+    "SourceFunctionError",
+    "SpecError",
+    "SqlTextError",
+    "UnguardedUnsafeWrite",
+    "UnsafeStorageError",
+    "UserCodeError",
+]
 
 
 class DeltaCCError(AirflowException):
@@ -85,3 +147,7 @@ class DeltaUnsafeStorageError(DeltaCCError):
     """The table's storage cannot exclude concurrent writers (S3 without a multi-writer log store), and this
     writer could not make sure it is alone on the table: another writer or maintenance kept it past the wait,
     or the lease store was unreachable. A later try may find the table free."""
+
+
+class DeltaConflictWarning(UserWarning):
+    """An operator set up so that writers running at the same time on its table can fail, or lose files."""

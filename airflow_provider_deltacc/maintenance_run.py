@@ -123,7 +123,7 @@ class MaintenanceRun:
 
         :raises DeltaCCInfrastructureError: the lease store cannot be reached (Airflow retries).
         """
-        from airflow_provider_deltacc.windows import LeaseStoreUnavailable
+        from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable
 
         try:
             with self.task.open_lease_store() as store:
@@ -141,7 +141,7 @@ class MaintenanceRun:
             the writers does not run.
         :raises AirflowException: the wait outlasted ``timeout_s``.
         """
-        from airflow_provider_deltacc.windows import LeaseStoreUnavailable
+        from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable
 
         while True:
             try:

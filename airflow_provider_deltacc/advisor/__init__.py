@@ -14,6 +14,6 @@ round. Nothing here imports pyspark.
 
 from __future__ import annotations
 
-from airflow_provider_deltacc.operators.parse_time import DeltaConflictWarning
+from airflow_provider_deltacc.exceptions import DeltaConflictWarning
 
 __all__ = ["DeltaConflictWarning"]

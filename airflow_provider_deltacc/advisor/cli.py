@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from airflow_provider_deltacc.advisor.findings import FindingLevel
-from airflow_provider_deltacc.advisor.loader import AdvisorInputError
+from airflow_provider_deltacc.contract.exceptions import AdvisorInputError
 
 EXIT_OK, EXIT_WILL_CONFLICT, EXIT_BAD_INPUT = 0, 1, 2
 

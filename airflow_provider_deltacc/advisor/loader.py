@@ -9,9 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-
-class AdvisorInputError(ValueError):
-    """A path that is not there, or DAG files that do not import."""
+from airflow_provider_deltacc.contract.exceptions import AdvisorInputError
 
 
 @contextlib.contextmanager

@@ -186,9 +186,8 @@ def _run(
     options: dict[str, Any],
     arguments: Mapping[str, Any],
 ) -> CommitReport:
-    from airflow_provider_deltacc.contract.errors import InputError
+    from airflow_provider_deltacc.contract.exceptions import CommitLoopError, ConflictError, InputError
     from airflow_provider_deltacc.engine.run import run_operation
-    from airflow_provider_deltacc.occ.errors import CommitLoopError, ConflictError
     from airflow_provider_deltacc.spark_job.main import check_storage_safety
     from airflow_provider_deltacc.spark_job.spec import parse_spec
 

@@ -27,6 +27,8 @@ from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
+from airflow_provider_deltacc.contract.exceptions import LiteralError
+
 _INTEGER_TYPES: dict[str, tuple[int, str]] = {
     "tinyint": (8, "Y"),
     "smallint": (16, "S"),
@@ -40,10 +42,6 @@ _TIMESTAMP_RE = re.compile(
 )
 _DECIMAL_RE = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 _CHAR_RE = re.compile(r"(?:var)?char\(\d+\)")
-
-
-class LiteralError(ValueError):
-    """A value cannot be written as a literal of the requested type."""
 
 
 class SparkType(Protocol):

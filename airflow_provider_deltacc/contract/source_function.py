@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import inspect
 import sys
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_provider_deltacc.occ.errors import UserCodeError
+from airflow_provider_deltacc.contract.exceptions import SourceFunctionError
 
 #: The parameter a source function receives the Spark session by.
 SESSION_PARAMETER = "spark"
-_TRACEBACK_LIMIT = 1500
 
 
 def function_name(function: Callable[..., Any]) -> str:
@@ -55,34 +53,6 @@ def takes_session_by_name(function: Callable[..., Any]) -> bool:
 def python_version() -> str:
     """This interpreter's ``major.minor``: a pickled function loads only where it is the same."""
     return f"{sys.version_info.major}.{sys.version_info.minor}"
-
-
-class SourceFunctionError(UserCodeError):
-    """The source function raised: its name, the exception and the function's own frames of the traceback.
-
-    :param name: the function's name.
-    :param error: what it raised.
-    """
-
-    def __init__(self, name: str, error: BaseException) -> None:
-        frames = traceback.format_exception(type(error), error, error.__traceback__)
-        # Drop the frame of SourceFunction.__call__: the traceback starts in the user's function.
-        text = "".join(frames[:1] + frames[2:]) if len(frames) > 2 else "".join(frames)
-        if len(text) > _TRACEBACK_LIMIT:
-            text = "...\n" + text[-_TRACEBACK_LIMIT:]
-        super().__init__(f"source function {name} raised {type(error).__name__}: {error}\n{text}")
-        self.name = name
-        self.error_type = type(error).__name__
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return _rebuilt_error, (type(self), str(self), self.name, self.error_type)
-
-
-def _rebuilt_error(cls: type[SourceFunctionError], message: str, name: str, error_type: str) -> Any:
-    error = cls.__new__(cls)
-    Exception.__init__(error, message)
-    error.name, error.error_type = name, error_type
-    return error
 
 
 @dataclass(frozen=True)

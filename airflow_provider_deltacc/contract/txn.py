@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError
 
 #: Delta stores txnVersion as a Java long.
 MAX_TXN_VERSION = 2**63 - 1

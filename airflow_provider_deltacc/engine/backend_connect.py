@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.retention import parse_interval_hours
 from airflow_provider_deltacc.contract.table import is_path, local_path, table_sql
 from airflow_provider_deltacc.engine.backend import CommitEntry

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.redaction import REDACTED, hide_jvm_protocol_log, is_sensitive_key
 
 if TYPE_CHECKING:

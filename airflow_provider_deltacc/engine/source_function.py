@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.source_function import (
     SESSION_PARAMETER,
     SourceFunction,

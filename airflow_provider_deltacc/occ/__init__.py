@@ -10,6 +10,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from airflow_provider_deltacc.contract.exceptions import (
+        CommitLoopError,
+        ConflictError,
+        ConflictFatalError,
+        ConflictRetriesExhaustedError,
+    )
     from airflow_provider_deltacc.occ.advice import ADVICE
     from airflow_provider_deltacc.occ.classifier import classify
     from airflow_provider_deltacc.occ.commit_loop import run_commit_loop
@@ -17,12 +23,6 @@ if TYPE_CHECKING:
         ConflictDecision,
         decide_conflict,
         decision_table_markdown,
-    )
-    from airflow_provider_deltacc.occ.errors import (
-        CommitLoopError,
-        ConflictError,
-        ConflictFatalError,
-        ConflictRetriesExhaustedError,
     )
     from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
     from airflow_provider_deltacc.occ.operations import OperationClass

@@ -8,15 +8,15 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from airflow_provider_deltacc.occ.advice import advice_for
-from airflow_provider_deltacc.occ.classifier import classify
-from airflow_provider_deltacc.occ.decisions import OperationClass, decide_conflict
-from airflow_provider_deltacc.occ.errors import (
+from airflow_provider_deltacc.contract.exceptions import (
     CommitLoopError,
     ConflictFatalError,
     ConflictRetriesExhaustedError,
     UserCodeError,
 )
+from airflow_provider_deltacc.occ.advice import advice_for
+from airflow_provider_deltacc.occ.classifier import classify
+from airflow_provider_deltacc.occ.decisions import OperationClass, decide_conflict
 from airflow_provider_deltacc.occ.extract import summarize_message
 from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
 from airflow_provider_deltacc.occ.outcome import WorkOutcome

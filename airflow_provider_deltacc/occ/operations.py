@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from airflow_provider_deltacc.occ.sql_text import SqlTextError, code_text, main_statement, split_statements
+from airflow_provider_deltacc.contract.exceptions import SqlTextError
+from airflow_provider_deltacc.occ.sql_text import code_text, main_statement, split_statements
 
 
 class OperationClass(StrEnum):

@@ -16,11 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from airflow_provider_deltacc.contract.exceptions import SqlTextError
+
 TokenKind = Literal["word", "string", "identifier", "symbol"]
-
-
-class SqlTextError(ValueError):
-    """The text cannot be read as SQL: an unterminated string, identifier or comment."""
 
 
 @dataclass(frozen=True)

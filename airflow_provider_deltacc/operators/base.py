@@ -243,7 +243,8 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
 
     def validate_spec(self, spec: dict[str, Any]) -> None:
         """Fail before anything is submitted (or leased) when the spec or an operator argument is invalid."""
-        from airflow_provider_deltacc.spark_job.spec import SpecError, parse_spec
+        from airflow_provider_deltacc.contract.exceptions import SpecError
+        from airflow_provider_deltacc.spark_job.spec import parse_spec
 
         self.validate_arguments()
         try:

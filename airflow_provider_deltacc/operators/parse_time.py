@@ -12,15 +12,11 @@ import warnings
 from typing import Any
 
 from airflow_provider_deltacc.deprecations import dag_file_stacklevel
-from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictWarning
 from airflow_provider_deltacc.occ.operations import OPERATIONS, statement_kind
 
 #: Delta's default ``delta.deletedFileRetentionDuration``.
 DEFAULT_RETENTION_HOURS = 168.0
-
-
-class DeltaConflictWarning(UserWarning):
-    """An operator set up so that writers running at the same time on its table can fail, or lose files."""
 
 
 def warn_conflict(message: str) -> None:
@@ -98,7 +94,8 @@ def one_statement(task_id: str, statement: str) -> None:
     :param statement: its statement.
     :raises DeltaCCInputError: naming ``statement``.
     """
-    from airflow_provider_deltacc.spark_job.fields import SpecError, check_one_statement
+    from airflow_provider_deltacc.contract.exceptions import SpecError
+    from airflow_provider_deltacc.spark_job.fields import check_one_statement
 
     try:
         check_one_statement("statement", statement)

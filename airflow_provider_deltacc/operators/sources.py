@@ -153,7 +153,7 @@ def travelling_source(
     """
     if source is None or source.get("kind") != "callable" or "function" not in source:
         return source
-    from airflow_provider_deltacc.contract.errors import InputError
+    from airflow_provider_deltacc.contract.exceptions import InputError
 
     function: SourceFunction = source["function"]
     try:

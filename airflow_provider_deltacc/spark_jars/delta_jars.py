@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from airflow_provider_deltacc.contract.exceptions import DeltaJarsMissingError
+
 JAR_CACHE_ENV = "DELTACC_JAR_CACHE"
 FETCH_COMMAND = "python -m airflow_provider_deltacc.engine.delta_jars --fetch"
 
@@ -34,10 +36,6 @@ SPARK_OWNED_GROUPS = (
     "org.scala-lang",
     "org.slf4j",
 )
-
-
-class DeltaJarsMissingError(RuntimeError):
-    """The Delta jars for this pyspark are not in the cache."""
 
 
 @dataclass(frozen=True)

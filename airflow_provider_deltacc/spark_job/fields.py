@@ -6,20 +6,11 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import SpecError, SqlTextError
 from airflow_provider_deltacc.contract.redaction import REDACTED, is_sensitive_key
-from airflow_provider_deltacc.occ.sql_text import SqlTextError, split_statements
+from airflow_provider_deltacc.occ.sql_text import split_statements
 
 Scalar = str | int | float | bool | None
-
-
-class SpecError(InputError):
-    """The job spec is invalid: ``str(error)`` names the field, the bad value and the fix.
-
-    :param field: the dotted path of the field, e.g. ``options.retention_hours``.
-    :param value: the bad value.
-    :param message: what is wrong and how to fix it.
-    """
 
 
 class Fields:

@@ -14,14 +14,16 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.contract.errors import InputError, short_repr
-from airflow_provider_deltacc.contract.redaction import hide_jvm_protocol_log
-from airflow_provider_deltacc.occ.classifier import classify
-from airflow_provider_deltacc.occ.errors import (
+from airflow_provider_deltacc.contract.exceptions import (
     CommitLoopError,
     ConflictFatalError,
     ConflictRetriesExhaustedError,
+    InputError,
+    UnsafeStorageError,
+    short_repr,
 )
+from airflow_provider_deltacc.contract.redaction import hide_jvm_protocol_log
+from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.report_file import leave_report
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
@@ -104,10 +106,6 @@ def run_job(
     if storage is not None:
         result["storage_safety"] = storage
     return ExitCode.SUCCESS, result
-
-
-class UnsafeStorageError(InputError):
-    """The table's storage cannot exclude concurrent writers and the spec carries no ``storage_guard``."""
 
 
 def check_storage_safety(session: SparkSession, spec: JobSpec) -> dict[str, Any] | None:

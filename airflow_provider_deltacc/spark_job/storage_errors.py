@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.spark_job.unavailable import exception_chain
 
 _NO_BUCKET = ("UnknownStoreException", "NoSuchBucket")

@@ -14,10 +14,11 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.windows.gate import GateDecision
 from airflow_provider_deltacc.windows.request import GateRequest, poll_delay
-from airflow_provider_deltacc.windows.store import LeaseStore, LeaseStoreUnavailable
+from airflow_provider_deltacc.windows.store import LeaseStore
 
 CLASSPATH = "airflow_provider_deltacc.triggers.gate.DeltaGateTrigger"
 

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.contract.exceptions import UnguardedUnsafeWrite
 from airflow_provider_deltacc.contract.storage_safety import StorageSafety
 from airflow_provider_deltacc.windows.admission import TurnQueue
 from airflow_provider_deltacc.windows.lease import LeaseRequest
@@ -42,10 +43,6 @@ log = logging.getLogger(__name__)
 Spec = dict[str, Any]
 #: Runs the job: ``run(spec, turns=...)`` returns its report (the task's hook, without asking the log).
 RunJob = Callable[..., dict[str, Any]]
-
-
-class UnguardedUnsafeWrite(ValueError):
-    """A writer that takes no lease (``use_write_lease=False``) on storage that cannot exclude others."""
 
 
 @dataclass(frozen=True)

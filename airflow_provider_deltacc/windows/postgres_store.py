@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy import URL, Connection, create_engine, func, literal, make_url, select
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
+from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable
 from airflow_provider_deltacc.windows.clock import Clock
 from airflow_provider_deltacc.windows.sql_store import DEFAULT_HISTORY_RETENTION, SqlLeaseStore
-from airflow_provider_deltacc.windows.store import LeaseStoreUnavailable
 
 #: First key of every advisory lock this store takes, so it cannot collide with other applications'.
 ADVISORY_NAMESPACE = 0x0DE17ACC

@@ -8,29 +8,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Self
 
+from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable  # noqa: F401 (re-exported)
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
 
 #: Given an active lease on the same table, True if it must keep the request from being granted.
 ConflictPredicate = Callable[[Lease], bool]
-
-
-class LeaseStoreUnavailable(ConnectionError):
-    """The lease store cannot be reached (a server that is down, refuses connections or dropped ours).
-
-    Writers go on without a lease, with a warning; maintenance must not run unguarded, so the operators
-    turn this into an infrastructure failure that Airflow retries.
-
-    :param store: the store, as it may be logged (a URL with its password hidden).
-    :param cause: what the driver raised.
-    """
-
-    def __init__(self, store: str, cause: BaseException) -> None:
-        detail = str(getattr(cause, "orig", None) or cause).strip().splitlines()
-        super().__init__(
-            f"the lease store {store} cannot be reached ({type(cause).__name__}: "
-            f"{detail[0] if detail else 'no detail'})"
-        )
-        self.store = store
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
 from airflow_provider_deltacc.contract.ddl import ddl_column_names
+from airflow_provider_deltacc.contract.exceptions import ExclusiveLeaseUnavailable
 from airflow_provider_deltacc.occ.operations import OPERATIONS, op_kind
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
@@ -230,18 +231,6 @@ def writer_lease(
             )
             held = None
         yield held
-
-
-class ExclusiveLeaseUnavailable(RuntimeError):
-    """An exclusive writer lease could not be taken: the store is unreachable, or others kept the table.
-
-    :param message: what happened.
-    :param blocking: the live leases that kept the table (empty when the store failed).
-    """
-
-    def __init__(self, message: str, blocking: Sequence[Lease] = ()) -> None:
-        super().__init__(message)
-        self.blocking = list(blocking)
 
 
 @contextmanager

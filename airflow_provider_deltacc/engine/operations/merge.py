@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.literals import embedded_expression, quote_identifier
 from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
 from airflow_provider_deltacc.contract.table import table_sql

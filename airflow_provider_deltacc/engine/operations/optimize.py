@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.literals import quote_identifier
 from airflow_provider_deltacc.contract.spec import JobSpec, OptimizeOptions
 from airflow_provider_deltacc.contract.table import table_sql

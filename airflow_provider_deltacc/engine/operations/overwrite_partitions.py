@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.spec import JobSpec, OverwritePartitionsOptions
 from airflow_provider_deltacc.contract.table import is_path
 from airflow_provider_deltacc.engine.literals import escaped_string_literals

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.spec import JobSpec, SqlOptions
 from airflow_provider_deltacc.contract.table import table_sql
 from airflow_provider_deltacc.engine.operations.base import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.retention import RETENTION_PROPERTY, table_retention_hours
 from airflow_provider_deltacc.contract.spec import JobSpec, VacuumOptions
 from airflow_provider_deltacc.contract.table import table_sql

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_deltacc.contract.exceptions import CommitLoopError
 from airflow_provider_deltacc.engine.errors import InputError
 from airflow_provider_deltacc.engine.source_function import (
     SourceFunction,
@@ -20,7 +21,6 @@ from airflow_provider_deltacc.engine.source_function import (
     takes_session_by_name,
     travel_form,
 )
-from airflow_provider_deltacc.occ.errors import CommitLoopError
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
