@@ -32,7 +32,7 @@ def provider_config() -> dict[str, Any]:
         SECTION: {
             "description": (
                 "Delta Lake concurrency control: where write leases live, and how maintenance and the "
-                "write-window sensor wait."
+                "sensors wait."
             ),
             "options": {
                 LEASE_STORE_CONN_ID: {
@@ -51,9 +51,10 @@ def provider_config() -> dict[str, Any]:
                 },
                 DEFAULT_DEFERRABLE: {
                     "description": (
-                        "The deferrable default of OPTIMIZE, VACUUM and DeltaWriteWindowSensor: wait for "
-                        "the maintenance gate in the triggerer (True) or in the worker (False). Unset: "
-                        "[operators] default_deferrable."
+                        "The deferrable default of OPTIMIZE, VACUUM, DeltaWriteWindowSensor and "
+                        "DeltaTableVersionSensor: wait (for the maintenance gate, for a commit) in the "
+                        "triggerer (True) or in the worker (False). Unset: [operators] default_deferrable, "
+                        "whose own default is False."
                     ),
                     "version_added": "0.1.0",
                     "type": "boolean",

@@ -27,7 +27,9 @@ def renamed_argument(
     An operator's ``default_args`` (its own merged with its DAG's, as Airflow passes them to ``__init__``) are
     read too: Airflow fills only the parameters the signature names from them, so an old name there would
     otherwise be ignored without a word. An argument given directly, or under its new name in
-    ``default_args``, wins over an old name in ``default_args``.
+    ``default_args``, wins over an old name in ``default_args``; an old name given directly wins over the
+    new name in ``default_args`` (a DAG's ``default_args={"poke_interval": 60}`` does not make a sensor's
+    ``poll_interval=10`` ambiguous).
 
     :param kwargs: the caller's remaining keyword arguments; ``old`` is removed from them.
     :param old: the argument's old name.
@@ -39,14 +41,15 @@ def renamed_argument(
     :raises TypeError: both names were given.
     """
     given = value is not None if default is _UNSET else value != default
+    defaults = kwargs.get("default_args")
     if old not in kwargs:
-        defaults = kwargs.get("default_args")
         if isinstance(defaults, Mapping) and old in defaults and new not in defaults and not given:
             _warn(owner, old, new, defaults[old], where="default_args")
             return defaults[old]
         return value
     old_value = kwargs.pop(old)
-    if given:
+    from_defaults = isinstance(defaults, Mapping) and new in defaults and defaults[new] is value
+    if given and not from_defaults:
         raise TypeError(f"{owner}: {old!r} is the old name of {new!r}; give only {new}=")
     _warn(owner, old, new, old_value)
     return old_value

@@ -40,7 +40,6 @@ class GatedTask(Protocol):
     table_traits: Any
     expected_duration: Any
     deferrable: bool
-    poll_interval: float
 
     @property
     def log(self) -> Any: ...
@@ -61,6 +60,8 @@ class MaintenanceRun:
     """One task's wait at the gate.
 
     :param task: the waiting task.
+    :param poll_interval_s: the longest pause between two gate decisions, in seconds (the operators'
+        ``poll_interval``, the sensor's ``poke_interval``).
     :param timeout_s: the longest wait in total, in seconds; None waits as long as the writers keep writing.
     :param timeout_name: the argument ``timeout_s`` came from, for the error when it is spent.
     :param waiting_since: when the wait began (a resumed task carries it over); None for now.
@@ -70,11 +71,13 @@ class MaintenanceRun:
         self,
         task: GatedTask,
         *,
+        poll_interval_s: float,
         timeout_s: float | None = None,
         timeout_name: str = "timeout",
         waiting_since: datetime | None = None,
     ) -> None:
         self.task = task
+        self.poll_interval_s = poll_interval_s
         self.timeout_s = timeout_s
         self.timeout_name = timeout_name
         self.waiting_since = waiting_since or datetime.now(UTC)
@@ -195,7 +198,7 @@ class MaintenanceRun:
             )
         if self.task.deferrable:
             self.defer(request)
-        delay = poll_delay(decision, float(self.task.poll_interval), datetime.now(UTC))
+        delay = poll_delay(decision, self.poll_interval_s, datetime.now(UTC))
         if remaining is not None:
             delay = min(delay, max(remaining, 0.0))
         time.sleep(delay)
@@ -209,7 +212,7 @@ class MaintenanceRun:
         self.task.defer(
             trigger=DeltaGateTrigger(
                 request=request.to_dict(),
-                poll_interval=float(self.task.poll_interval),
+                poll_interval=self.poll_interval_s,
                 **self.task.lease_store().trigger_kwargs(),
             ),
             method_name=RESUME_METHOD,

@@ -54,7 +54,7 @@ def merge_spec(table: str, writer: int, version: int, *, pin: bool, attempts: in
         "table": table,
         "source": {"kind": "rows", "rows": merge_rows(writer, version), "schema": SCHEMA},
         "options": {"keys": ["id", "part"], "partition_pin": "keyed" if pin else None},
-        "retry_policy": {"max_attempts": attempts, "min_wait_s": 0.1, "max_wait_s": 10.0},
+        "commit_retry": {"max_attempts": attempts, "min_wait_s": 0.1, "max_wait_s": 10.0},
     }
 
 
@@ -101,7 +101,7 @@ def staged(
         "operation": "append",
         "table": staging,
         "source": spec["source"],
-        "retry_policy": spec["retry_policy"],
+        "commit_retry": spec["commit_retry"],
     }
     code, report = run(append)
     barrier.wait()

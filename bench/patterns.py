@@ -80,7 +80,7 @@ def direct(spark: Any, run_job: Any, root: str, k: int, rows: int) -> dict[str, 
             "table": table,
             "source": {"kind": "rows", "rows": source_rows(i, rows), "schema": SCHEMA},
             "options": {"keys": KEYS, "dedup_order_by": "updated_at", "when_matched": LATEST},
-            "retry_policy": {"max_attempts": 2 * k, "min_wait_s": 0.1, "max_wait_s": 5.0},
+            "commit_retry": {"max_attempts": 2 * k, "min_wait_s": 0.1, "max_wait_s": 5.0},
             "txn": {"app_id": f"bench/direct/{i}", "version": 1},
         }
         return run_job(spec, spark)[1]

@@ -81,7 +81,7 @@ def example_deltacc_clustered_table() -> None:
         target_table=TARGET_TABLE,
         schema=SCHEMA,
         keys=["customer_id"],
-        cluster_columns=CLUSTER_COLUMNS,  # create_target: CREATE TABLE ... CLUSTER BY (region)
+        cluster_by=CLUSTER_COLUMNS,  # create_target: CREATE TABLE ... CLUSTER BY (region)
         dedup_order_by="updated_at",
     )
     maintain = table_maintenance(

@@ -108,7 +108,7 @@ def example_deltacc_contention_demo() -> None:
         target_table=STAGED_TABLE,
         schema=SCHEMA,
         keys=KEYS,
-        partition_columns=["date"],
+        partition_by=["date"],
         dedup_order_by="updated_at",
     )
 

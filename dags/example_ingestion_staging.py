@@ -140,7 +140,7 @@ def example_deltacc_ingestion_staging() -> None:
         target_table=TARGET_TABLE,
         schema=SCHEMA,
         keys=["order_id", "date"],  # the partition column is a key: the MERGE is pinned to its dates
-        partition_columns=["date"],
+        partition_by=["date"],
         dedup_order_by="updated_at",  # latest wins, within the run and against the target
         merge_commit_retry={"max_attempts": 5, "min_wait_s": 0.2, "max_wait_s": 5.0},
     )

@@ -41,7 +41,8 @@ def example_deltacc_sensor_downstream() -> None:
         table=ORDERS_TABLE,
         operation="MERGE",
         after_version="{{ params.after_version }}",
-        poll_interval=15,
+        deferrable=True,  # wait in the triggerer, whatever [deltacc] default_deferrable says
+        poke_interval=15,
         timeout=timedelta(hours=6).total_seconds(),
     )
 

@@ -73,7 +73,7 @@ def merge_spec(table: str, writer: str, date: str, *, pin: bool, version: int) -
         "table": table,
         "source": {"kind": "rows", "rows": rows, "schema": SCHEMA},
         "options": {"keys": ["order_id", "date"], "partition_pin": "keyed" if pin else None},
-        "retry_policy": RETRIES,
+        "commit_retry": RETRIES,
         "txn": {"app_id": f"demo/{writer}", "version": version},
     }
 
@@ -96,7 +96,7 @@ def balance_spec(table: str, amount: int, version: int) -> dict[str, Any]:
         "table": table,
         "source": {"kind": "callable", "function": function},
         "options": {"keys": ["account"]},
-        "retry_policy": RETRIES,
+        "commit_retry": RETRIES,
         "txn": {"app_id": f"demo/add-{amount}", "version": version},
     }
 

@@ -210,7 +210,7 @@ def _run(
         "storage_guard": arguments["storage_guard"],
     }
     if arguments["retry_policy"] is not None:
-        spec["retry_policy"] = dict(arguments["retry_policy"])
+        spec["commit_retry"] = dict(arguments["retry_policy"])
     parsed = parse_spec(spec)
     check_storage_safety(spark, parsed)
     try:

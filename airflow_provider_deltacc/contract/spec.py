@@ -242,7 +242,7 @@ class JobSpec:
     :param table: a path or a catalog name.
     :param options: the operation's options.
     :param source: the source, for operations that read one.
-    :param retry_policy: in-job conflict retries.
+    :param commit_retry: in-job conflict retries (the spec's ``commit_retry``).
     :param txn: the idempotent-write identity, or None.
     :param spark_conf: runtime Spark confs for this operation.
     :param storage_guard: how concurrent writers are kept safe on storage without a multi-writer log store
@@ -255,7 +255,7 @@ class JobSpec:
     table: str
     options: OperationOptions
     source: SourceSpec | None = None
-    retry_policy: CommitRetryPolicy = field(default_factory=CommitRetryPolicy)
+    commit_retry: CommitRetryPolicy = field(default_factory=CommitRetryPolicy)
     txn: TxnIdentity | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
     storage_guard: str | None = None

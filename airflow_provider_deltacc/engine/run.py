@@ -55,7 +55,7 @@ def run_operation(
             operation=prepared.name,
             table=spec.table,
             op_class=prepared.op_class,
-            policy=spec.retry_policy,
+            policy=spec.commit_retry,
             owns_txn_identity=spec.txn is not None,
             txn_app_id=spec.txn.app_id if spec.txn else None,
             txn_version=spec.txn.version if spec.txn else None,

@@ -238,7 +238,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
             "options": self.build_options(context),
         }
         if self.commit_retry:
-            spec["retry_policy"] = dict(self.commit_retry)
+            spec["commit_retry"] = dict(self.commit_retry)
         return spec
 
     def validate_spec(self, spec: dict[str, Any]) -> None:

@@ -139,7 +139,9 @@ class DeltaVacuumOperator(DeltaMaintenanceOperator):
         unless ``force=True``. Delta >= 4.1 ignores a non-zero RETAIN by default; the job detects that,
         honours the request and reports it. (templated)
     :param force: allow an unsafe retention (it still waits for every writer).
-    :param list_only: a dry run: only list what would be deleted (``dry_run`` is taken by BaseOperator).
+    :param list_only: a dry run: only list what would be deleted. It is the job spec's ``dry_run`` option
+        (delta-rs' and Delta's name), but an operator cannot take ``dry_run``: Airflow's ``BaseOperator``
+        has a ``dry_run()`` method (it renders the templates), which an attribute of that name would shadow.
 
     See :class:`~airflow_provider_deltacc.operators.maintenance_base.DeltaMaintenanceOperator` for the gate
     arguments.

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.config import default_deferrable
 from airflow_provider_deltacc.deprecations import renamed_argument
-from airflow_provider_deltacc.durations import optional_seconds
+from airflow_provider_deltacc.durations import optional_seconds, seconds_argument
 from airflow_provider_deltacc.maintenance_run import MaintenanceRun
 from airflow_provider_deltacc.occ.operations import op_kind
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_holder
@@ -130,6 +130,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
     def validate_arguments(self) -> None:
         super().validate_arguments()
         optional_seconds(self.gate_wait_timeout, "gate_wait_timeout")
+        seconds_argument(self.poll_interval, "poll_interval")
         optional_seconds(self.expected_duration, "expected_duration")
 
     def gate_run(self) -> MaintenanceRun:
@@ -137,6 +138,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
         return MaintenanceRun(
             self,
             timeout_s=optional_seconds(self.gate_wait_timeout, "gate_wait_timeout"),
+            poll_interval_s=seconds_argument(self.poll_interval, "poll_interval"),
             timeout_name="gate_wait_timeout",
             waiting_since=self._waiting_since,
         )

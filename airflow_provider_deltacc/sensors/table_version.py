@@ -6,11 +6,14 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow.sdk import BaseSensorOperator
+from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
+from airflow_provider_deltacc.config import default_deferrable
 from airflow_provider_deltacc.deprecations import RenamesArguments, renamed_argument
+from airflow_provider_deltacc.durations import seconds_argument
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.sensors import DEFAULT_POKE_INTERVAL
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -22,8 +25,12 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
     """Wait until a Delta table has a commit newer than a version, a commit of an operation, or data in
     a partition (all given conditions must hold).
 
-    Deferrable by default: the wait runs in the triggerer and reads the log with delta-rs, so no worker
-    slot and no JVM is held. With ``deferrable=False`` it falls back to ``reschedule`` mode.
+    Deferrable (``[deltacc] default_deferrable``, else ``[operators] default_deferrable``, else False, as
+    for :class:`~airflow_provider_deltacc.sensors.write_window.DeltaWriteWindowSensor`): the wait runs in the
+    triggerer (:class:`~airflow_provider_deltacc.triggers.table_version.DeltaTableTrigger`), which reads the
+    log with delta-rs, so no worker slot and no JVM is held. With ``deferrable=False`` it pokes in
+    ``reschedule`` mode, a delta-rs read on a worker every ``poke_interval``, freeing the slot in between.
+    Either way the matching commit is the task's XCom.
 
     :param table: the table's storage location (path or URI). (templated)
     :param after_version: wait for a commit newer than this version. (templated)
@@ -38,8 +45,11 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         the trigger's serialized arguments. (templated)
     :param azure_conn_id: a ``wasb`` or ``adls`` connection for a table on ADLS, the same way. (templated)
     :param gcp_conn_id: a ``google_cloud_platform`` connection for a table on GCS, the same way. (templated)
-    :param deferrable: wait in the triggerer (default) instead of rescheduling on a worker.
-    :param poll_interval: seconds between reads of the log.
+    :param deferrable: wait in the triggerer instead of rescheduling on a worker; the default is
+        ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False). (It was True before
+        this release: set ``[deltacc] default_deferrable = True``, or pass ``deferrable=True``, to keep that.)
+    :param poke_interval: seconds (or a timedelta) between reads of the log, in the triggerer or on a worker;
+        30 s by default. (``poll_interval`` is its deprecated name.)
     """
 
     template_fields: Sequence[str] = (
@@ -51,7 +61,7 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         "azure_conn_id",
         "gcp_conn_id",
     )
-    renamed_arguments = {"partition": "partition_values"}
+    renamed_arguments = {"partition": "partition_values", "poll_interval": "poke_interval"}
     ui_color = "#e6f1f2"
 
     def __init__(
@@ -65,17 +75,25 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         aws_conn_id: str | None = None,
         azure_conn_id: str | None = None,
         gcp_conn_id: str | None = None,
-        deferrable: bool = True,
-        poll_interval: float = 30.0,
+        deferrable: bool = default_deferrable(),
+        poke_interval: float | timedelta = DEFAULT_POKE_INTERVAL,
         **kwargs: Any,
     ) -> None:
+        owner = type(self).__name__
         partition_values = renamed_argument(
-            kwargs, "partition", "partition_values", partition_values, owner=type(self).__name__
+            kwargs, "partition", "partition_values", partition_values, owner=owner
+        )
+        poke_interval = renamed_argument(
+            kwargs,
+            "poll_interval",
+            "poke_interval",
+            poke_interval,
+            owner=owner,
+            default=DEFAULT_POKE_INTERVAL,
         )
         if not deferrable:
             kwargs.setdefault("mode", "reschedule")
-        kwargs.setdefault("poke_interval", poll_interval)
-        super().__init__(**kwargs)
+        super().__init__(poke_interval=poke_interval, **kwargs)
         self.table = table
         self.after_version = after_version
         self.operation = operation
@@ -85,7 +103,6 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         self.azure_conn_id = azure_conn_id
         self.gcp_conn_id = gcp_conn_id
         self.deferrable = deferrable
-        self.poll_interval = poll_interval
 
     def _condition(self) -> TableCondition:
         from airflow_provider_deltacc.delta_log import TableCondition
@@ -110,11 +127,12 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         options = storage_options_for(StoreConnections.of(self), self.storage_options)
         return check_table(require_table_location(self.table), self._condition(), options)
 
-    def poke(self, context: Context) -> bool:
+    def poke(self, context: Context) -> PokeReturnValue:
+        """Read the log once; done with the matching commit as XCom, as a deferred wait returns it."""
         match = self._check()
-        if match:
+        if match is not None:
             self.log.info("Delta table %s satisfied the condition: %s", self.table, match)
-        return match is not None
+        return PokeReturnValue(is_done=match is not None, xcom_value=match)
 
     def execute(self, context: Context) -> Any:
         if not self.deferrable:
@@ -130,7 +148,7 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
             trigger=DeltaTableTrigger(
                 table=require_table_location(self.table),
                 condition=self._condition().to_dict(),
-                poll_interval=self.poll_interval,
+                poll_interval=seconds_argument(self.poke_interval, "poke_interval"),
                 storage_options=self.storage_options,
                 aws_conn_id=self.aws_conn_id,
                 azure_conn_id=self.azure_conn_id,

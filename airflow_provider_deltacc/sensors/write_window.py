@@ -11,9 +11,11 @@ from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
 from airflow_provider_deltacc.config import default_deferrable
 from airflow_provider_deltacc.deprecations import RenamesArguments, renamed_argument
+from airflow_provider_deltacc.durations import seconds_argument
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.maintenance_run import MaintenanceRun
 from airflow_provider_deltacc.operators.base import DEFAULT_AIRFLOW_RETRIES, DEFAULT_RETRY_POLICY
+from airflow_provider_deltacc.sensors import DEFAULT_POKE_INTERVAL
 
 if TYPE_CHECKING:
     from airflow.sdk import Context, RetryPolicy
@@ -32,9 +34,10 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
     :class:`~airflow_provider_deltacc.operators.maintenance.DeltaVacuumOperator`) still asks the gate and
     takes its lease itself. Returns the gate's decision as a dict (XCom), with ``closed_partitions``.
 
-    Deferrable (``[deltacc] default_deferrable``, else ``[operators] default_deferrable``): the wait runs in
+    Deferrable (``[deltacc] default_deferrable``, else ``[operators] default_deferrable``, else False, as
+    for :class:`~airflow_provider_deltacc.sensors.table_version.DeltaTableVersionSensor`): the wait runs in
     the triggerer (:class:`~airflow_provider_deltacc.triggers.gate.DeltaGateTrigger`), no worker slot held.
-    With ``deferrable=False`` it falls back to ``reschedule`` mode.
+    With ``deferrable=False`` it pokes in ``reschedule`` mode.
 
     Like writers and maintenance it refuses, at its start, a SQLite lease store where tasks may run on other
     machines (its answer would only cover this machine's writers); see
@@ -59,7 +62,8 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
     :param gcp_conn_id: a ``google_cloud_platform`` connection for a table on GCS, the same way. (templated)
     :param deferrable: wait in the triggerer instead of rescheduling on a worker; the default is
         ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False).
-    :param poll_interval: the longest pause between two gate decisions, in seconds.
+    :param poke_interval: the longest pause between two gate decisions, in seconds (or a timedelta), in the
+        triggerer or on a worker; 30 s by default. (``poll_interval`` is its deprecated name.)
     :param lease_store_conn_id: the lease store's ``postgres`` or ``sqlite`` connection; None reads
         ``[deltacc] lease_store_conn_id``, then ``lease_store_url``.
     :param retries: Airflow retries, as for the Delta operators: a lease store that cannot be reached fails
@@ -76,7 +80,7 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
         "azure_conn_id",
         "gcp_conn_id",
     )
-    renamed_arguments = {"partitions": "partition_values"}
+    renamed_arguments = {"partitions": "partition_values", "poll_interval": "poke_interval"}
     ui_color = "#e6f1f2"
 
     def __init__(
@@ -95,19 +99,27 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
         azure_conn_id: str | None = None,
         gcp_conn_id: str | None = None,
         deferrable: bool = default_deferrable(),
-        poll_interval: float = 30.0,
+        poke_interval: float | timedelta = DEFAULT_POKE_INTERVAL,
         lease_store_conn_id: str | None = None,
         retries: int | None = DEFAULT_AIRFLOW_RETRIES,
         retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
         **kwargs: Any,
     ) -> None:
+        owner = type(self).__name__
         partition_values = renamed_argument(
-            kwargs, "partitions", "partition_values", partition_values, owner=type(self).__name__
+            kwargs, "partitions", "partition_values", partition_values, owner=owner
+        )
+        poke_interval = renamed_argument(
+            kwargs,
+            "poll_interval",
+            "poke_interval",
+            poke_interval,
+            owner=owner,
+            default=DEFAULT_POKE_INTERVAL,
         )
         if not deferrable:
             kwargs.setdefault("mode", "reschedule")
-        kwargs.setdefault("poke_interval", poll_interval)
-        super().__init__(retries=retries, retry_policy=retry_policy, **kwargs)
+        super().__init__(poke_interval=poke_interval, retries=retries, retry_policy=retry_policy, **kwargs)
         self.table = table
         self.maintenance_op = maintenance_op
         self.partition_values = partition_values
@@ -121,7 +133,6 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
         self.azure_conn_id = azure_conn_id
         self.gcp_conn_id = gcp_conn_id
         self.deferrable = deferrable
-        self.poll_interval = poll_interval
         self.lease_store_conn_id = lease_store_conn_id
 
     @cached_property
@@ -133,7 +144,11 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
 
     def gate_run(self) -> MaintenanceRun:
         """This wait at the gate, limited by the sensor's ``timeout``."""
-        return MaintenanceRun(self, timeout_s=float(self.timeout) if self.timeout else None)
+        return MaintenanceRun(
+            self,
+            poll_interval_s=seconds_argument(self.poke_interval, "poke_interval"),
+            timeout_s=float(self.timeout) if self.timeout else None,
+        )
 
     def _request(self, gate: MaintenanceRun) -> GateRequest:
         from airflow_provider_deltacc.windows.writer import canonical_scope

@@ -5,21 +5,24 @@ Shape::
     {"operation": "append|overwrite_partitions|merge|update|delete|optimize|vacuum|sql",
      "table": "<path or catalog name>",
      "source": {"kind": "delta|table|parquet|csv|sql|rows|callable", ...} | null,
-     "options": {...},  "retry_policy": {...},  "txn": {"app_id": "...", "version": 7} | null,
+     "options": {...},  "commit_retry": {...},  "txn": {"app_id": "...", "version": 7} | null,
      "spark_conf": {...},  "storage_guard": "exclusive_lease|override" | null,
      "outcome": {"run_token": "<hex>", "report_dir": "<path or URI>" | null} | null}
 
-Every problem raises :class:`SpecError` naming the field, the bad value and the fix.
+Every problem raises :class:`SpecError` naming the field, the bad value and the fix. ``commit_retry`` was
+``retry_policy`` before (Airflow's own name for its task retry policy); a spec written by an older provider
+still parses, with a :class:`DeprecationWarning`.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any, Literal
 
-from airflow_provider_deltacc.contract.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.source_function import SourceFunction
 from airflow_provider_deltacc.contract.spec import (
     DEFAULT_WHEN_MATCHED,
@@ -55,12 +58,14 @@ TOP_LEVEL = (
     "table",
     "source",
     "options",
-    "retry_policy",
+    "commit_retry",
     "txn",
     "spark_conf",
     "storage_guard",
     "outcome",
 )
+#: ``commit_retry``'s old name, still read for one release.
+OLD_COMMIT_RETRY = "retry_policy"
 _RUN_TOKEN_RE = re.compile(r"^[0-9a-f]{8,64}$")
 #: The longest VACUUM retention accepted (100 years); beyond it Delta's millisecond arithmetic overflows.
 MAX_RETENTION_HOURS = 876_000.0
@@ -80,7 +85,7 @@ def parse_spec(spec: str | bytes | dict[str, Any]) -> JobSpec:
             text = spec if isinstance(spec, str) else spec.decode("utf-8", "replace")
             raise SpecError("<spec>", text, f"is not valid JSON ({exc}); pass one JSON object") from None
     top = Fields(data, "")
-    top.only(TOP_LEVEL, "a job spec")
+    Fields({k: v for k, v in top.data.items() if k != OLD_COMMIT_RETRY}, "").only(TOP_LEVEL, "a job spec")
     operation = top.data.get("operation")
     if operation not in OPERATIONS:
         raise SpecError("operation", operation, f"unknown operation; use one of {', '.join(OPERATIONS)}")
@@ -105,7 +110,7 @@ def parse_spec(spec: str | bytes | dict[str, Any]) -> JobSpec:
         table=table,
         options=options,
         source=source,
-        retry_policy=_retry_policy(top.data.get("retry_policy")),
+        commit_retry=_commit_retry(top),
         txn=txn,
         spark_conf=top.mapping("spark_conf", values="conf"),
         storage_guard=_storage_guard(top.data.get("storage_guard")),
@@ -137,22 +142,39 @@ def _storage_guard(raw: Any) -> str | None:
     )
 
 
-def _retry_policy(raw: Any) -> CommitRetryPolicy:
+def _commit_retry(top: Fields) -> CommitRetryPolicy:
+    """``commit_retry``, or ``retry_policy`` (its name in a spec an older provider wrote); not both."""
+    name = "commit_retry"
+    if top.has(OLD_COMMIT_RETRY):
+        if top.has(name):
+            raise SpecError(
+                OLD_COMMIT_RETRY,
+                top.data[OLD_COMMIT_RETRY],
+                f"is the old name of {name}, which is given too; give only {name}",
+            )
+        name = OLD_COMMIT_RETRY
+        warnings.warn(
+            f"job spec: {OLD_COMMIT_RETRY!r} is deprecated and will be removed in the next release; "
+            "name the in-job retry policy commit_retry",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    raw = top.data.get(name)
     if raw is None:
         return CommitRetryPolicy()
     if not isinstance(raw, dict):
-        raise SpecError("retry_policy", raw, 'must be an object such as {"max_attempts": 5}')
+        raise SpecError(name, raw, 'must be an object such as {"max_attempts": 5}')
     known = CommitRetryPolicy().to_dict()
     for key, value in raw.items():
         if key not in known:
             raise SpecError(
-                f"retry_policy.{key}", value, f"unknown field; valid fields are {', '.join(sorted(known))}"
+                f"{name}.{key}", value, f"unknown field; valid fields are {', '.join(sorted(known))}"
             )
     try:
         return CommitRetryPolicy.from_dict(raw)
     except (TypeError, ValueError) as exc:
-        field = next((f"retry_policy.{k}" for k in raw if f".{k} " in f"{exc} "), "retry_policy")
-        value = raw.get(field.removeprefix("retry_policy."), raw)
+        field = next((f"{name}.{k}" for k in raw if f".{k} " in f"{exc} "), name)
+        value = raw.get(field.removeprefix(f"{name}."), raw)
         raise SpecError(field, value, str(exc)) from None
 
 

@@ -50,6 +50,8 @@ _OWN_ARGUMENTS = frozenset(
         "retention_hours",
         "force",
         "list_only",
+        "poll_interval",
+        "poke_interval",
         "write_windows",
         "lease_store_conn_id",
         "task_group",
@@ -92,11 +94,13 @@ def table_maintenance(
     :param retention_hours: VACUUM retention; None uses the table's ``delta.deletedFileRetentionDuration``.
         A value below it is refused unless ``force``.
     :param force: allow a retention below the table's (VACUUM still waits for every writer).
-    :param list_only: VACUUM only lists what it would delete (a dry run).
+    :param list_only: VACUUM only lists what it would delete (a dry run; the operator's name, since
+        ``dry_run`` is a BaseOperator method).
     :param write_windows: declared write windows (``WriteWindow`` objects or dicts) of the table's writers.
     :param deferrable: wait in the triggerer rather than in a worker slot; the default is
         ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False).
-    :param poll_interval: the longest pause between two gate decisions, in seconds.
+    :param poll_interval: the longest pause between two gate decisions, in seconds: the operators'
+        ``poll_interval`` and the gate sensor's ``poke_interval``.
     :param gate_wait_timeout: OPTIMIZE/VACUUM give up after waiting for the gate this long (seconds or a
         timedelta); None waits. (``max_wait`` is its deprecated name.)
     :param lease_store_conn_id: the lease store's ``postgres`` or ``sqlite`` connection, for all three tasks;
@@ -158,11 +162,7 @@ def table_maintenance(
     if clash:
         raise fail(FACTORY, "operator_kwargs", extra, f"sets {clash}, which the group sets itself")
 
-    gated: dict[str, Any] = {
-        "write_windows": write_windows,
-        "deferrable": deferrable,
-        "poll_interval": poll_interval,
-    }
+    gated: dict[str, Any] = {"write_windows": write_windows, "deferrable": deferrable}
     if lease_store_conn_id is not None:  # else DAG default_args may still set it
         gated["lease_store_conn_id"] = lease_store_conn_id
     sensor_keys = {
@@ -182,6 +182,7 @@ def table_maintenance(
             table=table,
             maintenance_op="optimize_zorder" if zorder else "optimize",
             partition_values=partition_values,
+            poke_interval=poll_interval,  # the sensor's name for it (Airflow's)
             **gated,
             **sensor_extra,
         )
@@ -193,6 +194,7 @@ def table_maintenance(
             partition_values=partition_values,
             full=full,
             gate_wait_timeout=gate_wait_timeout,
+            poll_interval=poll_interval,
             **gated,
             **extra,
         )
@@ -205,6 +207,7 @@ def table_maintenance(
                 force=force,
                 list_only=list_only,
                 gate_wait_timeout=gate_wait_timeout,
+                poll_interval=poll_interval,
                 **gated,
                 **extra,
             )

@@ -34,6 +34,7 @@ from airflow_provider_deltacc.contract.literals import quote_identifier, string_
 from airflow_provider_deltacc.contract.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, is_path, table_sql
 from airflow_provider_deltacc.contract.table_identity import same_table
+from airflow_provider_deltacc.deprecations import renamed_argument
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.sources import source_spec
@@ -88,8 +89,8 @@ def staging_append_then_merge(
     target_table: str,
     schema: str,
     keys: Sequence[str],
-    partition_columns: Sequence[str] | None = None,
-    cluster_columns: Sequence[str] | None = None,
+    partition_by: Sequence[str] | None = None,
+    cluster_by: Sequence[str] | None = None,
     dedup_order_by: str | None = None,
     latest_wins: bool = True,
     schema_evolution: bool = False,
@@ -102,6 +103,7 @@ def staging_append_then_merge(
     operator_kwargs: Mapping[str, Any] | None = None,
     group_id: str = "staging_append_then_merge",
     tooltip: str = "",
+    **renamed: Any,
 ) -> TaskGroup:
     """Build the staging-append-then-merge task group in the current DAG (see the module docstring).
 
@@ -120,13 +122,15 @@ def staging_append_then_merge(
     :param schema: the rows' columns as a DDL string (``"order_id BIGINT, day DATE, ..."``), without the
         batch column; used to create missing tables and to check the column arguments.
     :param keys: the MERGE keys (``t.k = s.k AND ...``); they identify a row of the target.
-    :param partition_columns: the target's partition columns (used when the group creates it). Every one of
-        them must be a key with the default ``partition_pin="keyed"``, so the MERGE is pinned to the
-        partitions the batches touch.
-    :param cluster_columns: liquid-clustering columns of the target (used when the group creates it); not
-        with ``partition_columns``. A clustered target has no partitions to pin, and in OSS Delta predicates
-        on its clustering columns do not keep writers apart: this group's one MERGE per run is what
-        protects it (see ``docs/clustering.md``), so ``partition_pin`` must stay ``"keyed"`` or None.
+    :param partition_by: the target's partition columns (used when the group creates it, as
+        ``DeltaAppendOperator(partition_by=...)``). Every one of them must be a key with the default
+        ``partition_pin="keyed"``, so the MERGE is pinned to the partitions the batches touch.
+        (``partition_columns`` is its deprecated name.)
+    :param cluster_by: liquid-clustering columns of the target (used when the group creates it, as
+        ``DeltaAppendOperator(cluster_by=...)``); not with ``partition_by``. A clustered target has no
+        partitions to pin, and in OSS Delta predicates on its clustering columns do not keep writers apart:
+        this group's one MERGE per run is what protects it (see ``docs/clustering.md``), so ``partition_pin``
+        must stay ``"keyed"`` or None. (``cluster_columns`` is its deprecated name.)
     :param dedup_order_by: keep only the latest staged row per key, by this column (a timestamp or a
         sequence number); None keeps them all (then two staged rows with one key fail the MERGE).
     :param latest_wins: with ``dedup_order_by``, update a target row only when the staged row is not older
@@ -148,6 +152,7 @@ def staging_append_then_merge(
     :param tooltip: the task group's tooltip in the UI.
     :returns: the task group.
     :raises DeltaCCInputError: at parse time, naming the bad argument.
+    :raises TypeError: an unknown argument, or a renamed one given under both names.
     """
     from airflow.sdk import TaskGroup, task
 
@@ -157,14 +162,18 @@ def staging_append_then_merge(
         DeltaMergeOperator,
     )
 
+    partition_by = renamed_argument(renamed, "partition_columns", "partition_by", partition_by, owner=FACTORY)
+    cluster_by = renamed_argument(renamed, "cluster_columns", "cluster_by", cluster_by, owner=FACTORY)
+    if renamed:
+        raise TypeError(f"{FACTORY}() got unexpected keyword arguments {sorted(renamed)}")
     checked = _check_arguments(
         sources=sources,
         staging_table=staging_table,
         target_table=target_table,
         schema=schema,
         keys=keys,
-        partition_columns=partition_columns,
-        cluster_columns=cluster_columns,
+        partition_by=partition_by,
+        cluster_by=cluster_by,
         dedup_order_by=dedup_order_by,
         latest_wins=latest_wins,
         schema_evolution=schema_evolution,
@@ -249,8 +258,8 @@ def staging_append_then_merge(
                 task_id="create_target",
                 table=target_table,
                 source={"kind": "rows", "rows": [], "schema": schema},
-                partition_by=list(checked["partition_columns"]) or None,
-                cluster_by=list(checked["cluster_columns"]) or None,
+                partition_by=list(checked["partition_by"]) or None,
+                cluster_by=list(checked["cluster_by"]) or None,
                 txn_app_id=create_identity(target_table),
                 txn_version=1,
                 emit_asset=False,  # an empty create is no new data
@@ -409,20 +418,20 @@ def _check_arguments(**args: Any) -> dict[str, Any]:
         )
     keys = column_list(FACTORY, "keys", args["keys"], required=True)
     require_columns(FACTORY, "keys", args["keys"], keys, columns, "schema")
-    partitions = column_list(FACTORY, "partition_columns", args["partition_columns"])
-    require_columns(FACTORY, "partition_columns", args["partition_columns"], partitions, columns, "schema")
-    clustering = column_list(FACTORY, "cluster_columns", args["cluster_columns"])
-    require_columns(FACTORY, "cluster_columns", args["cluster_columns"], clustering, columns, "schema")
+    partitions = column_list(FACTORY, "partition_by", args["partition_by"])
+    require_columns(FACTORY, "partition_by", args["partition_by"], partitions, columns, "schema")
+    clustering = column_list(FACTORY, "cluster_by", args["cluster_by"])
+    require_columns(FACTORY, "cluster_by", args["cluster_by"], clustering, columns, "schema")
     pin = args["partition_pin"]
     if clustering:
-        _check_clustered_target(args["partition_columns"], clustering, pin, args["target_table"])
+        _check_clustered_target(args["partition_by"], clustering, pin, args["target_table"])
     if pin == "keyed":
         unpinned = [c for c in partitions if c.lower() not in {k.lower() for k in keys}]
         if unpinned:
             raise fail(
                 FACTORY,
-                "partition_columns",
-                args["partition_columns"],
+                "partition_by",
+                args["partition_by"],
                 f"{unpinned} are not merge keys, so partition_pin='keyed' cannot pin the MERGE to the "
                 "partitions it touches; add them to keys, or pass partition_pin='auto' (only if a key "
                 "never moves between partitions) or None",
@@ -430,7 +439,7 @@ def _check_arguments(**args: Any) -> dict[str, Any]:
     elif pin not in ("auto", None):
         pin_columns = column_list(FACTORY, "partition_pin", pin, required=True)
         known = partitions or columns
-        require_columns(FACTORY, "partition_pin", pin, pin_columns, known, "partition_columns")
+        require_columns(FACTORY, "partition_pin", pin, pin_columns, known, "partition_by")
     order = args["dedup_order_by"]
     if order is not None:
         if not isinstance(order, str) or not order.strip():
@@ -455,17 +464,17 @@ def _check_arguments(**args: Any) -> dict[str, Any]:
     _check_sources(args["sources"])
     if not is_templated(staging) and not is_path(staging) and not CATALOG_NAME_RE.fullmatch(staging):
         raise fail(FACTORY, "staging_table", staging, "is neither a path (with '/') nor a catalog name")
-    return {"keys": keys, "partition_columns": partitions, "cluster_columns": clustering}
+    return {"keys": keys, "partition_by": partitions, "cluster_by": clustering}
 
 
-def _check_clustered_target(partition_columns: Any, clustering: list[str], pin: Any, target: str) -> None:
+def _check_clustered_target(partition_by: Any, clustering: list[str], pin: Any, target: str) -> None:
     """A clustered target: no partition columns, and no pin (there are no partitions to pin)."""
-    if partition_columns:
+    if partition_by:
         raise fail(
             FACTORY,
-            "cluster_columns",
+            "cluster_by",
             clustering,
-            f"partition_columns={list(partition_columns)!r} is given too: {PARTITION_AND_CLUSTER}",
+            f"partition_by={list(partition_by)!r} is given too: {PARTITION_AND_CLUSTER}",
         )
     if pin not in ("keyed", "auto", None):
         raise fail(

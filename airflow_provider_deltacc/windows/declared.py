@@ -7,8 +7,9 @@ merge into one busy period, so :meth:`WriteWindow.active_at` reports when writin
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -17,6 +18,7 @@ from croniter import croniter
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.deprecations import dag_file_stacklevel, renamed_argument
 from airflow_provider_deltacc.windows.clock import require_aware
 from airflow_provider_deltacc.windows.lease import parse_op_kind
 from airflow_provider_deltacc.windows.partitions import PartitionScope, format_scope, normalize_scope
@@ -41,7 +43,7 @@ def _as_utc(value: datetime, zone: ZoneInfo) -> datetime:
     return (value.replace(tzinfo=zone) if value.tzinfo is None else value).astimezone(UTC)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class WriteWindow:
     """A declared window during which writers of ``op_kind`` work on ``table``.
 
@@ -53,8 +55,11 @@ class WriteWindow:
     :param start: the explicit window's start; a naive value is read in ``timezone``.
     :param end: the explicit window's end (exclusive).
     :param timezone: the IANA zone the cron and naive times are read in.
-    :param op_kind: what the writers do, for the conflict matrix; MERGE by default (the cautious choice).
-    :param partitions: the partitions they write, or None for the whole table.
+    :param op_kind: what the writers do, for the conflict matrix: an
+        :class:`~airflow_provider_deltacc.conflict_matrix.OpKind` or its name (``BLIND_APPEND``, ``UPDATE``,
+        ...), as write leases name it; MERGE by default (the cautious choice).
+    :param partition_values: the partitions they write, a list of ``{column: value}`` dicts as the
+        operators' ``partition_values``, or None for the whole table. (``partitions`` is its deprecated name.)
     :param name: a label for logs and reasons; defaults to a description of the schedule.
     """
 
@@ -65,15 +70,50 @@ class WriteWindow:
     end: datetime | None = None
     timezone: str = "UTC"
     op_kind: OpKind = OpKind.MERGE
-    partitions: PartitionScope = None
+    partition_values: PartitionScope = None
     name: str = field(default="")
+
+    def __init__(
+        self,
+        table: str,
+        cron: str | None = None,
+        duration: timedelta | None = None,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        timezone: str = "UTC",
+        op_kind: OpKind | str = OpKind.MERGE,
+        partition_values: PartitionScope = None,
+        name: str = "",
+        **renamed: Any,
+    ) -> None:
+        partition_values = renamed_argument(
+            renamed, "partitions", "partition_values", partition_values, owner="WriteWindow"
+        )
+        if renamed:
+            raise TypeError(f"WriteWindow() got unexpected keyword arguments {sorted(renamed)}")
+        values = (table, cron, duration, start, end, timezone, op_kind, partition_values, name)
+        for attribute, value in zip(_FIELDS, values, strict=True):
+            object.__setattr__(self, attribute, value)
+        self.__post_init__()
+
+    @property
+    def partitions(self) -> PartitionScope:
+        """Deprecated: :attr:`partition_values`."""
+        warnings.warn(
+            "WriteWindow.partitions is deprecated and will be removed in the next release; "
+            "read WriteWindow.partition_values",
+            DeprecationWarning,
+            stacklevel=dag_file_stacklevel(),
+        )
+        return self.partition_values
 
     def __post_init__(self) -> None:
         if not isinstance(self.table, str) or not self.table.strip():
             raise ValueError(f"table={self.table!r} must be the non-empty name or path of the Delta table")
         zone = _zone(self.timezone)
         object.__setattr__(self, "op_kind", parse_op_kind(self.op_kind))
-        object.__setattr__(self, "partitions", normalize_scope(self.partitions))
+        scope = normalize_scope(self.partition_values, field="partition_values")
+        object.__setattr__(self, "partition_values", scope)
         recurring = self.cron is not None or self.duration is not None
         explicit = self.start is not None or self.end is not None
         if recurring and explicit:
@@ -127,7 +167,7 @@ class WriteWindow:
             )
 
     def _default_name(self) -> str:
-        what = f"{self.op_kind.name} window on {format_scope(self.partitions)}"
+        what = f"{self.op_kind.name} window on {format_scope(self.partition_values)}"
         if self.cron is not None:
             return f"{what} ('{self.cron}' {self.timezone}, {self.duration})"
         return what
@@ -225,7 +265,7 @@ class WriteWindow:
             "end": self.end.isoformat() if self.end is not None else None,
             "timezone": self.timezone,
             "op_kind": self.op_kind.value,
-            "partitions": self.partitions,
+            "partition_values": self.partition_values,
             "name": self.name,
         }
 
@@ -234,15 +274,25 @@ class WriteWindow:
         """Build a window from a dict such as an Airflow Variable's JSON.
 
         Accepts ``duration_s`` (seconds) or ``duration`` (seconds, or a timedelta), and ISO-8601 strings for
-        ``start`` / ``end``.
+        ``start`` / ``end``. ``partitions``, the old name of ``partition_values`` (in the windows of a trigger
+        an older provider serialized, or a Variable written for it), is read with a
+        :class:`DeprecationWarning`.
 
         :param data: the window's fields.
+        :raises ValueError: an unknown field, a bad value, or both ``partitions`` and ``partition_values``.
         """
         known = {"table", "cron", "duration", "duration_s", "start", "end", "timezone", "op_kind"}
-        known |= {"partitions", "name"}
-        unknown = sorted(set(data) - known)
+        known |= {"partition_values", "name"}
+        unknown = sorted(set(data) - known - {"partitions"})
         if unknown:
             raise ValueError(f"write window has unknown fields {unknown}; the fields are {sorted(known)}")
+        renamed = {"partitions": data["partitions"]} if "partitions" in data else {}
+        try:
+            partition_values = renamed_argument(
+                renamed, "partitions", "partition_values", data.get("partition_values"), owner="WriteWindow"
+            )
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
         duration = data.get("duration_s", data.get("duration"))
         if duration is not None and not isinstance(duration, timedelta):
             duration = timedelta(seconds=float(duration))
@@ -259,9 +309,12 @@ class WriteWindow:
             end=times.get("end"),
             timezone=data.get("timezone", "UTC"),
             op_kind=data.get("op_kind", OpKind.MERGE),
-            partitions=data.get("partitions"),
+            partition_values=partition_values,
             name=data.get("name", ""),
         )
+
+
+_FIELDS = tuple(f.name for f in fields(WriteWindow))
 
 
 def windows_for(table: str, windows: Iterable[WriteWindow]) -> list[WriteWindow]:

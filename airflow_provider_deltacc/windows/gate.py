@@ -285,8 +285,8 @@ def _blockers(
         if span is None or span[0] > horizon:
             continue
         text = _window_text(window, span[0], span[1], now)
-        if clash(op, scope, window.op_kind, window.partitions, profile=profile, traits=traits).blocks:
-            blockers.append(_Blocker(window.op_kind, window.partitions, span[1], text))
+        if clash(op, scope, window.op_kind, window.partition_values, profile=profile, traits=traits).blocks:
+            blockers.append(_Blocker(window.op_kind, window.partition_values, span[1], text))
         else:
             ignored.append(text)
     return blockers, ignored

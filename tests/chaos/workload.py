@@ -226,7 +226,7 @@ def transfer_spec(accounts: str, t: Transfer) -> dict[str, Any]:
             "when_not_matched": [],
         },
         "txn": {"app_id": f"chaos/transfer/{t.id}", "version": 1},
-        "retry_policy": RETRY_POLICY,
+        "commit_retry": RETRY_POLICY,
         "spark_conf": JOB_CONF,
     }
 
@@ -273,13 +273,13 @@ def open_spec(accounts: str, n: int, branch: str) -> dict[str, Any]:
         "source": {"kind": "rows", "schema": ACCOUNTS_SCHEMA, "rows": [[branch, f"{branch}-new{n}", 0]]},
         "options": {"create_if_missing": False},
         "txn": {"app_id": f"chaos/open/{n}", "version": 1},
-        "retry_policy": RETRY_POLICY,
+        "commit_retry": RETRY_POLICY,
         "spark_conf": JOB_CONF,
     }
 
 
 def optimize_spec(accounts: str) -> dict[str, Any]:
-    return {"operation": "optimize", "table": accounts, "retry_policy": RETRY_POLICY, "spark_conf": JOB_CONF}
+    return {"operation": "optimize", "table": accounts, "commit_retry": RETRY_POLICY, "spark_conf": JOB_CONF}
 
 
 def schema_spec(accounts: str) -> dict[str, Any]:
@@ -290,7 +290,7 @@ def schema_spec(accounts: str) -> dict[str, Any]:
             "statement": f"ALTER TABLE {{table}} ADD COLUMNS ({ADDED_COLUMN} STRING)",
             "op_class": "schema_changing",
         },
-        "retry_policy": RETRY_POLICY,
+        "commit_retry": RETRY_POLICY,
         "spark_conf": JOB_CONF,
     }
 

@@ -186,7 +186,7 @@ def _staging_group_tasks(tmp_path: Path) -> tuple[Any, Any]:
             target_table=str(tmp_path / "target"),
             schema=TARGET_SCHEMA,
             keys=["order_id", "day"],
-            partition_columns=["day"],
+            partition_by=["day"],
             dedup_order_by="updated_at",
             operator_kwargs={"execution_mode": "in_process"},
         )

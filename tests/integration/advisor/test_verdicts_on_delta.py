@@ -76,7 +76,7 @@ def _spec(task: Any, table: str) -> dict[str, Any]:
         "table": table,
         "source": task.build_source({}),
         "options": task.build_options({}),
-        "retry_policy": {"max_attempts": 1},
+        "commit_retry": {"max_attempts": 1},
     }
 
 

@@ -103,7 +103,7 @@ def test_sensor_dag_defers_until_a_merge_commits(
     day = dt.date(2026, 11, 1)
     seed = spark.createDataFrame([(1, day, 1.0, "open")], schema)
     seed.write.format("delta").partitionBy("date").save(table)
-    dag.get_task("wait_for_merge").poll_interval = 0.5
+    dag.get_task("wait_for_merge").poke_interval = 0.5
 
     polled_in_vain = threading.Event()
     real_check = trigger_module.check_table

@@ -162,7 +162,7 @@ def test_a_conflict_raised_over_connect_is_classified_and_retried(
                 "table": table,
                 "source": _rows([[1, "2026-11-20", "b"]]),
                 "options": {"keys": ["id"], "partition_pin": None},
-                "retry_policy": {"max_attempts": 3, "min_wait_s": 0.05, "max_wait_s": 0.2},
+                "commit_retry": {"max_attempts": 3, "min_wait_s": 0.05, "max_wait_s": 0.2},
             }
             outcome["result"] = run_job(
                 spec, loser, source_hook=lambda f, attempt: gate.hold(f, "id") if attempt == 1 else f
@@ -256,7 +256,7 @@ def test_racing_unpinned_merges_through_the_hook_each_commit_once(connect_conn: 
             "source": _rows([[index, "2026-11-20", f"w{index}"], [100 + index, "2026-11-20", "new"]]),
             "options": {"keys": ["id"], "partition_pin": None},
             "txn": {"app_id": f"racer.{index}", "version": 1},
-            "retry_policy": {"max_attempts": 12, "min_wait_s": 0.05, "max_wait_s": 0.5},
+            "commit_retry": {"max_attempts": 12, "min_wait_s": 0.05, "max_wait_s": 0.5},
         }
         try:
             reports[index] = _hook(connect_conn).run(spec)

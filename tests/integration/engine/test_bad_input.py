@@ -36,9 +36,9 @@ CASES: list[tuple[str, Any, str]] = [
             "operation": "delete",
             "table": TABLE,
             "options": {"condition": "true"},
-            "retry_policy": {"max_attempts": 0},
+            "commit_retry": {"max_attempts": 0},
         },
-        "retry_policy.max_attempts",
+        "commit_retry.max_attempts",
     ),
     (
         "unknown retry field",
@@ -46,9 +46,9 @@ CASES: list[tuple[str, Any, str]] = [
             "operation": "delete",
             "table": TABLE,
             "options": {"condition": "true"},
-            "retry_policy": {"retries": 3},
+            "commit_retry": {"retries": 3},
         },
-        "retry_policy.retries",
+        "commit_retry.retries",
     ),
     (
         "bad txn version",

@@ -35,7 +35,7 @@ def _spec(table: str, index: int, pin: Any) -> JobSpec:
             "table": table,
             "source": rows_source([[index, DATES[index], f"new{index}"], [100 + index, DATES[index], "ins"]]),
             "options": {"keys": ["id"], "partition_pin": pin},
-            "retry_policy": {"max_attempts": 12, "min_wait_s": 0.05, "max_wait_s": 0.5},
+            "commit_retry": {"max_attempts": 12, "min_wait_s": 0.05, "max_wait_s": 0.5},
         }
     )
 

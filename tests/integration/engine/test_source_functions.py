@@ -51,7 +51,7 @@ def _merge(table: str, function: Callable[..., Any], **options: Any) -> dict[str
         "table": table,
         "source": {"kind": "callable", "function": SourceFunction(function)},
         "options": {"keys": ["account"], **options},
-        "retry_policy": FAST_RETRIES,
+        "commit_retry": FAST_RETRIES,
     }
 
 
@@ -133,7 +133,7 @@ def test_a_transform_with_a_join_a_window_and_a_python_udf_is_redone_after_a_los
         "table": table_path,
         "source": {"kind": "callable", "function": SourceFunction(top_orders)},
         "options": {"keys": ["customer"]},
-        "retry_policy": FAST_RETRIES,
+        "commit_retry": FAST_RETRIES,
     }
     gate = Gate(tmp_path)
     results: list[tuple[int, dict[str, Any]]] = []

@@ -57,7 +57,7 @@ def test_maintenance_sensor_and_trigger_read_s3_through_the_connection(
     sensor = DeltaTableVersionSensor(
         task_id="wait_s3", table=table, after_version=1, operation="WRITE", aws_conn_id=aws_conn_id
     )
-    assert sensor.poke(make_context(task_id="wait_s3")) is True
+    assert sensor.poke(make_context(task_id="wait_s3")).is_done is True
     trigger = DeltaTableTrigger(
         table=table.replace("s3a://", "s3://"),
         condition={"after_version": 1, "operation": None, "partition": {}},

@@ -134,7 +134,7 @@ def test_ingestion_then_maintenance_survive_a_retry_of_every_task(
 
     # Maintenance of the same table: gate -> OPTIMIZE -> VACUUM, each retried once as well.
     maintenance = load_example_dag(MAINTENANCE_DAG)
-    maintenance.get_task("table_maintenance.gate").poll_interval = 0.5
+    maintenance.get_task("table_maintenance.gate").poke_interval = 0.5
     calls = fail_every_task_once(maintenance)
     calls.clear()
     mdr = maintenance.test()
@@ -197,7 +197,7 @@ def test_clustered_table_example_stages_merges_and_maintains_a_clustered_target(
     from airflow_provider_deltacc.windows import read_table_facts
 
     dag = load_example_dag(CLUSTERED_DAG)
-    dag.get_task("maintain_events.gate").poll_interval = 0.5
+    dag.get_task("maintain_events.gate").poke_interval = 0.5
     module = _module(dag, "check_events")
 
     dr = dag.test()

@@ -39,7 +39,7 @@ def _merge(table: str, index: int, *, pin: Any) -> dict[str, Any]:
         "table": table,
         "source": rows_source([[index, DATES[index], f"new{index}"]]),
         "options": {"keys": ["id", "date"], "partition_pin": pin},
-        "retry_policy": {"max_attempts": 6, "min_wait_s": 0.05, "max_wait_s": 0.5},
+        "commit_retry": {"max_attempts": 6, "min_wait_s": 0.05, "max_wait_s": 0.5},
     }
 
 

@@ -96,6 +96,51 @@ def test_renamed_arguments_still_work_with_a_warning_naming_the_new_name() -> No
     assert trigger.table == "/data/t"
 
 
+@pytest.mark.parametrize("sensor", [DeltaTableVersionSensor, DeltaWriteWindowSensor])
+def test_the_sensors_wait_interval_is_airflows_poke_interval(sensor: type[Any]) -> None:
+    extra = {"operation": "MERGE"} if sensor is DeltaTableVersionSensor else {}
+    assert sensor(task_id="s", table="/data/t", **extra).poke_interval == 30  # the provider's default
+    assert sensor(task_id="s", table="/data/t", poke_interval=5, **extra).poke_interval == 5
+    old = _renamed(
+        lambda: sensor(task_id="s", table="/data/t", poll_interval=7, **extra),
+        "poll_interval",
+        "poke_interval",
+    )
+    assert old.poke_interval == 7 and not hasattr(old, "poll_interval")
+    with pytest.raises(TypeError, match="'poll_interval' is the old name of 'poke_interval'; give only"):
+        sensor(task_id="s", table="/data/t", poll_interval=7, poke_interval=5, **extra)
+
+
+def test_poll_interval_in_default_args_and_poke_interval_in_default_args() -> None:
+    from airflow.sdk import DAG
+
+    start = datetime(2026, 11, 1)
+    old_name = r"'poll_interval' \(in default_args\).*poke_interval=12"
+    with (
+        DAG("old_defaults", default_args={"poll_interval": 12}, schedule=None, start_date=start),
+        pytest.warns(DeprecationWarning, match=old_name),
+    ):
+        sensor = DeltaWriteWindowSensor(task_id="s", table="/data/t")
+    assert sensor.poke_interval == 12
+    # A DAG's poke_interval (for all its sensors) does not make a sensor's own old name ambiguous.
+    with DAG("new_defaults", default_args={"poke_interval": 60}, schedule=None, start_date=start):
+        with pytest.warns(DeprecationWarning, match="use poke_interval=5"):
+            own = DeltaTableVersionSensor(task_id="own", table="/data/t", operation="MERGE", poll_interval=5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            shared = DeltaTableVersionSensor(task_id="shared", table="/data/t", operation="MERGE")
+    assert (own.poke_interval, shared.poke_interval) == (5, 60)
+
+
+def test_vacuum_keeps_list_only_because_dry_run_is_a_base_operator_method() -> None:
+    vacuum = DeltaVacuumOperator(task_id="v", table="/data/t", list_only=True)
+    assert vacuum.build_options({})["dry_run"] is True  # the job spec's (and delta-rs') name
+    assert callable(vacuum.dry_run)  # Airflow's BaseOperator.dry_run() is not shadowed
+    assert "list_only" in inspect.signature(table_maintenance).parameters
+    with pytest.raises(TypeError, match="dry_run"):
+        DeltaVacuumOperator(task_id="v2", table="/data/t", dry_run=True)
+
+
 def test_old_names_in_default_args_are_taken_with_a_warning_and_never_win_over_new_ones() -> None:
     from airflow.sdk import DAG
 
@@ -154,6 +199,17 @@ def test_mapped_tasks_take_the_old_names_too_and_refuse_what_they_do_not_use() -
             "partitions",
             "partition_values",
         )
+        version = _renamed(
+            lambda: DeltaTableVersionSensor.partial(task_id="t", operation="MERGE", poll_interval=4).expand(
+                table=["/a"]
+            ),
+            "poll_interval",
+            "poke_interval",
+        )
+        with pytest.raises(TypeError, match="give only poke_interval="):
+            DeltaWriteWindowSensor.partial(task_id="s2", poll_interval=1, poke_interval=2).expand(
+                table=["/a"]
+            )
         with pytest.raises(TypeError, match="exactly_once"):
             DeltaOptimizeOperator.partial(task_id="o", exactly_once=False).expand(table=["/a"])
         with pytest.raises(TypeError, match="give only gate_wait_timeout="):
@@ -161,7 +217,8 @@ def test_mapped_tasks_take_the_old_names_too_and_refuse_what_they_do_not_use() -
     assert merge.partial_kwargs["admission_wait_timeout"] == 5
     assert vacuum.partial_kwargs["gate_wait_timeout"] == 9
     assert sensor.partial_kwargs["partition_values"] == [{"d": "1"}]
-    assert {task.task_id for task in dag.tasks} == {"m", "v", "s"}
+    assert version.partial_kwargs["poke_interval"] == 4
+    assert {task.task_id for task in dag.tasks} == {"m", "v", "s", "t"}
 
 
 def test_both_names_at_once_are_refused() -> None:
@@ -195,6 +252,36 @@ def test_the_maintenance_group_takes_the_new_names_and_the_old_one_for_a_release
     assert dag.get_task("table_maintenance.vacuum").gate_wait_timeout == 30
     with _dag(), pytest.raises(TypeError, match="unexpected keyword arguments \\['max_wiat'\\]"):
         table_maintenance(table="/data/t", max_wiat=30)
+
+
+STAGING: dict[str, Any] = {
+    "sources": ["SELECT 1"],
+    "staging_table": "/data/staging",
+    "target_table": "/data/target",
+    "schema": "id BIGINT, date DATE, region STRING",
+    "keys": ["id", "date"],
+}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "columns"),
+    [("partition_columns", "partition_by", ["date"]), ("cluster_columns", "cluster_by", ["region"])],
+)
+def test_the_staging_group_takes_the_operators_layout_names(old: str, new: str, columns: list[str]) -> None:
+    with _dag() as dag:
+        staging_append_then_merge(**STAGING, **{new: columns})
+    assert getattr(dag.get_task("staging_append_then_merge.create_target"), new) == columns
+    with (
+        _dag() as dag,
+        pytest.warns(DeprecationWarning, match=rf"'{old}' is deprecated .* use {new}=") as caught,
+    ):
+        staging_append_then_merge(**STAGING, **{old: columns})
+    assert caught[0].filename == __file__
+    assert getattr(dag.get_task("staging_append_then_merge.create_target"), new) == columns
+    with _dag(), pytest.raises(TypeError, match=rf"'{old}' is the old name of '{new}'; give only {new}="):
+        staging_append_then_merge(**STAGING, **{old: columns, new: columns})
+    with _dag(), pytest.raises(TypeError, match="unexpected keyword arguments \\['partition_colums'\\]"):
+        staging_append_then_merge(**STAGING, partition_colums=["date"])
 
 
 def _defaults(operator: type[Any]) -> dict[str, Any]:

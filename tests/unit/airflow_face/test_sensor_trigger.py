@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -80,12 +81,14 @@ def test_trigger_matches_an_operation_and_reports_read_errors(table: Path, tmp_p
     assert event.payload["status"] == "error" and event.payload["message"]
 
 
-def test_sensor_pokes(table: Path) -> None:
+def test_sensor_pokes_and_returns_the_match_as_a_deferred_wait_does(table: Path) -> None:
     sensor = DeltaTableVersionSensor(task_id="s", table=str(table), after_version="0", deferrable=False)
     assert sensor.mode == "reschedule"
-    assert sensor.poke(CTX) is False
+    assert sensor.poke(CTX).is_done is False
     _write(table, [{"id": 2, "p": "a"}])
-    assert sensor.poke(CTX) is True
+    done = sensor.poke(CTX)
+    assert done.is_done is True
+    assert done.xcom_value is not None and done.xcom_value["version"] == 1
 
 
 def test_sensor_defers_and_resumes(table: Path) -> None:
@@ -94,7 +97,8 @@ def test_sensor_defers_and_resumes(table: Path) -> None:
         table=str(table),
         after_version=0,
         partition_values={"p": "a"},
-        poll_interval=5,
+        deferrable=True,
+        poke_interval=timedelta(seconds=5),
         timeout=600,
     )
     with pytest.raises(TaskDeferred) as deferred:
@@ -115,7 +119,7 @@ def test_sensor_defers_and_resumes(table: Path) -> None:
 
 
 def test_sensor_already_satisfied_does_not_defer(table: Path) -> None:
-    sensor = DeltaTableVersionSensor(task_id="s", table=str(table), after_version=-1)
+    sensor = DeltaTableVersionSensor(task_id="s", table=str(table), after_version=-1, deferrable=True)
     assert sensor.execute(CTX) == {"table": str(table), "version": 0}
 
 

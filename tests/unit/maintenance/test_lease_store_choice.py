@@ -345,6 +345,7 @@ import json
 from datetime import datetime
 from airflow.sdk import DAG
 from airflow_provider_deltacc.operators import DeltaOptimizeOperator, DeltaVacuumOperator
+from airflow_provider_deltacc.sensors.table_version import DeltaTableVersionSensor
 from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
 from airflow_provider_deltacc.task_groups import table_maintenance
 with DAG("d", schedule=None, start_date=datetime(2026, 1, 1)) as dag:
@@ -352,6 +353,7 @@ with DAG("d", schedule=None, start_date=datetime(2026, 1, 1)) as dag:
         DeltaOptimizeOperator(task_id="o", table="/t"),
         DeltaVacuumOperator(task_id="v", table="/t"),
         DeltaWriteWindowSensor(task_id="s", table="/t"),
+        DeltaTableVersionSensor(task_id="t", table="/t", operation="MERGE"),
     ]
     table_maintenance(table="/t", group_id="g")
 print(json.dumps({t.task_id: t.deferrable for t in dag.tasks}))
@@ -373,7 +375,7 @@ print(json.dumps({t.task_id: t.deferrable for t in dag.tasks}))
         ({}, False),
     ],
 )
-def test_maintenance_and_the_sensor_default_to_the_configured_deferrable(
+def test_maintenance_and_both_sensors_default_to_the_configured_deferrable(
     environment: dict[str, str], expected: bool
 ) -> None:
     import os
@@ -391,6 +393,7 @@ def test_maintenance_and_the_sensor_default_to_the_configured_deferrable(
         "o": expected,
         "v": expected,
         "s": expected,
+        "t": expected,  # the table-version sensor too (it defaulted to True before)
         "g.gate": expected,
         "g.optimize": expected,
         "g.vacuum": expected,

@@ -329,12 +329,13 @@ def test_sensor_defers_while_busy_and_completes_on_go(store_url: str) -> None:
             table=TABLE,
             maintenance_op="vacuum",
             lease_store_url=store_url,
-            poll_interval=0.1,
+            poke_interval=0.1,
             deferrable=True,
         )
         with pytest.raises(TaskDeferred) as deferred:
             sensor.execute(_maint_context("quiet"))
         assert isinstance(deferred.value.trigger, DeltaGateTrigger)
+        assert deferred.value.trigger.poll_interval == 0.1  # the sensor's poke_interval
         threading.Timer(0.2, store.release, args=(lease.lease_id,)).start()
         event = asyncio.run(first_event(deferred.value.trigger, 10))
     assert sensor.execute_complete(_maint_context("quiet"), event=event)["go"] is True

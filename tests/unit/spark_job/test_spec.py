@@ -37,7 +37,7 @@ def test_merge_spec_with_defaults_and_clauses() -> None:
                     "when_matched": [{"action": "delete", "condition": "s.deleted"}, {"action": "update"}],
                     "partition_pin": "auto",
                 },
-                "retry_policy": {"max_attempts": 3},
+                "commit_retry": {"max_attempts": 3},
                 "txn": {"app_id": "dag.task", "version": 20261120},
                 "spark_conf": {"spark.sql.shuffle.partitions": 4, "spark.x.flag": True},
             }
@@ -47,7 +47,7 @@ def test_merge_spec_with_defaults_and_clauses() -> None:
     assert spec.options.when_matched == (MergeClause("delete", "s.deleted"), MergeClause("update"))
     assert spec.options.when_not_matched == (MergeClause("insert"),)
     assert spec.options.partition_pin == "auto"
-    assert spec.retry_policy.max_attempts == 3 and spec.txn is not None and spec.txn.version == 20261120
+    assert spec.commit_retry.max_attempts == 3 and spec.txn is not None and spec.txn.version == 20261120
     assert spec.spark_conf == {"spark.sql.shuffle.partitions": "4", "spark.x.flag": "true"}
     assert spec.source is not None and spec.source.version == 3
 
@@ -163,21 +163,31 @@ def test_defaults_of_other_operations() -> None:
                 "operation": "delete",
                 "table": "/t",
                 "options": {"condition": "true"},
-                "retry_policy": {"jitter": "some"},
+                "commit_retry": {"jitter": "some"},
             },
-            "retry_policy.jitter",
+            "commit_retry.jitter",
         ),
         (
             {
                 "operation": "delete",
                 "table": "/t",
                 "options": {"condition": "true"},
-                "retry_policy": {"max_wait_s": 0.01, "min_wait_s": 1},
+                "commit_retry": {"max_wait_s": 0.01, "min_wait_s": 1},
             },
-            "retry_policy.max_wait_s",
+            "commit_retry.max_wait_s",
         ),
         (
-            {"operation": "delete", "table": "/t", "options": {"condition": "true"}, "retry_policy": 5},
+            {"operation": "delete", "table": "/t", "options": {"condition": "true"}, "commit_retry": 5},
+            "commit_retry",
+        ),
+        (
+            {
+                "operation": "delete",
+                "table": "/t",
+                "options": {"condition": "true"},
+                "commit_retry": {"max_attempts": 2},
+                "retry_policy": {"max_attempts": 3},
+            },
             "retry_policy",
         ),
         (
@@ -227,6 +237,25 @@ def test_invalid_specs_name_the_field(spec: Any, field: str) -> None:
         parse_spec(spec)
     assert info.value.field == field, str(info.value)
     assert str(info.value).startswith(f"{field}=")
+
+
+def test_a_spec_from_an_older_provider_names_commit_retry_retry_policy() -> None:
+    old = {
+        "operation": "delete",
+        "table": "/t",
+        "options": {"condition": "true"},
+        "retry_policy": {"max_attempts": 2},
+    }
+    with pytest.warns(DeprecationWarning, match="'retry_policy' is deprecated .* commit_retry"):
+        spec = parse_spec(old)
+    assert spec.commit_retry.max_attempts == 2
+    with pytest.warns(DeprecationWarning), pytest.raises(SpecError) as info:
+        parse_spec({**old, "retry_policy": {"retries": 3}})
+    assert info.value.field == "retry_policy.retries"  # errors name the key the spec used
+    with pytest.raises(SpecError, match="is the old name of commit_retry, which is given too; give only"):
+        parse_spec({**old, "commit_retry": {"max_attempts": 2}})
+    with pytest.raises(SpecError, match="valid fields are commit_retry, operation"):
+        parse_spec({**old, "retry_polcy": {}})  # the old name is not offered as a valid field
 
 
 def test_run_job_reports_bad_input_without_spark() -> None:

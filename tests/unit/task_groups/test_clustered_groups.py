@@ -19,7 +19,7 @@ CLUSTERED: dict[str, Any] = {
     "target_table": "/data/target",
     "schema": "id BIGINT, region STRING, ts BIGINT",
     "keys": ["id"],
-    "cluster_columns": ["region"],
+    "cluster_by": ["region"],
     "dedup_order_by": "ts",
 }
 
@@ -41,8 +41,8 @@ def test_the_staging_group_creates_a_clustered_target() -> None:
 @pytest.mark.parametrize(
     ("change", "argument", "message"),
     [
-        ({"partition_columns": ["region"]}, "cluster_columns", "partition_by and cluster_by cannot both"),
-        ({"cluster_columns": ["country"]}, "cluster_columns", "country"),
+        ({"partition_by": ["region"]}, "cluster_by", "partition_by and cluster_by cannot both"),
+        ({"cluster_by": ["country"]}, "cluster_by", "country"),
         ({"partition_pin": ["region"]}, "partition_pin", "no partitions to pin"),
     ],
 )

@@ -26,7 +26,7 @@ BASE: dict[str, Any] = {
     "target_table": "/data/target",
     "schema": SCHEMA,
     "keys": ["id", "date"],
-    "partition_columns": ["date"],
+    "partition_by": ["date"],
     "dedup_order_by": "ts",
 }
 
@@ -140,7 +140,7 @@ def test_tag_source_refuses_what_sql_cannot_express() -> None:
         ({"keys": "id"}, "keys", "must be a list of column names"),
         ({"keys": []}, "keys", "give at least one column"),
         ({"keys": ["id", "nope"]}, "keys", r"\['nope'\] not in schema"),
-        ({"partition_columns": ["amount"]}, "partition_columns", "are not merge keys"),
+        ({"partition_by": ["amount"]}, "partition_by", "are not merge keys"),
         ({"dedup_order_by": "missing"}, "dedup_order_by", "not in schema"),
         ({"schema": "id BIGINT, id INT"}, "schema", "more than once"),
         ({"schema": "id BIGINT,"}, "schema", "empty column definition"),
@@ -152,7 +152,7 @@ def test_tag_source_refuses_what_sql_cannot_express() -> None:
         ({"sources": [{"kind": "csv", "path": "/a.csv", "schema": "a INT"}]}, "sources", r"sources\[0\]"),
         ({"schema_evolution": "yes"}, "schema_evolution", "True or False"),
         ({"operator_kwargs": {"table": "/x"}}, "operator_kwargs", "which the group sets itself"),
-        ({"partition_pin": ["ts"]}, "partition_pin", "not in partition_columns"),
+        ({"partition_pin": ["ts"]}, "partition_pin", "not in partition_by"),
     ],
 )
 def test_staging_validation_names_the_argument(change: dict[str, Any], argument: str, message: str) -> None:
@@ -172,7 +172,7 @@ def test_staging_accepts_an_upstream_output_and_auto_pin() -> None:
             return []
 
         staging_append_then_merge(
-            **{**BASE, "sources": land(), "partition_columns": ["tags"], "partition_pin": "auto"}
+            **{**BASE, "sources": land(), "partition_by": ["tags"], "partition_pin": "auto"}
         )
     assert "land" in dag.get_task("staging_append_then_merge.plan_batches").upstream_task_ids
 
@@ -192,6 +192,9 @@ def test_maintenance_group_structure() -> None:
     }
     gate, optimize, vacuum = (dag.get_task(f"table_maintenance.{t}") for t in ("gate", "optimize", "vacuum"))
     assert gate.maintenance_op == "optimize_zorder" and gate.lease_store_url == "sqlite:///x.db"
+    assert (
+        gate.poke_interval == optimize.poll_interval == vacuum.poll_interval == 30
+    )  # one setting, poll_interval
     assert optimize.only_closed_partitions is True and optimize.zorder_by == ["id"] and optimize.retries == 3
     assert vacuum.retention_hours == 200 and vacuum.force is False
 
@@ -213,6 +216,7 @@ def test_maintenance_without_vacuum() -> None:
         ({"partition_values": [{}]}, "partition_values"),
         ({"poll_interval": 0}, "poll_interval"),
         ({"operator_kwargs": {"zorder_by": ["x"]}}, "operator_kwargs"),
+        ({"operator_kwargs": {"poke_interval": 5}}, "operator_kwargs"),
         ({"only_closed_partitions": 1}, "only_closed_partitions"),
     ],
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -96,10 +97,12 @@ def test_dict_round_trip_and_defaults() -> None:
         "t",
         cron="15 3 * * *",
         duration=timedelta(minutes=45),
-        op_kind="blind_append",  # type: ignore[arg-type]
-        partitions=[{"date": "2026-11-20"}],
+        op_kind="blind_append",
+        partition_values=[{"date": "2026-11-20"}],
     )
     assert window.op_kind is OpKind.BLIND_APPEND
+    assert window.to_dict()["partition_values"] == [{"date": "2026-11-20"}]
+    assert "partitions" not in window.to_dict()
     assert WriteWindow.from_dict(window.to_dict()) == window
     explicit = WriteWindow.from_dict(
         {"table": "t", "start": "2026-11-20T10:00:00+00:00", "end": "2026-11-20T11:00:00+00:00"}
@@ -157,6 +160,39 @@ def test_validation_names_field_value_and_fix(kwargs: dict[str, Any], message: s
 def test_unknown_dict_fields_are_named() -> None:
     with pytest.raises(ValueError, match=r"unknown fields \['durtion'\]"):
         WriteWindow.from_dict({"table": "t", "cron": "0 2 * * *", "durtion": 60})
+    with pytest.raises(TypeError, match=r"unexpected keyword arguments \['partiton_values'\]"):
+        WriteWindow("t", cron="0 2 * * *", duration=timedelta(hours=1), partiton_values=[])  # type: ignore[call-arg]
+
+
+def test_partitions_is_the_deprecated_name_of_partition_values() -> None:
+    scope = [{"date": "2026-11-20"}]
+    new = WriteWindow("t", cron="0 2 * * *", duration=timedelta(hours=1), partition_values=scope)
+    with pytest.warns(
+        DeprecationWarning, match=r"WriteWindow: 'partitions' is deprecated .* use partition_values="
+    ) as caught:
+        old = WriteWindow("t", cron="0 2 * * *", duration=timedelta(hours=1), partitions=scope)  # type: ignore[call-arg]
+    assert caught[0].filename == __file__  # the warning points at the caller's line
+    assert old == new and old.partition_values == scope
+    with pytest.warns(DeprecationWarning, match="read WriteWindow.partition_values"):
+        assert new.partitions == scope
+    with pytest.raises(TypeError, match="'partitions' is the old name of 'partition_values'; give only"):
+        WriteWindow(
+            "t", cron="0 2 * * *", duration=timedelta(hours=1), partitions=scope, partition_values=scope
+        )  # type: ignore[call-arg]
+
+
+def test_the_dict_form_reads_the_old_partitions_key_too() -> None:
+    """A window dict written for an older provider (a Variable, a stored trigger's request)."""
+    data = {"table": "t", "cron": "0 2 * * *", "duration_s": 3600, "partitions": [{"date": "2026-11-20"}]}
+    with pytest.warns(DeprecationWarning, match="use partition_values="):
+        window = WriteWindow.from_dict(data)
+    assert window.partition_values == [{"date": "2026-11-20"}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert WriteWindow.from_dict(window.to_dict()) == window
+    both = {**data, "partition_values": [{"date": "2026-11-21"}]}
+    with pytest.raises(ValueError, match="'partitions' is the old name of 'partition_values'"):
+        WriteWindow.from_dict(both)
 
 
 def test_naive_now_is_refused() -> None:

@@ -174,7 +174,7 @@ def test_force_skips_the_refusal_but_still_waits_for_writers(store: SqliteLeaseS
 
 
 def test_windows_block_only_when_they_can_conflict(store: SqliteLeaseStore) -> None:
-    merge = WriteWindow(TABLE, cron="0 10 * * *", duration=timedelta(hours=1), partitions=[D20])
+    merge = WriteWindow(TABLE, cron="0 10 * * *", duration=timedelta(hours=1), partition_values=[D20])
     append = WriteWindow(TABLE, cron="0 10 * * *", duration=timedelta(hours=2), op_kind=OpKind.BLIND_APPEND)
     other = WriteWindow("sales.returns", cron="0 10 * * *", duration=timedelta(hours=3))
     windows = [merge, append, other]
