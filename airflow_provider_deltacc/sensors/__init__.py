@@ -13,9 +13,6 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.sensors.table_version import DeltaTableVersionSensor
     from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
 
-#: The provider sensors' ``poke_interval`` default, in seconds (BaseSensorOperator's own is 60).
-DEFAULT_POKE_INTERVAL = 30.0
-
 _MODULES = {
     "DeltaTableVersionSensor": "table_version",
     "DeltaWriteWindowSensor": "write_window",

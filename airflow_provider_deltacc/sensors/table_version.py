@@ -10,10 +10,10 @@ from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.config import default_deferrable
-from airflow_provider_deltacc.deprecations import RenamesArguments, renamed_argument
+from airflow_provider_deltacc.deprecations import RenamesArguments
 from airflow_provider_deltacc.durations import seconds_argument
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.sensors import DEFAULT_POKE_INTERVAL
+from airflow_provider_deltacc.sensors.arguments import DEFAULT_POKE_INTERVAL, sensor_arguments
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -79,20 +79,14 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         poke_interval: float | timedelta = DEFAULT_POKE_INTERVAL,
         **kwargs: Any,
     ) -> None:
-        owner = type(self).__name__
-        partition_values = renamed_argument(
-            kwargs, "partition", "partition_values", partition_values, owner=owner
-        )
-        poke_interval = renamed_argument(
+        partition_values, poke_interval = sensor_arguments(
             kwargs,
-            "poll_interval",
-            "poke_interval",
-            poke_interval,
-            owner=owner,
-            default=DEFAULT_POKE_INTERVAL,
+            owner=type(self).__name__,
+            old_partition_name="partition",
+            partition_values=partition_values,
+            poke_interval=poke_interval,
+            deferrable=deferrable,
         )
-        if not deferrable:
-            kwargs.setdefault("mode", "reschedule")
         super().__init__(poke_interval=poke_interval, **kwargs)
         self.table = table
         self.after_version = after_version

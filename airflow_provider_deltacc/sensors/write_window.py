@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
 from airflow_provider_deltacc.config import default_deferrable
-from airflow_provider_deltacc.deprecations import RenamesArguments, renamed_argument
+from airflow_provider_deltacc.deprecations import RenamesArguments
 from airflow_provider_deltacc.durations import seconds_argument
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.maintenance_run import MaintenanceRun
 from airflow_provider_deltacc.operators.base import DEFAULT_AIRFLOW_RETRIES, DEFAULT_RETRY_POLICY
-from airflow_provider_deltacc.sensors import DEFAULT_POKE_INTERVAL
+from airflow_provider_deltacc.sensors.arguments import DEFAULT_POKE_INTERVAL, sensor_arguments
 
 if TYPE_CHECKING:
     from airflow.sdk import Context, RetryPolicy
@@ -105,20 +105,14 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
         retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
         **kwargs: Any,
     ) -> None:
-        owner = type(self).__name__
-        partition_values = renamed_argument(
-            kwargs, "partitions", "partition_values", partition_values, owner=owner
-        )
-        poke_interval = renamed_argument(
+        partition_values, poke_interval = sensor_arguments(
             kwargs,
-            "poll_interval",
-            "poke_interval",
-            poke_interval,
-            owner=owner,
-            default=DEFAULT_POKE_INTERVAL,
+            owner=type(self).__name__,
+            old_partition_name="partitions",
+            partition_values=partition_values,
+            poke_interval=poke_interval,
+            deferrable=deferrable,
         )
-        if not deferrable:
-            kwargs.setdefault("mode", "reschedule")
         super().__init__(poke_interval=poke_interval, retries=retries, retry_policy=retry_policy, **kwargs)
         self.table = table
         self.maintenance_op = maintenance_op
