@@ -88,7 +88,8 @@ def analyse(
 ) -> Analysis:
     """Find and judge every pair of provider tasks that can run at the same time on one table.
 
-    :param dags: Airflow DAG objects (analysed together: cross-DAG pairs are found too).
+    :param dags: Airflow DAGs (analysed together: cross-DAG pairs are found too): DAG objects of DAG files, or
+        serialized DAGs as the api-server reads them from the metadata DB (``SerializedDAG``).
     :param reference: where schedule horizons start; now by default.
     :param horizon: how far ahead fire times are compared.
     :param default_duration: how long a run lasts when its DAG has no ``dagrun_timeout``.

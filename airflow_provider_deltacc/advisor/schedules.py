@@ -109,22 +109,11 @@ def dag_schedule(dag: Any, *, default_duration: timedelta = timedelta(hours=1)) 
         "catchup": bool(getattr(dag, "catchup", False)),
         "start": _aware(getattr(dag, "start_date", None)),
     }
-    zone = getattr(timetable, "timezone", None)
-    zone_name = str(getattr(zone, "name", zone) or "UTC")
-    if name == "MultipleCronTriggerTimetable":
-        crons = tuple(str(t.expression) for t in getattr(timetable, "timetables", ()))
-        first = getattr(timetable, "timetables", [None])[0]
-        zone_name = str(getattr(getattr(first, "timezone", None), "name", "UTC"))
+    crons, zone_name, delta = _timetable_fields(timetable)
+    if crons and (name == "MultipleCronTriggerTimetable" or croniter.is_valid(crons[0])):
         return Schedule(
             kind="cron", crons=crons, timezone=zone_name, description=_cron_text(crons, zone_name), **common
         )
-    expression = getattr(timetable, "expression", None)
-    if isinstance(expression, str) and croniter.is_valid(expression):
-        crons = (expression,)
-        return Schedule(
-            kind="cron", crons=crons, timezone=zone_name, description=_cron_text(crons, zone_name), **common
-        )
-    delta = getattr(timetable, "delta", None)
     if isinstance(delta, timedelta):
         return Schedule(kind="delta", delta=delta, description=f"every {delta}", **common)
     if name == "ContinuousTimetable":
@@ -136,6 +125,37 @@ def dag_schedule(dag: Any, *, default_duration: timedelta = timedelta(hours=1)) 
         "AssetOrTimeSchedule": "asset-triggered or timed",
     }.get(name, f"timetable {name} (not computed)")
     return Schedule(kind="anytime", description=why, **common)
+
+
+def _timetable_fields(timetable: Any) -> tuple[tuple[str, ...], str, Any]:
+    """A timetable's cron expressions, time zone name and step (a timedelta, or what it has instead).
+
+    A DAG file's timetable (the task SDK's) has them as attributes; a serialized DAG's (Airflow core's) keeps
+    them private and gives them from ``serialize()``, the form the DAG was stored in.
+    """
+    if hasattr(timetable, "timetables") or hasattr(timetable, "expression") or hasattr(timetable, "delta"):
+        parts = list(getattr(timetable, "timetables", None) or [timetable])
+        crons = tuple(str(t.expression) for t in parts if isinstance(getattr(t, "expression", None), str))
+        return crons, _zone_name(getattr(parts[0], "timezone", None)), getattr(timetable, "delta", None)
+    try:
+        fields = timetable.serialize() if callable(getattr(timetable, "serialize", None)) else {}
+    except Exception:  # a custom timetable's own serialization: its schedule is not computed
+        fields = {}
+    expressions = fields.get("expressions") or [fields.get("expression")]
+    crons = tuple(str(e) for e in expressions if isinstance(e, str))
+    delta = fields.get("delta")
+    if isinstance(delta, int | float) and not isinstance(delta, bool):
+        delta = timedelta(seconds=delta)  # a timedelta step is stored in seconds, a relativedelta as a dict
+    return crons, _zone_name(fields.get("timezone")), delta
+
+
+def _zone_name(zone: Any) -> str:
+    """The name of a time zone given as a name, a pendulum zone or (serialized) a UTC offset in seconds."""
+    if isinstance(zone, int) and not isinstance(zone, bool):
+        from pendulum import FixedTimezone
+
+        return str(FixedTimezone(zone).name)
+    return str(getattr(zone, "name", zone) or "UTC")
 
 
 def _cron_text(crons: tuple[str, ...], zone: str) -> str:

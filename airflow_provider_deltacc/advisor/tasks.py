@@ -131,7 +131,7 @@ def _merge(task: Any, notes: list[str]) -> tuple[str, Scope]:
     if isinstance(pin, RunTime):
         notes.append(pin.why)
         return "MERGE (pin decided at run time)", Scope("unknown", note=pin.why)
-    if pin is None:
+    if pin is None or (isinstance(pin, list | tuple) and not pin):  # [] pins nothing either (the job's null)
         return "MERGE without partition pin", WHOLE
     if pin == "keyed" and condition and not isinstance(condition, RunTime):
         return "MERGE with an explicit ON condition (not pinned)", WHOLE

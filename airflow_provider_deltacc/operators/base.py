@@ -7,15 +7,18 @@ takes only the arguments it uses.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Mapping, Sequence
+from datetime import date, timedelta
+from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow.sdk import BaseOperator
+from airflow.sdk import BaseOperator, XComArg
 
 from airflow_provider_deltacc.assets import declare_table_outlet, mapped_outlets, record_table_event
 from airflow_provider_deltacc.deprecations import RenamesArguments
@@ -38,6 +41,8 @@ if TYPE_CHECKING:
 
 DEFAULT_AIRFLOW_RETRIES = 2
 DEFAULT_RETRY_POLICY = DeltaConflictRetryPolicy()
+#: The serialized field (a JSON string) with what the conflict advisor reads besides template fields.
+ADVISOR_JSON = "advisor_json"
 
 
 class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
@@ -103,6 +108,9 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
     operator_extra_links = (DeltaCommitReportLink(),)
     ui_color = "#00ADD4"
     ui_fgcolor = "#fff"
+    #: Constructor arguments the conflict advisor reads that are not template fields. The DAG processor stores
+    #: them in the serialized DAG too (:attr:`advisor_json`): the api-server reads DAGs from there.
+    advisor_arguments: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -153,13 +161,39 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
     @classmethod
     def partial(cls, **kwargs: Any) -> Any:
         """Airflow's ``partial()``, with the table's asset (or the task's alias) declared as an outlet: a
-        mapped task's ``__init__`` runs only when it runs, after outlets must be known."""
+        mapped task's ``__init__`` runs only when it runs, after outlets must be known. A dataclass among the
+        :attr:`advisor_arguments` (``table_traits``) goes on as its dict form, which the operator takes too:
+        the serialized DAG keeps a dict, but only the text of a dataclass."""
+        for name in cls.advisor_arguments:
+            value = kwargs.get(name)
+            if dataclasses.is_dataclass(value) and not isinstance(value, type):
+                kwargs[name] = dataclasses.asdict(value)
         operator_partial = super().partial(**kwargs)
         dag = operator_partial.kwargs.get("dag")
         outlets = mapped_outlets(operator_partial.kwargs, dag_id=dag.dag_id if dag else None)
         if outlets is not None:
             operator_partial.kwargs["outlets"] = outlets
         return operator_partial
+
+    @classmethod
+    def get_serialized_fields(cls) -> frozenset[str]:
+        """Airflow's serialized fields and :attr:`advisor_json` (added as Airflow's sensors add theirs)."""
+        return frozenset(super().get_serialized_fields() | {ADVISOR_JSON})
+
+    @property
+    def advisor_json(self) -> str:
+        """The provider class, the values of :attr:`advisor_arguments` and the template fields the advisor
+        would misread from Airflow's text of them (``as_text``: a timestamp in a partition spec), as JSON
+        text. One string rather than a field per argument: Airflow keeps a string as it is (a dict field would
+        not deserialize), an explicit None stays in it, and a value Airflow cannot serialize cannot break the
+        DAG's serialization."""
+        provider = next(c for c in type(self).__mro__ if c.__module__.startswith(f"{_PACKAGE}."))
+        found = {
+            "class": f"{provider.__module__}.{provider.__qualname__}",
+            "arguments": {name: _json_value(getattr(self, name, None)) for name in self.advisor_arguments},
+            "as_text": sorted(n for n in self.template_fields if not _reads_alike(getattr(self, n, None))),
+        }
+        return json.dumps(found, sort_keys=True)
 
     @cached_property
     def hook(self) -> DeltaCCHook:
@@ -413,6 +447,47 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
     def on_kill(self) -> None:
         if "hook" in self.__dict__:
             self.hook.on_kill()
+
+
+_PACKAGE = __name__.split(".", 1)[0]
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` as plain JSON, the same text in every parse (the DAG's hash must not change): enums by value,
+    dataclasses as dicts, sets sorted, any other object as its text or, without one, its class name."""
+    if isinstance(value, Enum):
+        return _json_value(value.value)
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _json_value(dataclasses.asdict(value))
+    if isinstance(value, Mapping):
+        return {str(key): _json_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_value(item) for item in value]
+    if isinstance(value, set | frozenset):
+        return sorted((_json_value(item) for item in value), key=str)
+    kind = type(value)
+    if callable(value) or (kind.__str__ is object.__str__ and kind.__repr__ is object.__repr__):
+        return f"<{kind.__module__}.{kind.__qualname__}>"  # the default repr holds a memory address
+    return str(value)
+
+
+def _reads_alike(value: Any, *, nested: bool = False) -> bool:
+    """Whether the advisor reads a template field's value from a serialized DAG as from the operator.
+
+    Airflow stores an object as its text. At the top of a field that reads the same (a source function is no
+    inline rows either way, a decimal's text is its number); inside a list or a dict, a timestamp's or a
+    decimal's text would read as a partition value the advisor cannot predict from the object. A date keeps
+    its ISO text, an XComArg becomes a template naming its task.
+    """
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _reads_alike(v, nested=True) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_reads_alike(item, nested=True) for item in value)
+    if not nested or value is None or isinstance(value, str | int | float | bool | XComArg):
+        return True
+    return type(value) is date
 
 
 def lease_holder(context: Context) -> str:

@@ -45,6 +45,7 @@ class DeltaOptimizeOperator(DeltaMaintenanceOperator):
 
     operation = "optimize"
     template_fields: Sequence[str] = (*DeltaMaintenanceOperator.template_fields, "partition_values")
+    advisor_arguments = (*DeltaMaintenanceOperator.advisor_arguments, "zorder_by")
 
     def __init__(
         self,
@@ -149,6 +150,7 @@ class DeltaVacuumOperator(DeltaMaintenanceOperator):
 
     operation = "vacuum"
     template_fields: Sequence[str] = (*DeltaMaintenanceOperator.template_fields, "retention_hours")
+    advisor_arguments = (*DeltaMaintenanceOperator.advisor_arguments, "force")
 
     def __init__(
         self,

@@ -71,6 +71,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
 
     ui_color = "#8DC63F"
     renamed_arguments = {"max_wait": "gate_wait_timeout"}
+    advisor_arguments = (*DeltaBaseOperator.advisor_arguments, "profile", "table_traits")
 
     def __init__(
         self,
@@ -129,16 +130,16 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
     # -- the flow ----------------------------------------------------------------------------------
     def validate_arguments(self) -> None:
         super().validate_arguments()
-        optional_seconds(self.gate_wait_timeout, "gate_wait_timeout")
         seconds_argument(self.poll_interval, "poll_interval")
+        optional_seconds(self.gate_wait_timeout, "gate_wait_timeout")
         optional_seconds(self.expected_duration, "expected_duration")
 
     def gate_run(self) -> MaintenanceRun:
         """This try's wait at the gate (carried over from before a deferral)."""
         return MaintenanceRun(
             self,
-            timeout_s=optional_seconds(self.gate_wait_timeout, "gate_wait_timeout"),
             poll_interval_s=seconds_argument(self.poll_interval, "poll_interval"),
+            timeout_s=optional_seconds(self.gate_wait_timeout, "gate_wait_timeout"),
             timeout_name="gate_wait_timeout",
             waiting_since=self._waiting_since,
         )

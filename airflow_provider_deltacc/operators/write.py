@@ -58,6 +58,7 @@ class DeltaAppendOperator(DeltaWriteOperator):
 
     operation = "append"
     template_fields: Sequence[str] = (*DeltaWriteOperator.template_fields, "source")
+    advisor_arguments = (*DeltaWriteOperator.advisor_arguments, "partition_by", "merge_schema", "cluster_by")
 
     def __init__(
         self,
@@ -148,6 +149,7 @@ class DeltaMergeOperator(DeltaWriteOperator):
         "when_matched",
         "when_not_matched",
     )
+    advisor_arguments = (*DeltaWriteOperator.advisor_arguments, "partition_pin")
 
     def __init__(
         self,
@@ -172,6 +174,15 @@ class DeltaMergeOperator(DeltaWriteOperator):
         self.dedup_order_by = dedup_order_by
         self.dedup_keys = dedup_keys
         parse_time.check_merge(self.task_id, self.table, partition_pin)
+
+    @classmethod
+    def partial(cls, **kwargs: Any) -> Any:
+        """Airflow's ``partial()``; ``partition_pin=None`` goes on as ``[]``, which the job and the write
+        lease read as no pin too: the serialized DAG leaves out a partial argument that is None, so the
+        conflict advisor would read the default ``"keyed"`` from it."""
+        if "partition_pin" in kwargs and kwargs["partition_pin"] is None:
+            kwargs["partition_pin"] = []
+        return super().partial(**kwargs)
 
     def build_source(self, context: Context) -> dict[str, Any] | None:
         return source_spec(self.source, context=context)
@@ -281,6 +292,7 @@ class DeltaSqlOperator(DeltaWriteOperator):
     renamed_arguments = {**DeltaWriteOperator.renamed_arguments, "statement_class": "op_class"}
     template_fields: Sequence[str] = (*DeltaWriteOperator.template_fields, "statement", "source", "args")
     template_ext: Sequence[str] = (".sql",)
+    advisor_arguments = (*DeltaWriteOperator.advisor_arguments, "op_class")
     template_fields_renderers = {**DeltaWriteOperator.template_fields_renderers, "statement": "sql"}
 
     def __init__(

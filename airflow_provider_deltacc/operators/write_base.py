@@ -53,6 +53,7 @@ class DeltaWriteOperator(DeltaBaseOperator):
     """
 
     template_fields: Sequence[str] = (*DeltaBaseOperator.template_fields, "txn_app_id", "txn_version")
+    advisor_arguments = (*DeltaBaseOperator.advisor_arguments, "use_write_lease")
     renamed_arguments = {"admission_timeout": "admission_wait_timeout"}
 
     def __init__(

@@ -45,7 +45,6 @@ def create_app() -> FastAPI:
 
     @app.get("/conflicts", response_class=HTMLResponse)
     def conflicts(user: Any = Depends(get_user)) -> str:  # noqa: B008 (FastAPI's dependency idiom)
-        from airflow.configuration import conf
         from airflow.utils.session import create_session
 
         from airflow_provider_deltacc.ui.data import REPORT_LIMIT, buckets_by_table, read_reports, try_rows
@@ -56,9 +55,7 @@ def create_app() -> FastAPI:
         with create_session() as session:
             reports = read_reports(session, dag_ids=dag_ids)
         decisions = [row for task in reports for row in try_rows(task) if row.decision][:200]
-        pairs = conflict_pairs(
-            [r.with_ids() for r in reports], dags_folder=conf.get("core", "dags_folder", fallback=None)
-        )
+        pairs = conflict_pairs([r.with_ids() for r in reports])
         bounded = REPORT_LIMIT if len(reports) >= REPORT_LIMIT else None
         return conflicts_page(buckets_by_table(reports), decisions, pairs, newest_only=bounded)
 

@@ -1,9 +1,10 @@
 """The task pairs that conflict most, with the conflict advisor's suggested fix.
 
-The advisor (:mod:`airflow_provider_deltacc.advisor`) predicts the pairs from the DAG files and
+The advisor (:mod:`airflow_provider_deltacc.advisor`) predicts the pairs from the DAGs as Airflow serialized
+them into the metadata DB (the api-server imports no DAG file) and
 :func:`~airflow_provider_deltacc.advisor.observed.attach_observed` counts the observed conflicts on them; a
-pair that needs the DAG files the api-server cannot parse is still listed, from the reports alone, with the
-conflict's own advice.
+pair in a DAG the api-server cannot read there (not serialized yet, or not deserializable) is still listed,
+from the reports alone, with the conflict's own advice.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from airflow_provider_deltacc.ui.data import report_table
 
 log = logging.getLogger(__name__)
 
-#: Seconds an analysis of the DAG files is reused (parsing DAG files on every page load would be slow).
+#: Seconds an analysis is reused while the DAGs it read are unchanged (deserializing and analysing them on
+#: every page load would be slow; the schedules it compares move with time).
 _ANALYSIS_TTL_S = 300.0
-_analyses: dict[tuple[str, tuple[str, ...]], tuple[float, tuple[Any, frozenset[str]]]] = {}
+#: (dag_id, dag_hash) of the DAGs analysed -> (when, (analysis, the DAGs it covers)).
+_analyses: dict[tuple[tuple[str, str], ...], tuple[float, tuple[Any, frozenset[str]]]] = {}
 
 
 @dataclass(frozen=True)
@@ -41,32 +44,50 @@ class ConflictPair:
     source: str
 
 
-def _analysis(dags_folder: str, dag_ids: tuple[str, ...]) -> tuple[Any, frozenset[str]]:
-    """The advisor's analysis of the DAGs ``dag_ids`` found in ``dags_folder`` (None: none found), and
-    which DAGs it covers."""
-    key = (dags_folder, dag_ids)
-    cached = _analyses.get(key)
-    if cached is not None and time.monotonic() - cached[0] < _ANALYSIS_TTL_S:
-        return cached[1]
-    from airflow.dag_processing.dagbag import DagBag
+def _serialized_dags(rows: Sequence[Any]) -> list[Any]:
+    """The DAGs of the serialized DAG rows; one that does not deserialize here (a timetable or a class of a
+    plugin the api-server lacks) is left out, so its pairs come from the reports."""
+    dags = []
+    for row in rows:
+        try:
+            dags.append(row.dag)
+        except Exception as exc:
+            log.warning("the conflict advisor cannot read the serialized DAG %s: %s", row.dag_id, exc)
+    return dags
+
+
+def _analysis(dag_ids: tuple[str, ...]) -> tuple[Any, frozenset[str]]:
+    """The advisor's analysis of the latest serialized DAGs ``dag_ids`` (None: none is serialized), and which
+    DAGs it covers."""
+    from airflow.models.serialized_dag import SerializedDagModel
+    from airflow.utils.session import create_session
 
     from airflow_provider_deltacc.advisor.analysis import analyse
 
-    bag = DagBag(dag_folder=dags_folder)
-    dags = [bag.dags[d] for d in dag_ids if d in bag.dags]
-    found = (analyse(dags) if dags else None, frozenset(d.dag_id for d in dags))
-    _analyses[key] = (time.monotonic(), found)
+    if not dag_ids:
+        return None, frozenset()
+    with create_session() as session:
+        rows = SerializedDagModel.get_latest_serialized_dags(dag_ids=list(dag_ids), session=session)
+        key = tuple(sorted((str(row.dag_id), str(row.dag_hash)) for row in rows))
+        now = time.monotonic()
+        cached = _analyses.get(key)
+        if cached is not None and now - cached[0] < _ANALYSIS_TTL_S:
+            return cached[1]
+        dags = _serialized_dags(rows)
+    found = (analyse(dags) if dags else None, frozenset(str(d.dag_id) for d in dags))
+    for stale, (when, _) in list(_analyses.items()):  # the api-server serves requests in threads
+        if now - when >= _ANALYSIS_TTL_S:
+            _analyses.pop(stale, None)
+    _analyses[key] = (now, found)
     return found
 
 
-def _from_advisor(
-    reports: Sequence[Mapping[str, Any]], dags_folder: str
-) -> tuple[list[ConflictPair], frozenset[str]]:
+def _from_advisor(reports: Sequence[Mapping[str, Any]]) -> tuple[list[ConflictPair], frozenset[str]]:
     """The advisor's pairs with observed conflicts, and the DAGs it analysed."""
     from airflow_provider_deltacc.advisor.observed import attach_observed
 
     dag_ids = tuple(sorted({str(r.get("dag_id")) for r in reports if r.get("dag_id")}))
-    analysis, analysed = _analysis(dags_folder, dag_ids)
+    analysis, analysed = _analysis(dag_ids)
     if analysis is None:
         return [], frozenset()
     observed, _ = attach_observed(analysis, reports)
@@ -133,21 +154,18 @@ def _from_reports(
     ]
 
 
-def conflict_pairs(
-    reports: Sequence[Mapping[str, Any]], *, dags_folder: str | None, limit: int = 10
-) -> list[ConflictPair]:
+def conflict_pairs(reports: Sequence[Mapping[str, Any]], *, limit: int = 10) -> list[ConflictPair]:
     """The ``limit`` pairs with the most conflicts, most first.
 
     :param reports: commit reports with ``dag_id``/``task_id`` (see ``TaskReport.with_ids``).
-    :param dags_folder: where the advisor parses the DAGs; None: from the reports alone.
+    :param limit: how many pairs.
     """
     pairs: list[ConflictPair] = []
     analysed: frozenset[str] = frozenset()
-    if dags_folder:
-        try:
-            pairs, analysed = _from_advisor(reports, dags_folder)
-        except Exception as exc:
-            log.warning("the conflict advisor could not analyse %s: %s", dags_folder, exc)
-    # The DAGs the advisor could not analyse (no file, an import error) still have their pairs.
+    try:
+        pairs, analysed = _from_advisor(reports)
+    except Exception as exc:
+        log.warning("the conflict advisor could not analyse the serialized DAGs: %s", exc)
+    # The DAGs the advisor could not analyse (not serialized, not deserializable) still have their pairs.
     pairs += _from_reports(reports, losers_not_in=analysed if pairs else frozenset())
     return sorted(pairs, key=lambda p: (-p.conflicts, p.table, p.loser, p.winner))[:limit]

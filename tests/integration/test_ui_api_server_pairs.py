@@ -1,6 +1,7 @@
-"""The conflicts page of a real ``airflow api-server`` whose DAG folder holds the DAG file: the task pairs
-and their fixes are the conflict advisor's (it parses the DAG files in the api-server), not the fallback
-read from the reports alone. No browser: a JWT from the simple auth manager's ``/auth/token``."""
+"""The conflicts page of a real ``airflow api-server``: the task pairs and their fixes are the conflict
+advisor's, read from the DAG serialized in the metadata DB, not the fallback read from the reports alone. The
+api-server imports no DAG file: its DAGs folder holds only a file that leaves a mark and raises when imported.
+No browser: a JWT from the simple auth manager's ``/auth/token``."""
 
 from __future__ import annotations
 
@@ -9,30 +10,32 @@ import re
 import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.support.api_server import ADMIN_PASSWORD, ADMIN_USER, api_server
 from tests.support.commit_reports import committed_try, final_report, lost_try, retried_then_committed
-from tests.support.ui_metadata import PastTry, TaskRow, add_task_instances, clear_task_instances
+from tests.support.serialized_dags import remove_serialized_dags, write_serialized_dags
+from tests.support.ui_metadata import PastTry, TaskRow, add_task_instances
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.filterwarnings("ignore::UserWarning")]
 
 DAG_ID = "deltacc_test_ui_pairs"
 TABLE = "/lake/ui_pairs_orders"
-DAG_FILE = f"""
-from datetime import datetime
+ROWS = {"kind": "rows", "rows": [[1, "2026-11-01", "x"]], "schema": "id INT, date STRING, v STRING"}
 
-from airflow.sdk import DAG
 
-from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator
+def _dag() -> Any:
+    """An unpinned MERGE and a blind append on one table (the advisor predicts they conflict)."""
+    from airflow.sdk import DAG
 
-ROWS = {{"kind": "rows", "rows": [[1, "2026-11-01", "x"]], "schema": "id INT, date STRING, v STRING"}}
+    from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator
 
-with DAG("{DAG_ID}", schedule=None, start_date=datetime(2026, 1, 1)):
-    DeltaMergeOperator(task_id="merge", table="{TABLE}", source=ROWS, keys=["id"], partition_pin=None)
-    DeltaAppendOperator(task_id="append", table="{TABLE}", source=ROWS)
-"""
+    with DAG(DAG_ID, schedule=None, start_date=datetime(2026, 1, 1)) as dag:
+        DeltaMergeOperator(task_id="merge", table=TABLE, source=ROWS, keys=["id"], partition_pin=None)
+        DeltaAppendOperator(task_id="append", table=TABLE, source=ROWS)
+    return dag
 
 
 def _rows() -> list[TaskRow]:
@@ -57,17 +60,19 @@ def _get(url: str, token: str) -> str:
         return str(response.read().decode())
 
 
-def test_the_conflicts_page_shows_the_advisors_pairs_when_the_api_server_parses_the_dag_files(
+def test_the_conflicts_page_shows_the_advisors_pairs_from_the_serialized_dag(
     airflow_db: Path, tmp_path: Path
 ) -> None:
     from airflow.utils.session import create_session
 
     dags = tmp_path / "dags"
     dags.mkdir()
-    (dags / "orders.py").write_text(DAG_FILE)
-    with create_session() as session:
-        add_task_instances(session, _rows())
+    imported = tmp_path / "imported"
+    (dags / "orders.py").write_text(f"open({str(imported)!r}, 'w').close()\nraise RuntimeError('imported')\n")
+    write_serialized_dags([_dag()])
     try:
+        with create_session() as session:
+            add_task_instances(session, _rows())
         with api_server(tmp_path / "api-home", dags_folder=dags) as server:
             login = urllib.request.Request(
                 f"{server.url}/auth/token",
@@ -78,9 +83,9 @@ def test_the_conflicts_page_shows_the_advisors_pairs_when_the_api_server_parses_
                 token = json.loads(response.read())["access_token"]
             page = _get(f"{server.url}/deltacc/conflicts", token)
     finally:
-        with create_session() as session:
-            clear_task_instances(session, [DAG_ID])
+        remove_serialized_dags([DAG_ID])
 
+    assert not imported.exists(), "the api-server imported a DAG file"
     pairs = [re.sub(r"<[^>]+>", "|", row) for row in re.findall(r"<tr class='pair'>(.*?)</tr>", page)]
     mine = [row for row in pairs if TABLE in row]
     assert len(mine) == 1, pairs

@@ -56,7 +56,7 @@ def api_server(home: Path, *, dags_folder: Path) -> Iterator[ApiServer]:
     """Start ``airflow api-server`` with AIRFLOW_HOME ``home`` on a free port; stop it afterwards.
 
     :param home: the server's own AIRFLOW_HOME (config, password file, log).
-    :param dags_folder: the DAG folder it reads (the advisor parses it for the conflicts page).
+    :param dags_folder: its DAG folder (the conflicts page reads the serialized DAGs, never these files).
     """
     home.mkdir(parents=True, exist_ok=True)
     passwords = home / "simple_auth_manager_passwords.json"
