@@ -1,7 +1,7 @@
 """Every exception of the provider, in one place.
 
 The operators, sensors and hooks raise the ``DeltaCC*``/``Delta*`` errors defined here, and
-:mod:`airflow_provider_deltacc.retry_policy` decides on them::
+:mod:`airflow_provider_deltacc.retries.policy` decides on them::
 
     DeltaCCError (AirflowException)   carries the job's report
      ├ DeltaConflictRetryable         a retryable conflict outlasted the in-job retries: Airflow retries

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_provider_deltacc import __version__
-from airflow_provider_deltacc.config import provider_config
+from airflow_provider_deltacc.deployment.config import provider_config
 
 _INTEGRATION = "Delta Lake"
 
@@ -75,7 +75,7 @@ def get_provider_info() -> dict[str, Any]:
             {"class-name": f"airflow_provider_deltacc.decorators.delta.{name}_task", "name": name}
             for name in ("delta_merge", "delta_append", "delta_overwrite_partitions")
         ],
-        "extra-links": ["airflow_provider_deltacc.links.DeltaCommitReportLink"],
+        "extra-links": ["airflow_provider_deltacc.observability.links.DeltaCommitReportLink"],
         # The [deltacc] section: `airflow config list` shows it, AIRFLOW__DELTACC__* sets it.
         "config": provider_config(),
         "plugins": [

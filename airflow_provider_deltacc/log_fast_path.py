@@ -1,424 +1,57 @@
-"""Answer a job from the table's Delta log with delta-rs, before any Spark session or JVM starts.
+"""Moved to :mod:`airflow_provider_deltacc.delta_log.fast_path`.
 
-Two kinds of job need no Spark at all:
-
-* **a committed duplicate**: the version the log records for the job's txn app id is ``>=`` the job's own,
-  so Delta would skip the write. It is reported ``skipped_duplicate`` with the same metrics the engine gives
-  (``recorded_txn_version``, ``committed_version``, ``skip_reason``);
-* **an empty create of an existing table**: an ``append`` of no inline rows (what ``create_if_missing``
-  tasks such as the staging group's ``create_staging``/``create_target`` submit) to a table that exists,
-  when the engine would accept it (the partition columns match ``partition_by``, every declared column
-  exists with the same type). Nothing to create, nothing to write: a no-op report.
-
-Both reports say ``"answered_by": "delta-log"`` in their metrics. Whatever the log cannot answer exactly as
-Delta would, falls through to Spark (the answer is None): catalog tables (no path to read), relative paths
-and scheme-less paths when ``spark.hadoop.fs.defaultFS`` points elsewhere, S3 tables the job would refuse
-without a ``storage_guard``, storage delta-rs cannot open or read (any error, logged at debug), reader
-features that change how the log is replayed (``v2Checkpoint``, catalog-managed commits, unknown ones),
-tables with ``delta.setTransactionRetentionDuration`` (Delta's snapshot drops expired txn entries, delta-rs
-does not), and operations without a txn identity (OPTIMIZE, VACUUM).
-
-A job the log does not answer is still told what it showed (:class:`LogAnswer`): that its txn identity was
-unrecorded at the version read, so the job's first attempt need not read the recorded versions again.
-
-This runs in the Airflow worker, not on the Spark driver: it imports neither Airflow nor pyspark, and
-``deltalake`` only when a log is read.
+This path re-exports its names, with a :class:`DeprecationWarning`, for one release.
 """
 
 from __future__ import annotations
 
-import logging
-import re
-import time
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+import warnings
 
-from airflow_provider_deltacc.contract.commits import scan_for_txn_commit
-from airflow_provider_deltacc.contract.ddl import delta_primitive_type, split_ddl_columns
-from airflow_provider_deltacc.contract.spec import AppendOptions, JobSpec
-from airflow_provider_deltacc.contract.table import is_path, local_path
-from airflow_provider_deltacc.contract.txn import already_committed, committed_reason, duplicate_metrics
-from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
-
-log = logging.getLogger(__name__)
-
-#: The ``answered_by`` metric of a report the log gave.
-ANSWERED_BY = "delta-log"
-TXN_RETENTION_PROPERTY = "delta.setTransactionRetentionDuration"
-#: Reader features that change what a data file means, not how the log is replayed into a snapshot.
-LOG_SAFE_READER_FEATURES = frozenset(
-    {
-        "columnMapping",
-        "deletionVectors",
-        "timestampNtz",
-        "typeWidening",
-        "typeWidening-preview",
-        "vacuumProtocolCheck",
-        "variantType",
-        "variantType-preview",
-    }
+from airflow_provider_deltacc.delta_log.fast_path import (
+    ANSWERED_BY,
+    LOG_SAFE_READER_FEATURES,
+    TXN_RETENTION_PROPERTY,
+    LogAnswer,
+    LogColumn,
+    LogSnapshot,
+    Verdict,
+    answer_from_log,
+    consult_log,
+    empty_append_accepted,
+    fast_path_verdict,
+    find_committed_version,
+    is_empty_append,
+    log,
+    log_may_answer,
+    log_replay_supported,
+    read_snapshot,
+    txn_known_unrecorded,
 )
-_DEFAULT_FS_CONF = "spark.hadoop.fs.defaultFS"
-# Makes a DDL ``TIMESTAMP`` mean TIMESTAMP_NTZ for the job.
-_TIMESTAMP_TYPE_CONF = "spark.sql.timestampType"
-# Column metadata that makes Delta check more than the type when a column is written.
-_IDENTITY_PREFIX = "delta.identity."
-_CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
-_URI_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
 
-Verdict = Literal["duplicate", "table_exists"]
-
-
-@dataclass(frozen=True)
-class LogColumn:
-    """A top-level column of the table's schema.
-
-    :param name: the column name (logical, also under column mapping).
-    :param type: the Delta log's name of a primitive type (``long``, ``decimal(10,2)``), "" for others.
-    :param nullable: whether the column accepts nulls.
-    :param metadata_keys: the keys of the column's metadata.
-    """
-
-    name: str
-    type: str
-    nullable: bool
-    metadata_keys: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True)
-class LogSnapshot:
-    """What the fast path needs from the table's latest snapshot.
-
-    :param version: the snapshot's table version.
-    :param min_reader_version: the protocol's minimum reader version.
-    :param reader_features: the protocol's reader features.
-    :param configuration: the table properties.
-    :param partition_columns: the partition columns, in table order.
-    :param columns: the top-level columns.
-    :param recorded_txn_version: the version recorded for the job's txn app id, -1 when none.
-    """
-
-    version: int
-    min_reader_version: int
-    reader_features: frozenset[str]
-    configuration: Mapping[str, str]
-    partition_columns: tuple[str, ...]
-    columns: tuple[LogColumn, ...]
-    recorded_txn_version: int = -1
-
-    def column(self, name: str) -> LogColumn | None:
-        """The column spelled exactly ``name``, or None.
-
-        :param name: the column name.
-        """
-        return next((column for column in self.columns if column.name == name), None)
-
-
-@dataclass(frozen=True)
-class LogAnswer:
-    """What the table's Delta log told about a job before any Spark started.
-
-    :param report: the job's report when the log answers it (see :func:`answer_from_log`), else None.
-    :param unrecorded_at: when the log does not answer, the table version at which it showed the job's txn
-        identity unrecorded (a fresh write), or None when it was not read or cannot be trusted for it.
-    """
-
-    report: dict[str, Any] | None = None
-    unrecorded_at: int | None = None
-
-    def spec_to_run(self, spec: Mapping[str, Any]) -> dict[str, Any]:
-        """``spec`` with what the log told the job: ``txn.unrecorded_at`` when the identity was unrecorded, so
-        the job's first attempt need not read the recorded versions again (a Spark job over the log) before
-        it calls a source function.
-
-        :param spec: the job spec this answer is for.
-        """
-        txn = spec.get("txn")
-        if self.unrecorded_at is None or not isinstance(txn, Mapping):
-            return dict(spec)
-        return {**spec, "txn": {**txn, "unrecorded_at": self.unrecorded_at}}
-
-
-def answer_from_log(
-    spec: Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None
-) -> dict[str, Any] | None:
-    """Return the job's report when the table's Delta log alone gives Delta's answer, else None (run it).
-
-    :param spec: the job spec (see :mod:`airflow_provider_deltacc.spark_job.spec`), ``spark_conf`` merged in.
-    :param storage_options: delta-rs storage options (object-store credentials); None uses the environment.
-    """
-    return consult_log(spec, storage_options=storage_options).report
-
-
-def consult_log(spec: Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None) -> LogAnswer:
-    """Read the table's Delta log for the job: its report when the log answers it, else what the job may
-    skip re-reading (see :class:`LogAnswer`).
-
-    :param spec: the job spec (see :mod:`airflow_provider_deltacc.spark_job.spec`), ``spark_conf`` merged in.
-    :param storage_options: delta-rs storage options (object-store credentials); None uses the environment.
-    """
-    started_at, start = time.time(), time.monotonic()
-    job = _parse(spec)
-    if job is None or not log_may_answer(job):
-        return LogAnswer()
-    try:
-        snapshot = read_snapshot(job.table, job.txn.app_id if job.txn else None, storage_options)
-    except Exception as exc:  # no table there, storage delta-rs cannot reach: Spark says what is wrong
-        log.debug("cannot read the Delta log of %s with delta-rs (%s); Spark runs the job", job.table, exc)
-        return LogAnswer()
-    verdict = fast_path_verdict(job, snapshot)
-    if verdict is None:
-        return LogAnswer(unrecorded_at=snapshot.version if txn_known_unrecorded(job, snapshot) else None)
-    if verdict == "duplicate":
-        assert job.txn is not None
-        recorded = snapshot.recorded_txn_version
-        committed = find_committed_version(job.table, job.txn.app_id, job.txn.version, snapshot.version)
-        metrics = duplicate_metrics(recorded, committed, committed_reason(job.txn, recorded))
-    else:
-        metrics = {
-            "created_table": False,
-            "noop": True,
-            "noop_reason": "the table already exists and the append has no rows: nothing to create or write",
-        }
-    return LogAnswer(report=_report(job, snapshot, verdict, metrics, started_at, time.monotonic() - start))
-
-
-def txn_known_unrecorded(job: JobSpec, snapshot: LogSnapshot) -> bool:
-    """Whether the snapshot shows the job's txn identity unrecorded exactly as Delta's snapshot would.
-
-    delta-rs keeps txn entries that Delta's retention drops, so an identity delta-rs shows unrecorded is
-    unrecorded for Delta too; but only on a log delta-rs replays as Delta does.
-
-    :param job: the parsed spec.
-    :param snapshot: the table's latest snapshot.
-    """
-    return (
-        job.txn is not None
-        and log_replay_supported(snapshot)
-        and not already_committed(snapshot.recorded_txn_version, job.txn)
-    )
-
-
-def log_may_answer(job: JobSpec) -> bool:
-    """Whether the job is one the log could answer, judged from the spec alone (no I/O).
-
-    :param job: the parsed spec.
-    """
-    if job.txn is None and not is_empty_append(job):
-        return False  # OPTIMIZE, VACUUM and writes without an identity: nothing to skip
-    if not is_path(job.table):
-        return False  # a catalog table: its location is the catalog's to resolve
-    if not _URI_RE.match(job.table):
-        if not job.table.startswith("/"):
-            return False  # relative to the Spark driver's working directory, not ours
-        if not job.spark_conf.get(_DEFAULT_FS_CONF, "file:").startswith("file:"):
-            return False  # Spark resolves a scheme-less path on another file system
-    return _storage_accepted(job)
-
-
-def is_empty_append(job: JobSpec) -> bool:
-    """Whether the job appends no rows: an inline ``rows`` source with an empty list.
-
-    :param job: the parsed spec.
-    """
-    source = job.source
-    return job.operation == "append" and source is not None and source.kind == "rows" and not source.rows
-
-
-def read_snapshot(
-    table: str, app_id: str | None, storage_options: Mapping[str, str] | None = None
-) -> LogSnapshot:
-    """Read the table's latest snapshot with delta-rs.
-
-    :param table: a path or URI.
-    :param app_id: the txn app id whose recorded version to read, or None.
-    :param storage_options: delta-rs storage options.
-    :raises Exception: whatever delta-rs raises (no Delta table there, unreachable storage).
-    """
-    from deltalake import DeltaTable
-    from deltalake.schema import PrimitiveType
-
-    delta = DeltaTable(table, storage_options=dict(storage_options or {}))
-    protocol = delta.protocol()
-    metadata = delta.metadata()
-    recorded = delta.transaction_version(app_id) if app_id is not None else None
-    columns = tuple(
-        LogColumn(
-            name=field.name,
-            type=field.type.type if isinstance(field.type, PrimitiveType) else "",
-            nullable=bool(field.nullable),
-            metadata_keys=frozenset(field.metadata or {}),
-        )
-        for field in delta.schema().fields
-    )
-    return LogSnapshot(
-        version=delta.version(),
-        min_reader_version=int(protocol.min_reader_version),
-        reader_features=frozenset(protocol.reader_features or ()),
-        configuration=dict(metadata.configuration),
-        partition_columns=tuple(metadata.partition_columns),
-        columns=columns,
-        recorded_txn_version=-1 if recorded is None else int(recorded),
-    )
-
-
-def fast_path_verdict(job: JobSpec, snapshot: LogSnapshot) -> Verdict | None:
-    """What the log answers for this job: a committed duplicate, an existing table, or None (run it).
-
-    :param job: the parsed spec (see :func:`log_may_answer`).
-    :param snapshot: the table's latest snapshot.
-    """
-    if not log_replay_supported(snapshot):
-        return None
-    # With a txn retention Delta's snapshot may have dropped entries delta-rs still shows.
-    if (
-        job.txn is not None
-        and not _txn_entries_may_expire(snapshot)
-        and already_committed(snapshot.recorded_txn_version, job.txn)
-    ):
-        return "duplicate"
-    if is_empty_append(job) and empty_append_accepted(job, snapshot):
-        return "table_exists"
-    return None
-
-
-def log_replay_supported(snapshot: LogSnapshot) -> bool:
-    """Whether delta-rs replays this table's log into the snapshot Delta sees.
-
-    :param snapshot: the table's latest snapshot.
-    """
-    if snapshot.min_reader_version > 3:
-        return False
-    return snapshot.min_reader_version < 3 or snapshot.reader_features <= LOG_SAFE_READER_FEATURES
-
-
-def empty_append_accepted(job: JobSpec, snapshot: LogSnapshot) -> bool:
-    """Whether the engine would accept an append of no rows with the declared schema to this table.
-
-    It would when ``partition_by`` (if given) names the table's partition columns, no ``cluster_by`` is given
-    (its check needs Spark), and every declared column
-    exists (same spelling) with the same simple type, is not an identity or CHAR/VARCHAR column, and is not
-    nullable where the table's is NOT NULL; nor may a NOT NULL column be left out. Anything else, including a
-    schema this cannot read without Spark, is left to Spark, which reports the error.
-
-    :param job: an empty append (see :func:`is_empty_append`).
-    :param snapshot: the table's latest snapshot.
-    """
-    options = job.options
-    assert isinstance(options, AppendOptions) and job.source is not None
-    if options.merge_schema or options.cluster_by or _TIMESTAMP_TYPE_CONF in job.spark_conf:
-        return False  # (cluster_by: the clustering columns are checked by Spark, DESCRIBE DETAIL)
-    if options.partition_by and [c.lower() for c in options.partition_by] != [
-        c.lower() for c in snapshot.partition_columns
-    ]:
-        return False
-    try:
-        declared = split_ddl_columns(job.source.schema or "")
-    except ValueError:
-        return False
-    written: set[str] = set()
-    for name, definition in declared:
-        simple = delta_primitive_type(definition)
-        column = snapshot.column(name)
-        if simple is None or column is None or name in written:
-            return False
-        type_name, nullable = simple
-        if column.type != type_name or (nullable and not column.nullable) or _checked_on_write(column):
-            return False
-        written.add(name)
-    return all(column.nullable or column.name in written for column in snapshot.columns)
-
-
-def find_committed_version(table: str, app_id: str, txn_version: int, latest: int) -> int | None:
-    """The table version whose commit recorded ``(app_id, txn_version)``, read from a local table's
-    ``_delta_log/<version>.json`` files newest first; None when not found or not a local table.
-
-    :param table: the table path or URI.
-    :param app_id: the txn app id.
-    :param txn_version: the txn version.
-    :param latest: the newest table version.
-    """
-    log_dir = _local_log_dir(table)
-    if log_dir is None:
-        return None
-
-    def read_commit(version: int) -> str | None:
-        try:
-            return (log_dir / f"{version:020d}.json").read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-
-    try:
-        return scan_for_txn_commit(read_commit, app_id, txn_version, latest)
-    except Exception as exc:  # informational only: never lose the answer over it
-        log.debug("could not find the commit of txn %s version %s in %s: %s", app_id, txn_version, table, exc)
-        return None
-
-
-def _parse(spec: Mapping[str, Any]) -> JobSpec | None:
-    from airflow_provider_deltacc.spark_job.spec import parse_spec
-
-    try:
-        return parse_spec(dict(spec))
-    except Exception as exc:  # the job reports a bad spec, with the field that is wrong
-        log.debug("the spec does not parse (%s); Spark runs the job", exc)
-        return None
-
-
-def _storage_accepted(job: JobSpec) -> bool:
-    """False when the job would refuse the table's storage (S3 without a multi-writer log store and no
-    ``storage_guard``); the operators always set the guard there, direct hook callers may not."""
-    from airflow_provider_deltacc.contract.storage_safety import (
-        S3_SCHEMES,
-        spark_storage_safety,
-        table_scheme,
-    )
-
-    if job.storage_guard is not None or table_scheme(job.table) not in S3_SCHEMES:
-        return True
-    return spark_storage_safety(job.table, job.spark_conf).safe
-
-
-def _txn_entries_may_expire(snapshot: LogSnapshot) -> bool:
-    wanted = TXN_RETENTION_PROPERTY.lower()
-    return any(key.lower() == wanted for key in snapshot.configuration)
-
-
-def _checked_on_write(column: LogColumn) -> bool:
-    return _CHAR_VARCHAR_KEY in column.metadata_keys or any(
-        key.startswith(_IDENTITY_PREFIX) for key in column.metadata_keys
-    )
-
-
-def _local_log_dir(table: str) -> Path | None:
-    path = local_path(table)
-    return None if path is None else path / "_delta_log"
-
-
-def _report(
-    job: JobSpec,
-    snapshot: LogSnapshot,
-    verdict: Verdict,
-    metrics: dict[str, Any],
-    started_at: float,
-    seconds: float,
-) -> dict[str, Any]:
-    skipped = verdict == "duplicate"
-    status: Literal["skipped_duplicate", "committed"] = "skipped_duplicate" if skipped else "committed"
-    report = CommitReport(
-        operation=job.operation.upper(),
-        table=job.table,
-        status=status,
-        table_version=snapshot.version,
-        attempts=[AttemptRecord(1, started_at, seconds, status)],
-        skipped_duplicate=skipped,
-        total_seconds=seconds,
-        txn_app_id=job.txn.app_id if job.txn else None,
-        txn_version=job.txn.version if job.txn else None,
-        metrics={**metrics, "answered_by": ANSWERED_BY},
-    )
-    result = report.to_dict()
-    result["summary"] = report.summary_line()
-    return result
+__all__ = [
+    "ANSWERED_BY",
+    "LOG_SAFE_READER_FEATURES",
+    "TXN_RETENTION_PROPERTY",
+    "LogAnswer",
+    "LogColumn",
+    "LogSnapshot",
+    "Verdict",
+    "answer_from_log",
+    "consult_log",
+    "empty_append_accepted",
+    "fast_path_verdict",
+    "find_committed_version",
+    "is_empty_append",
+    "log",
+    "log_may_answer",
+    "log_replay_supported",
+    "read_snapshot",
+    "txn_known_unrecorded",
+]
+
+warnings.warn(
+    "airflow_provider_deltacc.log_fast_path is deprecated and will be removed in the next release; "
+    "import from airflow_provider_deltacc.delta_log.fast_path",
+    DeprecationWarning,
+    stacklevel=2,
+)

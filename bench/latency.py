@@ -56,7 +56,7 @@ def start_connect_server(work: Path) -> tuple[subprocess.Popen[bytes], int]:
         [
             sys.executable,
             "-m",
-            "airflow_provider_deltacc.connect_server",
+            "airflow_provider_deltacc.deployment.connect_server",
             "--port",
             str(port),
             "--master",

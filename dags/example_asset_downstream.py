@@ -20,7 +20,7 @@ from typing import Any
 
 from airflow.sdk import dag, task
 
-from airflow_provider_deltacc.assets import table_asset
+from airflow_provider_deltacc.lineage.assets import table_asset
 
 EXAMPLE_ROOT = os.environ.get("DELTACC_EXAMPLE_ROOT") or str(Path(tempfile.gettempdir()) / "deltacc-examples")
 ORDERS_TABLE = f"{EXAMPLE_ROOT}/tables/orders"

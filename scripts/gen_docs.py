@@ -151,7 +151,7 @@ def pages() -> dict[Path, str]:
 
 def blocks() -> dict[tuple[Path, str], str]:
     """The generated blocks of hand-written pages, by page and block name."""
-    from airflow_provider_deltacc.environment import settings_table_markdown
+    from airflow_provider_deltacc.deployment.environment import settings_table_markdown
 
     return {(ROOT / "docs" / "deployment.md", "settings"): settings_table_markdown()}
 

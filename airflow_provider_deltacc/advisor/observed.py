@@ -25,7 +25,7 @@ from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
 from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.contract.exceptions import AdvisorInputError
 from airflow_provider_deltacc.contract.table_identity import table_key
-from airflow_provider_deltacc.tries import REPORT_XCOM_KEY, report_tries
+from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY, report_tries
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ class TxnIdentity:
     :param app_id: stable per logical writer (non-empty).
     :param version: monotonically increasing per app id (a non-negative Java long).
     :param unrecorded_at: a table version whose Delta log the worker read just before the job started
-        (:mod:`airflow_provider_deltacc.log_fast_path`) and found no version ``>= version`` recorded for
+        (:mod:`airflow_provider_deltacc.delta_log.fast_path`) and found no version ``>= version`` recorded for
         ``app_id``; None when nobody looked. The job's first attempt then need not read the recorded versions
         again before calling a source function (see :meth:`known_unrecorded`).
     """

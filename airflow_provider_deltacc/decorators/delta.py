@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk.bases.decorator import DecoratedOperator, TaskDecorator, task_decorator_factory
 
-from airflow_provider_deltacc.assets import is_template, table_asset
 from airflow_provider_deltacc.contract.source_function import SESSION_PARAMETER
+from airflow_provider_deltacc.lineage.assets import is_template, table_asset
 from airflow_provider_deltacc.operators.sources import bind_source_function, check_source_function
 from airflow_provider_deltacc.operators.write import (
     DeltaAppendOperator,

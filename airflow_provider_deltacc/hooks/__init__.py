@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.lazy_exports import lazy_exports
+from airflow_provider_deltacc.api_support.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook

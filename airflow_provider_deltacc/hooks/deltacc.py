@@ -14,9 +14,9 @@ from airflow_provider_deltacc.hooks.secrets import mask_sensitive_conf
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, check_spark_log_level
 
 if TYPE_CHECKING:
+    from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
     from airflow_provider_deltacc.hooks.submit import SparkSubmitRunner
     from airflow_provider_deltacc.hooks.submit_options import SparkSubmitOptions
-    from airflow_provider_deltacc.log_fast_path import LogAnswer
     from airflow_provider_deltacc.object_storage.connections import StoreCredentials
     from airflow_provider_deltacc.occ.commit_loop import Turns
 
@@ -172,7 +172,7 @@ class DeltaCCHook(BaseHook):
         A write whose txn identity is already committed is reported ``skipped_duplicate``; an append of no
         rows to a table that exists (a ``create_if_missing`` task) is a no-op. Nothing is started: no
         spark-submit, no SparkSession, no Spark Connect session (see
-        :mod:`airflow_provider_deltacc.log_fast_path` for when the log cannot answer).
+        :mod:`airflow_provider_deltacc.delta_log.fast_path` for when the log cannot answer).
 
         :param spec: the job spec.
         """
@@ -181,11 +181,11 @@ class DeltaCCHook(BaseHook):
     def consult_log(self, spec: dict[str, Any]) -> LogAnswer:
         """What the table's Delta log tells about the job before any Spark starts: its report when the log
         answers it (see :meth:`answer_from_log`), else the spec to run, which tells the job what it need not
-        read again (see :meth:`~airflow_provider_deltacc.log_fast_path.LogAnswer.spec_to_run`).
+        read again (see :meth:`~airflow_provider_deltacc.delta_log.fast_path.LogAnswer.spec_to_run`).
 
         :param spec: the job spec.
         """
-        from airflow_provider_deltacc.log_fast_path import consult_log
+        from airflow_provider_deltacc.delta_log.fast_path import consult_log
 
         answer = consult_log(self.job_spec(spec), storage_options=self.storage_options)
         if answer.report is not None:

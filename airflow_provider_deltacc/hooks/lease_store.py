@@ -10,8 +10,8 @@ Resolution, first match wins:
 A ``postgres`` connection selects the PostgreSQL store, a ``sqlite`` connection (its host is the file) the
 SQLite one. A SQLite store, the default or a configured one, is a file on one machine, so writers and
 maintenance may use it only when every task runs on that machine (see
-:mod:`airflow_provider_deltacc.placement`), unless ``[deltacc] allow_unshared_lease_store`` says the user
-accepts the risk.
+:mod:`airflow_provider_deltacc.deployment.placement`), unless ``[deltacc] allow_unshared_lease_store`` says
+the user accepts the risk.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.config import (
+from airflow_provider_deltacc.deployment.config import (
     ALLOW_UNSHARED_ENV,
     ALLOW_UNSHARED_OPTION,
     LEASE_STORE_CONN_ID,
@@ -76,7 +76,7 @@ class LeaseStoreTarget:
 
     def open(self) -> LeaseStore:
         """Open the store (the caller closes it)."""
-        from airflow_provider_deltacc.config import configured_lease_history
+        from airflow_provider_deltacc.deployment.config import configured_lease_history
         from airflow_provider_deltacc.windows import store_from_url
 
         return store_from_url(self.url, history_retention=configured_lease_history())
@@ -142,7 +142,7 @@ def resolve_lease_store(*, conn_id: str | None, url: str | None) -> LeaseStoreTa
     :param url: the task's ``lease_store_url``.
     :raises DeltaCCInputError: a connection that is missing or of another type.
     """
-    from airflow_provider_deltacc.config import configured_lease_store_conn_id
+    from airflow_provider_deltacc.deployment.config import configured_lease_store_conn_id
     from airflow_provider_deltacc.windows import store_url_and_source
 
     if conn_id:
@@ -166,8 +166,8 @@ def require_shared_store(target: LeaseStoreTarget, *, task_id: str) -> None:
     :raises DeltaCCInputError: naming ``[deltacc] lease_store_conn_id`` / ``lease_store_conn_id``, the fix and
         the opt-out.
     """
-    from airflow_provider_deltacc.config import unshared_lease_store_allowed
-    from airflow_provider_deltacc.placement import tasks_may_run_elsewhere
+    from airflow_provider_deltacc.deployment.config import unshared_lease_store_allowed
+    from airflow_provider_deltacc.deployment.placement import tasks_may_run_elsewhere
 
     if not target.is_sqlite or unshared_lease_store_allowed():
         return

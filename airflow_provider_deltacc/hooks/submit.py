@@ -4,7 +4,7 @@ It reuses the apache-spark provider's ``spark`` connection (master, deploy mode,
 its ``SparkSubmitHook``. The job prints one report line, which is taken out of the log. When that line does
 not arrive (cluster deploy mode: the driver's stdout is the cluster's; a driver killed after its commit), the
 outcome is read from the report the driver left in ``report_dir`` or from the run's tagged commits in the
-table's Delta log (see :mod:`airflow_provider_deltacc.outcome_recovery`).
+table's Delta log (see :mod:`airflow_provider_deltacc.delta_log.outcome_recovery`).
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ class SparkSubmitRunner:
 
     def chosen_report_dir(self) -> str | None:
         """``report_dir`` as given, else ``[deltacc] report_dir``; None when neither is set."""
-        from airflow_provider_deltacc.config import configured_report_dir
+        from airflow_provider_deltacc.deployment.config import configured_report_dir
 
         return self.report_dir or configured_report_dir()
 
@@ -350,11 +350,11 @@ class SparkSubmitRunner:
 
     def recover_outcome(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
         """The outcome the report line did not bring: from the report the driver left, else from the run's
-        commits in the Delta log (see :mod:`airflow_provider_deltacc.outcome_recovery`).
+        commits in the Delta log (see :mod:`airflow_provider_deltacc.delta_log.outcome_recovery`).
 
         :param spec: the spec as submitted, with its ``outcome``.
         """
-        from airflow_provider_deltacc.outcome_recovery import recover_outcome
+        from airflow_provider_deltacc.delta_log.outcome_recovery import recover_outcome
 
         log.info("No report line from the Spark driver; asking its report directory and the Delta log")
         return recover_outcome(spec, storage_options=self.storage_options)

@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator, XComArg
 
-from airflow_provider_deltacc.assets import declare_table_outlet, mapped_outlets, record_table_event
-from airflow_provider_deltacc.deprecations import RenamesArguments
+from airflow_provider_deltacc.api_support.deprecations import RenamesArguments
 from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
-from airflow_provider_deltacc.links import DeltaCommitReportLink
+from airflow_provider_deltacc.lineage.assets import declare_table_outlet, mapped_outlets, record_table_event
+from airflow_provider_deltacc.observability.links import DeltaCommitReportLink
 from airflow_provider_deltacc.occ.operations import OperationClass, operation_class
-from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
-from airflow_provider_deltacc.tries import REPORT_XCOM_KEY
+from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
+from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY
 
 if TYPE_CHECKING:
     import jinja2
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.contract.storage_safety import StorageSafety
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
     from airflow_provider_deltacc.hooks.submit_options import SparkSubmitOptions
-    from airflow_provider_deltacc.tries import TryDecision
+    from airflow_provider_deltacc.retries.tries import TryDecision
 
 DEFAULT_AIRFLOW_RETRIES = 2
 DEFAULT_RETRY_POLICY = DeltaConflictRetryPolicy()
@@ -83,8 +83,8 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
     :param lease_store_conn_id: the lease store's Airflow connection: ``postgres`` (shared by every worker)
         or ``sqlite`` (its host is the file). None reads ``[deltacc] lease_store_conn_id``, then
         ``lease_store_url``; see :mod:`airflow_provider_deltacc.hooks.lease_store`.
-    :param emit_asset: declare the table as an outlet (:mod:`airflow_provider_deltacc.assets`) and emit an
-        asset event on each commit; False declares nothing (``outlets`` given by you are kept).
+    :param emit_asset: declare the table as an outlet (:mod:`airflow_provider_deltacc.lineage.assets`) and
+        emit an asset event on each commit; False declares nothing (``outlets`` given by you are kept).
     :param aws_conn_id: an ``aws`` connection for a table or source on S3 (or an S3-compatible store): its
         keys, region and endpoint reach Spark's S3A settings and every delta-rs read of the log (see
         :mod:`airflow_provider_deltacc.object_storage`). None: the credentials where the job runs. (templated)
@@ -247,7 +247,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         self.hook.check_deployment(self.table)
         self.check_lease_store()
         self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
-        from airflow_provider_deltacc.metrics import count_live_leases
+        from airflow_provider_deltacc.observability.metrics import count_live_leases
         from airflow_provider_deltacc.windows.heartbeat import LEASE_OBSERVER
 
         observing = LEASE_OBSERVER.set(count_live_leases)
@@ -345,7 +345,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         A failed try opens its failure with one line stating Airflow's decision and its reason (see
         :meth:`decide_try`), then the conflict lines, then the summary.
         """
-        from airflow_provider_deltacc.metrics import record_try
+        from airflow_provider_deltacc.observability.metrics import record_try
 
         try:
             report = self.run_spec(context, spec)
@@ -371,9 +371,9 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         return published
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
-        """The run's OpenLineage inputs and output (see :mod:`airflow_provider_deltacc.lineage`); called by
-        the OpenLineage provider only, when it is installed."""
-        from airflow_provider_deltacc.lineage import operator_lineage
+        """The run's OpenLineage inputs and output (see :mod:`airflow_provider_deltacc.lineage.openlineage`);
+        called by the OpenLineage provider only, when it is installed."""
+        from airflow_provider_deltacc.lineage.openlineage import operator_lineage
 
         spec, report = getattr(self, "committed_run", None) or ({}, None)
         source = spec.get("source") if isinstance(spec, dict) else None
@@ -382,7 +382,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
     def decide_try(self, context: Context, exc: DeltaCCError) -> TryDecision | None:
         """Airflow's decision on this failed try, asked of the task's retry policy now (the policy keeps it,
         so Airflow gets the same one); None for a retry policy that is not the provider's."""
-        from airflow_provider_deltacc.tries import TryDecision
+        from airflow_provider_deltacc.retries.tries import TryDecision
 
         policy = getattr(self, "retry_policy", None)
         if not isinstance(policy, DeltaConflictRetryPolicy):
@@ -437,7 +437,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         self, context: Context, report: dict[str, Any], decision: TryDecision | None
     ) -> dict[str, Any]:
         from airflow_provider_deltacc.operators.report_lines import log_report
-        from airflow_provider_deltacc.tries import record_try
+        from airflow_provider_deltacc.retries.tries import record_try
 
         spanning = record_try(context, report, decision=decision, logger=self.log)
         context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=spanning)

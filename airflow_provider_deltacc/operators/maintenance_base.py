@@ -5,7 +5,7 @@ windows, the live write leases on the table and the conflict matrix. While the g
 in the worker (``deferrable=False``, the default unless ``[deltacc] default_deferrable`` or ``[operators]
 default_deferrable`` says otherwise), or defer to
 :class:`~airflow_provider_deltacc.triggers.gate.DeltaGateTrigger` with ``deferrable=True`` (no worker slot
-held; see :class:`~airflow_provider_deltacc.maintenance_run.MaintenanceRun`).
+held; see :class:`~airflow_provider_deltacc.operators.maintenance_run.MaintenanceRun`).
 When the gate says go, the task acquires a maintenance lease atomically (waits again if a writer won the
 race), runs the job while heartbeating that lease, and releases it. Writers that would conflict with the
 running maintenance wait for its lease, briefly.
@@ -19,12 +19,12 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.config import default_deferrable
-from airflow_provider_deltacc.deprecations import renamed_argument
-from airflow_provider_deltacc.durations import optional_seconds, seconds_argument
-from airflow_provider_deltacc.maintenance_run import MaintenanceRun
+from airflow_provider_deltacc.api_support.deprecations import renamed_argument
+from airflow_provider_deltacc.api_support.durations import optional_seconds, seconds_argument
+from airflow_provider_deltacc.deployment.config import default_deferrable
 from airflow_provider_deltacc.occ.operations import op_kind
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_holder
+from airflow_provider_deltacc.operators.maintenance_run import MaintenanceRun
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

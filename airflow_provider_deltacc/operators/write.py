@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.api_support.deprecations import renamed_argument
 from airflow_provider_deltacc.contract.spec import PARTITION_AND_CLUSTER
-from airflow_provider_deltacc.deprecations import renamed_argument
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.occ.operations import OperationClass
 from airflow_provider_deltacc.operators import parse_time

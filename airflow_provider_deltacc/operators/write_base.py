@@ -7,8 +7,8 @@ from datetime import timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.deprecations import renamed_argument
-from airflow_provider_deltacc.durations import seconds_argument
+from airflow_provider_deltacc.api_support.deprecations import renamed_argument
+from airflow_provider_deltacc.api_support.durations import seconds_argument
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaUnsafeStorageError
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_holder
 from airflow_provider_deltacc.operators.identity import derive_txn_identity

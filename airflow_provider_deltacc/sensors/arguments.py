@@ -6,7 +6,7 @@ from collections.abc import MutableMapping
 from datetime import timedelta
 from typing import Any
 
-from airflow_provider_deltacc.deprecations import renamed_argument
+from airflow_provider_deltacc.api_support.deprecations import renamed_argument
 
 #: The provider sensors' ``poke_interval`` default, in seconds (BaseSensorOperator's own is 60).
 DEFAULT_POKE_INTERVAL = 30.0

@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_deltacc.config import default_deferrable
-from airflow_provider_deltacc.deprecations import RenamesArguments
-from airflow_provider_deltacc.durations import seconds_argument
+from airflow_provider_deltacc.api_support.deprecations import RenamesArguments
+from airflow_provider_deltacc.api_support.durations import seconds_argument
+from airflow_provider_deltacc.deployment.config import default_deferrable
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.sensors.arguments import DEFAULT_POKE_INTERVAL, sensor_arguments
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from airflow_provider_deltacc.delta_log import TableCondition
+    from airflow_provider_deltacc.delta_log.reads import TableCondition
 
 
 class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
@@ -99,7 +99,7 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         self.deferrable = deferrable
 
     def _condition(self) -> TableCondition:
-        from airflow_provider_deltacc.delta_log import TableCondition
+        from airflow_provider_deltacc.delta_log.reads import TableCondition
 
         after: int | None = None
         if self.after_version not in (None, ""):
@@ -115,7 +115,7 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         return TableCondition(after_version=after, operation=self.operation or None, partition=partition)
 
     def _check(self) -> dict[str, Any] | None:
-        from airflow_provider_deltacc.delta_log import check_table, require_table_location
+        from airflow_provider_deltacc.delta_log.reads import check_table, require_table_location
         from airflow_provider_deltacc.object_storage.connections import StoreConnections, storage_options_for
 
         options = storage_options_for(StoreConnections.of(self), self.storage_options)
@@ -135,7 +135,7 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         if match is not None:
             self.log.info("Delta table %s already satisfies the condition: %s", self.table, match)
             return match
-        from airflow_provider_deltacc.delta_log import require_table_location
+        from airflow_provider_deltacc.delta_log.reads import require_table_location
         from airflow_provider_deltacc.triggers.table_version import DeltaTableTrigger
 
         self.defer(

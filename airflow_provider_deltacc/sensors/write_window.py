@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
-from airflow_provider_deltacc.config import default_deferrable
-from airflow_provider_deltacc.deprecations import RenamesArguments
-from airflow_provider_deltacc.durations import seconds_argument
+from airflow_provider_deltacc.api_support.deprecations import RenamesArguments
+from airflow_provider_deltacc.api_support.durations import seconds_argument
+from airflow_provider_deltacc.deployment.config import default_deferrable
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
-from airflow_provider_deltacc.maintenance_run import MaintenanceRun
 from airflow_provider_deltacc.operators.base import DEFAULT_AIRFLOW_RETRIES, DEFAULT_RETRY_POLICY
+from airflow_provider_deltacc.operators.maintenance_run import MaintenanceRun
 from airflow_provider_deltacc.sensors.arguments import DEFAULT_POKE_INTERVAL, sensor_arguments
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.config import default_deferrable
-from airflow_provider_deltacc.deprecations import renamed_argument
+from airflow_provider_deltacc.api_support.deprecations import renamed_argument
+from airflow_provider_deltacc.deployment.config import default_deferrable
 from airflow_provider_deltacc.task_groups._checks import (
     boolean,
     column_list,

@@ -30,11 +30,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.api_support.deprecations import renamed_argument
 from airflow_provider_deltacc.contract.literals import quote_identifier, string_literal
 from airflow_provider_deltacc.contract.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, is_path, table_sql
 from airflow_provider_deltacc.contract.table_identity import same_table
-from airflow_provider_deltacc.deprecations import renamed_argument
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.sources import source_spec

@@ -8,8 +8,8 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_provider_deltacc.delta_log import TableCondition, check_table
-from airflow_provider_deltacc.deprecations import renamed_argument
+from airflow_provider_deltacc.api_support.deprecations import renamed_argument
+from airflow_provider_deltacc.delta_log.reads import TableCondition, check_table
 
 
 class DeltaTableTrigger(BaseTrigger):
@@ -17,7 +17,7 @@ class DeltaTableTrigger(BaseTrigger):
 
     :param table: the table's storage location (path or URI). (``table_uri`` is its deprecated name: a
         trigger serialized before the rename still resumes.)
-    :param condition: a :class:`~airflow_provider_deltacc.delta_log.TableCondition` as a dict.
+    :param condition: a :class:`~airflow_provider_deltacc.delta_log.reads.TableCondition` as a dict.
     :param poll_interval: seconds between reads of the log.
     :param storage_options: delta-rs storage options (credentials are encrypted with the trigger).
     :param aws_conn_id: an ``aws`` connection, looked up in the triggerer: its options go under

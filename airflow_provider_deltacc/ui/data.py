@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.table_identity import table_key
-from airflow_provider_deltacc.tries import REPORT_XCOM_KEY, TRIES_KEY, report_tries
+from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY, TRIES_KEY, report_tries
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

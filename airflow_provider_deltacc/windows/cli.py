@@ -49,7 +49,7 @@ def _store_url(args: argparse.Namespace) -> str | None:
         return str(args.store_url)
     conn_id = args.conn_id
     if conn_id is None:
-        from airflow_provider_deltacc.config import configured_lease_store_conn_id
+        from airflow_provider_deltacc.deployment.config import configured_lease_store_conn_id
 
         conn_id = configured_lease_store_conn_id()
     if conn_id is None:

@@ -16,9 +16,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
+from airflow_provider_deltacc.api_support.deprecations import dag_file_stacklevel, renamed_argument
 from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.contract.table_identity import table_key
-from airflow_provider_deltacc.deprecations import dag_file_stacklevel, renamed_argument
 from airflow_provider_deltacc.windows.clock import require_aware
 from airflow_provider_deltacc.windows.lease import parse_op_kind
 from airflow_provider_deltacc.windows.partitions import PartitionScope, format_scope, normalize_scope

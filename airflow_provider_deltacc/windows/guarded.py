@@ -36,7 +36,7 @@ from airflow_provider_deltacc.windows.writer import (
 )
 
 if TYPE_CHECKING:
-    from airflow_provider_deltacc.log_fast_path import LogAnswer
+    from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 
 log = logging.getLogger(__name__)
 
@@ -152,8 +152,8 @@ def guarded_write(
     :param verdict: the table's storage safety, as the task sees it.
     :param open_store: opens the lease store (called at most once).
     :param consult_log: what the table's Delta log tells about the write before any Spark starts (see
-        :func:`airflow_provider_deltacc.log_fast_path.consult_log`): the report when it answers the write,
-        else the spec to run; asked after the storage guard and before any lease.
+        :func:`airflow_provider_deltacc.delta_log.fast_path.consult_log`): the report when it answers the
+        write, else the spec to run; asked after the storage guard and before any lease.
     :param logger: the task's logger; this module's by default.
     :raises UnguardedUnsafeWrite: see :func:`guard_storage`.
     :raises ExclusiveLeaseUnavailable: unsafe storage, and the table did not become free in time.

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
     from pyspark.sql import DataFrame
 
-    from airflow_provider_deltacc.tries import TryDecision
+    from airflow_provider_deltacc.retries.tries import TryDecision
 
 PLAN_ENV = "DELTACC_CHAOS_PLAN"
 #: How long a task at a fault point waits to be killed before it gives up (and fails its try).

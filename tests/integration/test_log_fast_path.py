@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from airflow_provider_deltacc.delta_log.fast_path import answer_from_log
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
-from airflow_provider_deltacc.log_fast_path import answer_from_log
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from tests.integration.engine.helpers import create_table, rows_source

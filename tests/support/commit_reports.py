@@ -12,8 +12,8 @@ from typing import Any
 from airflow_provider_deltacc.exceptions import DeltaConflictRetryable
 from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
 from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
-from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
-from airflow_provider_deltacc.tries import TryDecision, try_entry
+from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
+from airflow_provider_deltacc.retries.tries import TryDecision, try_entry
 
 _POLICY = DeltaConflictRetryPolicy(min_delay=timedelta(seconds=30), max_delay=timedelta(seconds=30), jitter=0)
 

@@ -54,7 +54,7 @@ def running_connect_server(work: Path) -> Iterator[ConnectServer]:
         "SPARK_LOG_DIR": str(work / "logs"),
     }
     command = [
-        sys.executable, "-m", "airflow_provider_deltacc.connect_server",
+        sys.executable, "-m", "airflow_provider_deltacc.deployment.connect_server",
         "--port", str(port), "--master", "local[2]",
         "--conf", f"spark.sql.warehouse.dir={work / 'warehouse'}",
         "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={work}",

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.tries import REPORT_XCOM_KEY
+from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.environment import (
+from airflow_provider_deltacc.deployment.environment import (
     CONNECT_MODE_ENV,
     ENV_VARS,
     SUBMIT_OPTS_ENV,
@@ -49,7 +49,7 @@ def test_every_environment_variable_the_code_names_is_in_the_table() -> None:
     found = _names_in_code()
     assert {"DELTACC_JAR_CACHE", "DELTACC_LEASE_DB", "SPARK_HOME", "PYSPARK_PYTHON"} <= set(found)
     missing = {name: where for name, where in found.items() if name not in documented_names()}
-    assert not missing, f"add these to airflow_provider_deltacc/environment.py: {missing}"
+    assert not missing, f"add these to airflow_provider_deltacc/deployment/environment.py: {missing}"
 
 
 def test_the_names_spelled_in_the_table_module_are_the_hooks_own() -> None:

@@ -106,7 +106,7 @@ def test_spark_services_bypass_the_airflow_entrypoint(compose: dict[str, Any]) -
 def test_spark_connect_service_runs_the_delta_connect_server_for_the_airflow_services(
     compose: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from airflow_provider_deltacc.connect_server import CONNECT_SERVER_CLASS, main
+    from airflow_provider_deltacc.deployment.connect_server import CONNECT_SERVER_CLASS, main
 
     services = compose["services"]
     server = services["spark-connect"]

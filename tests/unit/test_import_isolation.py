@@ -22,7 +22,7 @@ AIRFLOW_FACE = [
     "import airflow_provider_deltacc.triggers as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.hooks as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.decorators as m; [getattr(m, n) for n in m.__all__]",
-    "import airflow_provider_deltacc.retry_policy",
+    "import airflow_provider_deltacc.retries.policy",
     "import airflow_provider_deltacc.windows",
     "import airflow_provider_deltacc.task_groups",
     "import airflow_provider_deltacc.contract.table_identity",
@@ -95,7 +95,7 @@ def test_the_library_api_imports_where_airflow_is_not_installed() -> None:
 
 
 def test_log_fast_path_runs_in_the_worker_without_airflow_or_spark() -> None:
-    loaded = _modules_after(["import airflow_provider_deltacc.log_fast_path"])
+    loaded = _modules_after(["import airflow_provider_deltacc.delta_log.fast_path"])
     assert "airflow_provider_deltacc.contract.txn" in loaded
     leaked = _roots(loaded, {"airflow", "pyspark", "delta", "py4j", "deltalake"})
     assert not leaked, f"the log fast path imported {leaked[:8]} (deltalake only when it reads a log)"

@@ -12,8 +12,7 @@ from typing import Any, Literal
 import pyarrow as pa
 import pytest
 
-from airflow_provider_deltacc.engine.commits import TXN_SCAN_VERSIONS, scan_for_txn_commit
-from airflow_provider_deltacc.log_fast_path import (
+from airflow_provider_deltacc.delta_log.fast_path import (
     ANSWERED_BY,
     LogAnswer,
     LogColumn,
@@ -22,6 +21,7 @@ from airflow_provider_deltacc.log_fast_path import (
     consult_log,
     fast_path_verdict,
 )
+from airflow_provider_deltacc.engine.commits import TXN_SCAN_VERSIONS, scan_for_txn_commit
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
@@ -113,7 +113,7 @@ def test_a_duplicate_is_answered_and_not_told_anything(table: str) -> None:
 def test_an_identity_on_a_log_delta_rs_does_not_replay_is_not_told_unrecorded(
     monkeypatch: pytest.MonkeyPatch, table: str
 ) -> None:
-    import airflow_provider_deltacc.log_fast_path as fast_path
+    import airflow_provider_deltacc.delta_log.fast_path as fast_path
 
     real = fast_path.read_snapshot
     monkeypatch.setattr(
@@ -201,7 +201,7 @@ def test_a_scheme_less_path_on_another_default_file_system_falls_through(table: 
 def test_s3_without_a_storage_guard_falls_through_where_the_job_would_refuse_it() -> None:
     spec = _merge("s3a://lake/orders", 4)
     job = parse_spec(spec)
-    from airflow_provider_deltacc.log_fast_path import log_may_answer
+    from airflow_provider_deltacc.delta_log.fast_path import log_may_answer
 
     assert not log_may_answer(job)
     assert log_may_answer(parse_spec({**spec, "storage_guard": "exclusive_lease"}))

@@ -12,7 +12,7 @@ import pytest
 
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
-from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
+from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
 from tests.integration.airflow_face.rival import Rival
 from tests.support.airflow_runs import serialize_dag, try_history, xcom_value
 
@@ -178,7 +178,7 @@ def test_without_the_task_state_store_the_tries_are_kept_in_a_variable_until_the
     from airflow.sdk import DAG
     from airflow.utils.session import create_session
 
-    from airflow_provider_deltacc import tries
+    from airflow_provider_deltacc.retries import tries
 
     def unavailable(self: Any) -> list[dict[str, Any]]:
         raise RuntimeError("task state store unavailable")

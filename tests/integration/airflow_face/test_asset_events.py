@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.assets import table_asset_uri
+from airflow_provider_deltacc.lineage.assets import table_asset_uri
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaOptimizeOperator
 from tests.support.asset_events import asset_events
 

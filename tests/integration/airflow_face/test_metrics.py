@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from airflow_provider_deltacc.metrics import table_metric_name
+from airflow_provider_deltacc.observability.metrics import table_metric_name
 from airflow_provider_deltacc.operators import DeltaMergeOperator, DeltaOptimizeOperator
 from tests.integration.airflow_face.rival import Rival
 from tests.support.airflow_runs import serialize_dag

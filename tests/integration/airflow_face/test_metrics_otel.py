@@ -28,7 +28,7 @@ TASK = textwrap.dedent(
     from airflow.sdk._shared.observability.metrics.otel_logger import flush_otel_metrics
 
     stats.initialize(factory=stats_utils.get_stats_factory(), export_legacy_names=False)
-    from airflow_provider_deltacc.metrics import record_gate, record_live_leases, record_try
+    from airflow_provider_deltacc.observability.metrics import record_gate, record_live_leases, record_try
 
     lost = {"outcome": "conflict", "conflict": {"kind": "APPEND"}, "wasted_s": 0.4, "queue_s": 0.0}
     won = {"outcome": "committed", "conflict": None, "wasted_s": 0.0, "queue_s": 0.0}

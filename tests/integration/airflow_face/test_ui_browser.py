@@ -17,7 +17,7 @@ from urllib.parse import quote, unquote, urlsplit
 import pytest
 
 from airflow_provider_deltacc.operators import DeltaMergeOperator
-from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
+from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
 from tests.integration.airflow_face.rival import Rival
 from tests.support.airflow_runs import serialize_dag
 from tests.support.api_server import ADMIN_PASSWORD, ADMIN_USER, api_server

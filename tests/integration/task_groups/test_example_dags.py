@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from airflow_provider_deltacc.assets import table_asset_uri
+from airflow_provider_deltacc.lineage.assets import table_asset_uri
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
 from tests.support.airflow_runs import xcom_value
 from tests.support.asset_events import asset_events

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 from airflow_provider_deltacc.engine.storage_safety import DYNAMODB_LOG_STORE, OVERRIDE_ENV
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaUnsafeStorageError
-from airflow_provider_deltacc.log_fast_path import LogAnswer
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator, DeltaOptimizeOperator
 from airflow_provider_deltacc.windows import store_from_url
 from tests.unit.airflow_face.conftest import make_context

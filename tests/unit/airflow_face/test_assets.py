@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from airflow.sdk import DAG, Asset, AssetAlias
 
-from airflow_provider_deltacc.assets import (
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.lineage.assets import (
     emits_event,
     event_extra,
     table_alias,
@@ -16,7 +17,6 @@ from airflow_provider_deltacc.assets import (
     table_asset_uri,
     unannounced_commit,
 )
-from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
     DeltaMergeOperator,

@@ -95,7 +95,7 @@ def test_every_delta_task_uses_the_connection_of_its_mode(mode: str, monkeypatch
 def test_mapped_merges_keep_the_delta_retry_defaults() -> None:
     """``.partial()`` reads defaults from the operator's signature: the mapped MERGEs get the Delta
     retry policy and two Airflow retries, and execution_mode comes from default_args at unmapping."""
-    from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
+    from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
 
     bag = _dagbag_class()(dag_folder=str(DAGS_FOLDER))
     dag = bag.dags["example_deltacc_concurrent_merges"]

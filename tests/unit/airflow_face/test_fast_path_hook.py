@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-import airflow_provider_deltacc.log_fast_path as fast_path
+import airflow_provider_deltacc.delta_log.fast_path as fast_path
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
 from airflow_provider_deltacc.operators import DeltaMergeOperator
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from airflow_provider_deltacc.lineage import dataset_name
+from airflow_provider_deltacc.lineage.openlineage import dataset_name
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator
 
 pytestmark = pytest.mark.unit
@@ -71,7 +71,8 @@ def test_building_operators_imports_no_openlineage() -> None:
         "from airflow_provider_deltacc.operators import DeltaAppendOperator\n"
         "DeltaAppendOperator(task_id='a', table='/data/orders', source='SELECT 1')\n"
         # Airflow's providers manager reads every provider's get_provider_info; nothing else may load.
-        "heavy = ('openlineage', 'airflow.providers.openlineage.', 'airflow_provider_deltacc.lineage')\n"
+        "heavy = ('openlineage', 'airflow.providers.openlineage.',"
+        " 'airflow_provider_deltacc.lineage.openlineage')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy) and 'provider_info' not in m))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout

@@ -9,8 +9,13 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc import metrics
-from airflow_provider_deltacc.metrics import record_gate, record_live_leases, record_try, table_metric_name
+from airflow_provider_deltacc.observability import metrics
+from airflow_provider_deltacc.observability.metrics import (
+    record_gate,
+    record_live_leases,
+    record_try,
+    table_metric_name,
+)
 
 pytestmark = pytest.mark.unit
 

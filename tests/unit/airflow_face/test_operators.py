@@ -20,7 +20,7 @@ from airflow_provider_deltacc.operators import (
 )
 from airflow_provider_deltacc.operators.identity import derive_txn_identity
 from airflow_provider_deltacc.operators.sources import source_spec
-from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
+from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 from tests.unit.airflow_face.conftest import make_context
 

@@ -11,7 +11,7 @@ import airflow
 import jsonschema
 import pytest
 
-from airflow_provider_deltacc.config import (
+from airflow_provider_deltacc.deployment.config import (
     configured_lease_history,
     configured_lease_store_conn_id,
     configured_report_dir,

@@ -16,7 +16,7 @@ from airflow_provider_deltacc.exceptions import (
 )
 from airflow_provider_deltacc.occ import OperationClass, decide_conflict
 from airflow_provider_deltacc.occ.kinds import ConflictKind
-from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
+from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
 from tests.unit.occ.recorded import load_cases
 
 pytestmark = pytest.mark.unit

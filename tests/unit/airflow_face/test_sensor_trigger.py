@@ -11,7 +11,7 @@ import pytest
 from airflow.sdk.exceptions import AirflowException, TaskDeferred
 
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.links import DeltaCommitReportLink
+from airflow_provider_deltacc.observability.links import DeltaCommitReportLink
 from airflow_provider_deltacc.sensors.table_version import DeltaTableVersionSensor
 from airflow_provider_deltacc.triggers.table_version import DeltaTableTrigger
 

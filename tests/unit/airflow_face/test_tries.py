@@ -10,8 +10,8 @@ import pytest
 
 from airflow_provider_deltacc.exceptions import DeltaConflictRetryable
 from airflow_provider_deltacc.operators import DeltaMergeOperator
-from airflow_provider_deltacc.retry_policy import DeltaConflictRetryPolicy
-from airflow_provider_deltacc.tries import TryDecision, record_try, report_tries
+from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
+from airflow_provider_deltacc.retries.tries import TryDecision, record_try, report_tries
 from tests.unit.airflow_face.conftest import make_context
 
 pytestmark = pytest.mark.unit

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.unit
 PACKAGE = Path(airflow_provider_deltacc.__file__).parent
 HOMES = {PACKAGE / "contract" / "exceptions.py", PACKAGE / "exceptions.py"}
 #: A private carrier of a bare message inside the retry policy's classifier; never raised to a caller.
-PRIVATE = {("retry_policy.py", "_DeltaMessage")}
+PRIVATE = {("policy.py", "_DeltaMessage")}
 
 
 def _exception_classes_outside_the_homes() -> list[str]:

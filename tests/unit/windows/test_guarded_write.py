@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
+from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 from airflow_provider_deltacc.engine.storage_safety import StorageSafety
-from airflow_provider_deltacc.log_fast_path import LogAnswer
 from airflow_provider_deltacc.windows import (
     ExclusiveLeaseUnavailable,
     LeaseStore,

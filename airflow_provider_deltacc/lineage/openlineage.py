@@ -14,8 +14,8 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from airflow_provider_deltacc.assets import CATALOG_SCHEME, table_asset_uri
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.lineage.assets import CATALOG_SCHEME, table_asset_uri
 
 if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage

@@ -1,0 +1,3 @@
+"""Plumbing of the public API: renamed arguments (``deprecations``), duration arguments (``durations``)
+and packages whose attributes load on first access (``lazy_exports``).
+"""
