@@ -64,12 +64,14 @@ class SourceFunction:
     :param args: positional arguments (a decorated task's ``op_args``).
     :param kwargs: keyword arguments the user gave (a decorated task's ``op_kwargs``).
     :param context: the Airflow context values the function asks for by name (``ds``, ``params``, ...).
+    :param travelled: the JSON form it was loaded from (pickled by the worker for a Spark driver), if it was.
     """
 
     function: Callable[..., Any]
     args: tuple[Any, ...] = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     context: Mapping[str, Any] = field(default_factory=dict)
+    travelled: Mapping[str, str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:

@@ -31,7 +31,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -128,21 +128,23 @@ class LogAnswer:
     report: dict[str, Any] | None = None
     unrecorded_at: int | None = None
 
-    def spec_to_run(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+    def spec_to_run(self, spec: JobSpec | Mapping[str, Any]) -> JobSpec:
         """``spec`` with what the log told the job: ``txn.unrecorded_at`` when the identity was unrecorded, so
         the job's first attempt need not read the recorded versions again (a Spark job over the log) before
         it calls a source function.
 
-        :param spec: the job spec this answer is for.
+        :param spec: the job spec this answer is for (a dict is parsed).
         """
-        txn = spec.get("txn")
-        if self.unrecorded_at is None or not isinstance(txn, Mapping):
-            return dict(spec)
-        return {**spec, "txn": {**txn, "unrecorded_at": self.unrecorded_at}}
+        from airflow_provider_deltacc.spark_job.spec import parse_spec
+
+        job = parse_spec(spec)
+        if self.unrecorded_at is None or job.txn is None:
+            return job
+        return replace(job, txn=replace(job.txn, unrecorded_at=self.unrecorded_at))
 
 
 def answer_from_log(
-    spec: Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None
+    spec: JobSpec | Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None
 ) -> dict[str, Any] | None:
     """Return the job's report when the table's Delta log alone gives Delta's answer, else None (run it).
 
@@ -152,7 +154,9 @@ def answer_from_log(
     return consult_log(spec, storage_options=storage_options).report
 
 
-def consult_log(spec: Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None) -> LogAnswer:
+def consult_log(
+    spec: JobSpec | Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None
+) -> LogAnswer:
     """Read the table's Delta log for the job: its report when the log answers it, else what the job may
     skip re-reading (see :class:`LogAnswer`).
 
@@ -357,11 +361,11 @@ def find_committed_version(table: str, app_id: str, txn_version: int, latest: in
         return None
 
 
-def _parse(spec: Mapping[str, Any]) -> JobSpec | None:
+def _parse(spec: JobSpec | Mapping[str, Any]) -> JobSpec | None:
     from airflow_provider_deltacc.spark_job.spec import parse_spec
 
     try:
-        return parse_spec(dict(spec))
+        return parse_spec(spec)
     except Exception as exc:  # the job reports a bad spec, with the field that is wrong
         log.debug("the spec does not parse (%s); Spark runs the job", exc)
         return None

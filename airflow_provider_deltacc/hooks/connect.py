@@ -24,6 +24,7 @@ from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_valu
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
 
+    from airflow_provider_deltacc.contract.spec import JobSpec
     from airflow_provider_deltacc.occ.commit_loop import Turns
 
 CONNECT_CONN_TYPE = "spark_connect"
@@ -117,7 +118,9 @@ class SparkConnectRunner:
         log.info("Spark Connect session %s on %s:%s for %s", session.session_id, host, port, self.job_name)
         return session
 
-    def run(self, spec: dict[str, Any], *, turns: Turns | None = None) -> tuple[int, dict[str, Any]]:
+    def run(
+        self, spec: JobSpec | dict[str, Any], *, turns: Turns | None = None
+    ) -> tuple[int, dict[str, Any]]:
         """Run ``spec`` in a session of its own and release the session afterwards.
 
         :param spec: the job spec, ``spark_conf`` already merged.

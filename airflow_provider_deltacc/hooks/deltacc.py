@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from airflow.sdk import BaseHook
 
+from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.outcome import raise_for_outcome
 from airflow_provider_deltacc.hooks.secrets import mask_sensitive_conf
@@ -32,7 +35,7 @@ DEFAULT_CONN_IDS: dict[str, str] = {
 
 class _Runner(Protocol):
     def run(
-        self, spec: dict[str, Any], *, turns: Turns | None = None
+        self, spec: JobSpec | dict[str, Any], *, turns: Turns | None = None
     ) -> tuple[int, dict[str, Any] | None]: ...
 
     def on_kill(self) -> None: ...
@@ -138,24 +141,26 @@ class DeltaCCHook(BaseHook):
             self.submit_runner.check_deployment(table)
 
     def run(
-        self, spec: dict[str, Any], *, consult_log: bool = True, turns: Turns | None = None
+        self, spec: JobSpec | Mapping[str, Any], *, consult_log: bool = True, turns: Turns | None = None
     ) -> dict[str, Any]:
         """Run the job and return its report; raise a classified exception when it did not succeed.
 
-        :param spec: the job spec (see :mod:`airflow_provider_deltacc.spark_job.spec`).
+        :param spec: the job spec: typed (an operator's, built once), or a dict, parsed here once (see
+            :mod:`airflow_provider_deltacc.spark_job.spec`); it becomes JSON only for a spark-submit driver.
         :param consult_log: first ask the table's Delta log (see :meth:`answer_from_log`) and start nothing
             when it answers; False when the caller already asked.
         :param turns: the writer's place among the writers of its table, taken by the commit loop before its
             first attempt and after a lost conflict, when the loop runs in this process (``spark_connect``,
             ``in_process``; see :attr:`loop_runs_here`).
         """
-        spec = self.job_spec(spec)
+        job = self.job_spec(spec)
         if consult_log:
-            answer = self.consult_log(spec)
+            answer = self.consult_log(job)
             if answer.report is not None:
                 return answer.report
-            spec = answer.spec_to_run(spec)
-        code, report = self.runner.run(spec, turns=turns)
+            if isinstance(job, JobSpec):
+                job = answer.spec_to_run(job)
+        code, report = self.runner.run(job, turns=turns)
         try:
             return raise_for_outcome(code, report)
         except DeltaCCInputError as exc:
@@ -166,7 +171,7 @@ class DeltaCCHook(BaseHook):
                 named, field=exc.field, value=self.aws_conn_id, report=exc.report
             ) from None
 
-    def answer_from_log(self, spec: dict[str, Any]) -> dict[str, Any] | None:
+    def answer_from_log(self, spec: JobSpec | Mapping[str, Any]) -> dict[str, Any] | None:
         """The job's report when the table's Delta log answers it without Spark, else None.
 
         A write whose txn identity is already committed is reported ``skipped_duplicate``; an append of no
@@ -178,7 +183,7 @@ class DeltaCCHook(BaseHook):
         """
         return self.consult_log(spec).report
 
-    def consult_log(self, spec: dict[str, Any]) -> LogAnswer:
+    def consult_log(self, spec: JobSpec | Mapping[str, Any]) -> LogAnswer:
         """What the table's Delta log tells about the job before any Spark starts: its report when the log
         answers it (see :meth:`answer_from_log`), else the spec to run, which tells the job what it need not
         read again (see :meth:`~airflow_provider_deltacc.delta_log.fast_path.LogAnswer.spec_to_run`).
@@ -192,22 +197,28 @@ class DeltaCCHook(BaseHook):
             self.log.info("Answered from the Delta log, no Spark started: %s", answer.report["summary"])
         return answer
 
-    def job_spec(self, spec: dict[str, Any]) -> dict[str, Any]:
-        """The spec as the job gets it: the object-store connections' Hadoop settings under the hook's
-        ``spark_conf``, under the spec's own; secrets masked.
+    def job_spec(self, spec: JobSpec | Mapping[str, Any]) -> JobSpec | dict[str, Any]:
+        """The spec as the job gets it, typed: the object-store connections' Hadoop settings under the hook's
+        ``spark_conf``, under the spec's own; secrets masked. A dict that does not parse stays a dict: the job
+        reports what is wrong with it, in its report.
 
         :param spec: the job spec.
         """
+        from airflow_provider_deltacc.contract.exceptions import InputError
         from airflow_provider_deltacc.object_storage.connections import hadoop_conf_of
+        from airflow_provider_deltacc.spark_job.spec import parse_spec
 
+        try:
+            job: JobSpec | dict[str, Any] = parse_spec(spec)
+        except InputError:
+            job = dict(spec) if isinstance(spec, Mapping) else {}
+        own = job.spark_conf if isinstance(job, JobSpec) else job.get("spark_conf") or {}
         from_connection = hadoop_conf_of(self.store_credentials)
-        if self.spark_conf or from_connection:
-            spec = {
-                **spec,
-                "spark_conf": {**from_connection, **self.spark_conf, **(spec.get("spark_conf") or {})},
-            }
-        mask_sensitive_conf(spec.get("spark_conf"))
-        return spec
+        conf = {**from_connection, **self.spark_conf, **own}
+        if conf != own:
+            job = replace(job, spark_conf=conf) if isinstance(job, JobSpec) else {**job, "spark_conf": conf}
+        mask_sensitive_conf(conf)
+        return job
 
     def on_kill(self) -> None:
         """Stop the running job."""
@@ -251,7 +262,9 @@ class DeltaCCHook(BaseHook):
 class _InProcessRunner:
     """The job in a local SparkSession of this process (started once, reused by later runs)."""
 
-    def run(self, spec: dict[str, Any], *, turns: Turns | None = None) -> tuple[int, dict[str, Any]]:
+    def run(
+        self, spec: JobSpec | dict[str, Any], *, turns: Turns | None = None
+    ) -> tuple[int, dict[str, Any]]:
         from airflow_provider_deltacc.spark_job.main import run_job
 
         return run_job(spec, turns=turns)

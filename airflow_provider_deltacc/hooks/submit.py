@@ -30,6 +30,8 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.contract.redaction import redact_text, sensitive_values
+from airflow_provider_deltacc.contract.spec import JobSpec
+from airflow_provider_deltacc.contract.spec_json import spec_to_json
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, driver_log_env
@@ -261,10 +263,15 @@ class SparkSubmitRunner:
             unreachable=f"Spark master {master} (conn_id={self.conn_id!r})",
         )
 
-    def run(self, spec: dict[str, Any], *, turns: Turns | None = None) -> tuple[int, dict[str, Any] | None]:
+    def run(
+        self, spec: JobSpec | Mapping[str, Any], *, turns: Turns | None = None
+    ) -> tuple[int, dict[str, Any] | None]:
         """Submit ``spec`` and wait for the driver; return its exit code and report line (None if none).
 
-        :param spec: the job spec, ``spark_conf`` already merged.
+        The spec becomes JSON here, in the file the driver reads: the one place the typed spec is text.
+
+        :param spec: the job spec, ``spark_conf`` already merged (a dict that did not parse goes as it is,
+            and the driver reports what is wrong with it).
         :param turns: not used: the commit loop runs in the driver, which cannot reach the lease store, so
             its retries back off by the policy (the writer took its first turn before submitting).
         """
@@ -276,6 +283,7 @@ class SparkSubmitRunner:
             cached_jars,
         )
 
+        spec = spec_to_json(spec) if isinstance(spec, JobSpec) else dict(spec)
         master = self.connection_master
         try:
             jars = [str(p) for p in cached_jars()]

@@ -25,7 +25,7 @@ other way to withdraw it. ``tests/integration/airflow_face/test_asset_events.py`
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -37,6 +37,8 @@ from airflow_provider_deltacc.retries.tries import report_tries
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
+
+    from airflow_provider_deltacc.contract.spec import JobSpec
 
 CATALOG_SCHEME = "x-deltacc-table"
 DEFAULT_CATALOG = "spark_catalog"
@@ -186,24 +188,27 @@ def mapped_outlets(partial_kwargs: dict[str, Any], *, dag_id: str | None) -> lis
     return _with_outlet(outlets, table_outlet(partial_kwargs.get("table"), dag_id=dag_id, task_id=task_id))
 
 
-def event_extra(spec: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+def event_extra(spec: JobSpec | Mapping[str, Any], report: dict[str, Any]) -> dict[str, Any]:
     """The extra of a commit's asset event: JSON-safe, small, stable keys.
 
     ``version`` the committed table version; ``operation``; ``changes_data`` False for OPTIMIZE and VACUUM;
     ``rows_written`` when Delta's metrics give it; ``metrics`` Delta's operation metrics; ``partitions`` the
     partition values the write was restricted to (None: not restricted, or unknown); ``skipped_duplicate``.
     """
-    operation = str(spec.get("operation") or report.get("operation") or "").lower()
+    if isinstance(spec, Mapping):
+        named, partitions = spec.get("operation"), (spec.get("options") or {}).get("partition_values")
+    else:
+        named, partitions = spec.operation, getattr(spec.options, "partition_values", None)
+    operation = str(named or report.get("operation") or "").lower()
     metrics = {k: v for k, v in (report.get("metrics") or {}).items() if _json_scalar(v)}
     rows = metrics.get("numOutputRows", metrics.get("numTargetRowsInserted"))
-    options = spec.get("options") or {}
     return {
         "version": report.get("table_version"),
         "operation": operation,
         "changes_data": _changes_data(operation),
         "rows_written": _as_int(rows),
         "metrics": metrics,
-        "partitions": options.get("partition_values") or None,
+        "partitions": [dict(p) for p in partitions] if partitions else None,
         "skipped_duplicate": bool(report.get("skipped_duplicate")),
         "txn_app_id": report.get("txn_app_id"),
     }
@@ -236,7 +241,7 @@ def unannounced_commit(report: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def record_table_event(
-    operator: Any, context: Context, spec: dict[str, Any], report: dict[str, Any]
+    operator: Any, context: Context, spec: JobSpec | Mapping[str, Any], report: dict[str, Any]
 ) -> dict[str, Any] | None:
     """Attach the commit to the table's asset event, or withdraw the outlet when nothing was committed.
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import jinja2
     from airflow.sdk import Context, RetryPolicy
 
+    from airflow_provider_deltacc.contract.spec import JobSpec
     from airflow_provider_deltacc.contract.storage_safety import StorageSafety
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
     from airflow_provider_deltacc.hooks.submit_options import SparkSubmitOptions
@@ -231,7 +232,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         return {}
 
     @abstractmethod
-    def run_spec(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
+    def run_spec(self, context: Context, spec: JobSpec) -> dict[str, Any]:
         """Run the validated spec and return the job's report (a writer in its lease, maintenance after the
         gate)."""
 
@@ -242,8 +243,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         The report is also returned, for direct callers; ``do_xcom_push`` is False by default so Airflow
         does not store it a second time as ``return_value``.
         """
-        spec = self.build_spec(context)
-        self.validate_spec(spec)
+        spec = self.validate_spec(self.build_spec(context))
         self.hook.check_deployment(self.table)
         self.check_lease_store()
         self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
@@ -275,14 +275,16 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
             spec["commit_retry"] = dict(self.commit_retry)
         return spec
 
-    def validate_spec(self, spec: dict[str, Any]) -> None:
-        """Fail before anything is submitted (or leased) when the spec or an operator argument is invalid."""
+    def validate_spec(self, spec: JobSpec | dict[str, Any]) -> JobSpec:
+        """The typed spec, built once: fail before anything is submitted (or leased) when the spec or an
+        operator argument is invalid. The typed spec goes on to the lease, the log and the job; it becomes
+        JSON only for a spark-submit driver."""
         from airflow_provider_deltacc.contract.exceptions import SpecError
         from airflow_provider_deltacc.spark_job.spec import parse_spec
 
         self.validate_arguments()
         try:
-            parse_spec(spec)
+            return parse_spec(spec)
         except SpecError as exc:
             raise DeltaCCInputError(
                 f"{self.task_id}: {exc}", field=exc.field, value=getattr(exc, "value", None)
@@ -339,7 +341,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         """Resolve and check the lease store at the task's start (see :class:`UsesLeaseStore`)."""
         self.log.info("lease store: %s", self.resolve_lease_store().describe())
 
-    def publish_run(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
+    def publish_run(self, context: Context, spec: JobSpec) -> dict[str, Any]:
         """Run the spec and publish its report, also when it fails.
 
         A failed try opens its failure with one line stating Airflow's decision and its reason (see
@@ -375,9 +377,10 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         called by the OpenLineage provider only, when it is installed."""
         from airflow_provider_deltacc.lineage.openlineage import operator_lineage
 
-        spec, report = getattr(self, "committed_run", None) or ({}, None)
-        source = spec.get("source") if isinstance(spec, dict) else None
-        return operator_lineage(self.table, source, report)
+        spec, report = getattr(self, "committed_run", None) or (None, None)
+        source = spec.source if spec is not None else None
+        named = None if source is None else {k: getattr(source, k) for k in ("kind", "path", "name", "query")}
+        return operator_lineage(self.table, named, report)
 
     def decide_try(self, context: Context, exc: DeltaCCError) -> TryDecision | None:
         """Airflow's decision on this failed try, asked of the task's retry policy now (the policy keeps it,
@@ -424,7 +427,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
 
         return bool(self.allow_unsafe_concurrent_writes) or is_truthy(os.environ.get(OVERRIDE_ENV, ""))
 
-    def guard_storage(self, spec: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    def guard_storage(self, spec: JobSpec) -> tuple[JobSpec, bool]:
         """The spec marked with its storage guard, and whether this run must be alone on the table (see
         :func:`airflow_provider_deltacc.windows.guard_storage`)."""
         from airflow_provider_deltacc.windows.guarded import guard_storage

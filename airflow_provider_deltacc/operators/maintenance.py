@@ -7,6 +7,7 @@ Both wait for the maintenance gate and hold a maintenance lease while they run; 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
@@ -16,6 +17,7 @@ from airflow_provider_deltacc.operators.maintenance_base import DeltaMaintenance
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from airflow_provider_deltacc.contract.spec import JobSpec
     from airflow_provider_deltacc.windows import GateDecision, TableFacts
     from airflow_provider_deltacc.windows.partitions import PartitionScope
 
@@ -113,20 +115,21 @@ class DeltaOptimizeOperator(DeltaMaintenanceOperator):
             return None
         return found or None
 
-    def gate_fields(self, spec: dict[str, Any], facts: TableFacts | None) -> dict[str, Any]:
+    def gate_fields(self, spec: JobSpec, facts: TableFacts | None) -> dict[str, Any]:
         return {
             "partitions": self._candidates(facts),
             "require_all_partitions": not self.only_closed_partitions,
         }
 
-    def apply_decision(
-        self, spec: dict[str, Any], decision: GateDecision
-    ) -> tuple[dict[str, Any], PartitionScope]:
+    def apply_decision(self, spec: JobSpec, decision: GateDecision) -> tuple[JobSpec, PartitionScope]:
         closed = decision.closed_partitions
         if closed is None:
             return spec, None
-        options = {**(spec.get("options") or {}), "partition_values": [dict(p) for p in closed]}
-        return {**spec, "options": options}, closed
+        from airflow_provider_deltacc.contract.spec import OptimizeOptions
+
+        assert isinstance(spec.options, OptimizeOptions)
+        options = replace(spec.options, partition_values=tuple(dict(p) for p in closed))
+        return replace(spec, options=options), closed
 
 
 class DeltaVacuumOperator(DeltaMaintenanceOperator):
@@ -172,7 +175,7 @@ class DeltaVacuumOperator(DeltaMaintenanceOperator):
             options["retention_hours"] = _as_number(self.retention_hours)
         return options
 
-    def gate_fields(self, spec: dict[str, Any], facts: TableFacts | None) -> dict[str, Any]:
+    def gate_fields(self, spec: JobSpec, facts: TableFacts | None) -> dict[str, Any]:
         from airflow_provider_deltacc.windows import DELTA_DEFAULT_RETENTION_HOURS
 
         table_hours: float | None = None
@@ -189,7 +192,7 @@ class DeltaVacuumOperator(DeltaMaintenanceOperator):
                     field="retention_hours",
                     value=self.retention_hours,
                 ) from None
-        retention = (spec.get("options") or {}).get("retention_hours")
+        retention = getattr(spec.options, "retention_hours", None)
         if self.force is not True and self.force not in (False, None):
             raise DeltaCCInputError(
                 f"{self.task_id}: force={self.force!r} must be exactly True or False",

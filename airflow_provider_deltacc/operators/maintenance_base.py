@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
+    from airflow_provider_deltacc.contract.spec import JobSpec
     from airflow_provider_deltacc.windows import (
         GateDecision,
         GateRequest,
@@ -118,12 +119,10 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
         return {}
 
     @abstractmethod
-    def gate_fields(self, spec: dict[str, Any], facts: TableFacts | None) -> dict[str, Any]:
+    def gate_fields(self, spec: JobSpec, facts: TableFacts | None) -> dict[str, Any]:
         """This operation's own :class:`~airflow_provider_deltacc.windows.GateRequest` fields."""
 
-    def apply_decision(
-        self, spec: dict[str, Any], decision: GateDecision
-    ) -> tuple[dict[str, Any], PartitionScope]:
+    def apply_decision(self, spec: JobSpec, decision: GateDecision) -> tuple[JobSpec, PartitionScope]:
         """The spec to run and the partitions to lease once the gate said go (the whole table: None)."""
         return spec, None
 
@@ -144,7 +143,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
             waiting_since=self._waiting_since,
         )
 
-    def run_spec(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
+    def run_spec(self, context: Context, spec: JobSpec) -> dict[str, Any]:
         """Wait for the gate, then run the spec under a maintenance lease."""
         gate = self.gate_run()
         spec, exclusive = self.guard_storage(spec)
@@ -159,7 +158,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
     def _run_leased(
         self,
         context: Context,
-        spec: dict[str, Any],
+        spec: JobSpec,
         request: GateRequest,
         store: LeaseStore,
         decision: GateDecision,

@@ -16,6 +16,7 @@ from airflow_provider_deltacc.operators.identity import derive_txn_identity
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from airflow_provider_deltacc.contract.spec import JobSpec
     from airflow_provider_deltacc.windows import WriteGuard
 
 DEFAULT_ADMISSION_WAIT_TIMEOUT = 1800.0
@@ -120,7 +121,7 @@ class DeltaWriteOperator(DeltaBaseOperator):
         if self.use_write_lease:
             super().check_lease_store()
 
-    def run_spec(self, context: Context, spec: dict[str, Any]) -> dict[str, Any]:
+    def run_spec(self, context: Context, spec: JobSpec) -> dict[str, Any]:
         """Run the spec inside the write guarded on its table (see
         :func:`airflow_provider_deltacc.windows.guarded_write`)."""
         from airflow_provider_deltacc.windows import (

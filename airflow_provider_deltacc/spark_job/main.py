@@ -46,7 +46,7 @@ _INPUT_ERROR_TYPES = ("AnalysisException", "ParseException", "InputError", "Spec
 
 
 def run_job(
-    spec: str | bytes | Mapping[str, Any],
+    spec: str | bytes | Mapping[str, Any] | JobSpec,
     spark: SparkSession | None = None,
     *,
     source_hook: SourceHook | None = None,
@@ -54,7 +54,7 @@ def run_job(
 ) -> tuple[int, dict[str, Any]]:
     """Validate and run one job spec; never raises for a job failure.
 
-    :param spec: the spec (a dict or JSON text).
+    :param spec: the spec: typed (in the worker's process), or a dict or JSON text (parsed here).
     :param spark: the session to use; None gets the active session or starts one.
     :param source_hook: see :data:`~airflow_provider_deltacc.engine.operations.SourceHook` (tests).
     :param turns: the writer's place among the writers of its table, when the caller holds a write lease
@@ -63,7 +63,7 @@ def run_job(
     """
     raw = dict(spec) if isinstance(spec, Mapping) else None
     try:
-        parsed = parse_spec(dict(spec) if isinstance(spec, Mapping) else spec)
+        parsed = parse_spec(spec)
     except InputError as exc:
         return ExitCode.BAD_INPUT, _bare_report(raw, None, "bad_input", exc)
     from airflow_provider_deltacc.engine.commits import tagging_run

@@ -9,6 +9,7 @@ operators use it on the Airflow worker when a task starts.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import inspect
 import pickle
 import sys
@@ -84,7 +85,8 @@ def from_travel_form(name: str, python: str, pickled: str) -> SourceFunction:
         ) from None
     if not isinstance(loaded, SourceFunction):
         raise InputError("source", name, f"unpickled to {type(loaded).__name__}, not a source function")
-    return loaded
+    travelled = {"kind": "callable", "name": name, "python": python, "pickled": pickled}
+    return dataclasses.replace(loaded, travelled=travelled)
 
 
 def _picklable_context(source: SourceFunction, dumps: Callable[[Any], bytes]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from airflow_provider_deltacc.contract.exceptions import InputError
@@ -71,13 +71,16 @@ _RUN_TOKEN_RE = re.compile(r"^[0-9a-f]{8,64}$")
 MAX_RETENTION_HOURS = 876_000.0
 
 
-def parse_spec(spec: str | bytes | dict[str, Any]) -> JobSpec:
-    """Validate a job spec (a dict or its JSON text) and return the typed :class:`JobSpec`.
+def parse_spec(spec: str | bytes | Mapping[str, Any] | JobSpec) -> JobSpec:
+    """Validate a job spec (a dict or its JSON text) and return the typed :class:`JobSpec`; a typed spec is
+    returned as it is (it was validated when it was built).
 
     :param spec: the spec.
     :raises SpecError: on the first problem found.
     """
-    data: Any = spec
+    if isinstance(spec, JobSpec):
+        return spec
+    data: Any = dict(spec) if isinstance(spec, Mapping) else spec
     if isinstance(spec, str | bytes):
         try:
             data = json.loads(spec)

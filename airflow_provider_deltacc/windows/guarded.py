@@ -18,13 +18,15 @@ Airflow-free: the caller gives callables to open the store, ask the log and run 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.exceptions import UnguardedUnsafeWrite
+from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.contract.storage_safety import StorageSafety
+from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows.admission import TurnQueue
 from airflow_provider_deltacc.windows.lease import LeaseRequest
 from airflow_provider_deltacc.windows.store import LeaseStore
@@ -40,7 +42,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Spec = dict[str, Any]
+#: A job spec: typed, or a dict (parsed once, on the way in).
+Spec = JobSpec | Mapping[str, Any]
 #: Runs the job: ``run(spec, turns=...)`` returns its report (the task's hook, without asking the log).
 RunJob = Callable[..., dict[str, Any]]
 
@@ -76,7 +79,7 @@ class GuardedWrite:
     :param turns: the writer's place among the writers of its table, or None.
     """
 
-    spec: Spec
+    spec: JobSpec
     answered: dict[str, Any] | None = None
     turns: TurnQueue | None = None
 
@@ -106,7 +109,7 @@ class GuardedWrite:
 
 def guard_storage(
     spec: Spec, verdict: StorageSafety, *, allow_unsafe: bool, needs_lease: bool = True, logger: Any = None
-) -> tuple[Spec, bool]:
+) -> tuple[JobSpec, bool]:
     """Mark the spec with how unsafe storage is guarded; True when this run must be alone on the table.
 
     Safe storage changes nothing. On unsafe storage the spec carries ``storage_guard`` (the Spark job refuses
@@ -121,18 +124,19 @@ def guard_storage(
     :raises UnguardedUnsafeWrite: unsafe storage, no override and no lease.
     """
     out = logger if logger is not None else log
+    job = parse_spec(spec)
     if verdict.safe:
-        return spec, False
+        return job, False
     if allow_unsafe:
         out.warning("%s; running anyway: allow_unsafe_concurrent_writes is set", verdict.message())
-        return {**spec, "storage_guard": "override"}, False
+        return replace(job, storage_guard="override"), False
     if not needs_lease:
         raise UnguardedUnsafeWrite(
             f"use_write_lease=False, but {verdict.message()}. Without a lease this task cannot make sure it "
             "is the only writer; keep use_write_lease=True"
         )
     out.info("%s; holding an exclusive lease on the table while writing", verdict.message())
-    return {**spec, "storage_guard": "exclusive_lease"}, True
+    return replace(job, storage_guard="exclusive_lease"), True
 
 
 @contextmanager
@@ -142,7 +146,7 @@ def guarded_write(
     *,
     verdict: StorageSafety,
     open_store: Callable[[], LeaseStore],
-    consult_log: Callable[[Spec], LogAnswer] | None = None,
+    consult_log: Callable[[JobSpec], LogAnswer] | None = None,
     logger: Any = None,
 ) -> Iterator[GuardedWrite]:
     """Guard a write on its table for the duration of the block (see the module docstring).
@@ -159,27 +163,27 @@ def guarded_write(
     :raises ExclusiveLeaseUnavailable: unsafe storage, and the table did not become free in time.
     """
     out = logger if logger is not None else log
-    spec, exclusive = guard_storage(
+    job, exclusive = guard_storage(
         spec, verdict, allow_unsafe=guard.allow_unsafe, needs_lease=guard.use_write_lease, logger=out
     )
-    answer = consult_log(spec) if consult_log is not None else None
+    answer = consult_log(job) if consult_log is not None else None
     if answer is not None:
         if answer.report is not None:
-            yield GuardedWrite(spec, answered=answer.report)
+            yield GuardedWrite(job, answered=answer.report)
             return
-        spec = answer.spec_to_run(spec)
+        job = answer.spec_to_run(job)
     if exclusive:
-        request = _request(spec, guard, partitions=False)
+        request = _request(job, guard, partitions=False)
         with exclusive_writer_lease(open_store, request, wait_timeout_s=guard.unsafe_storage_wait_timeout_s):
-            yield GuardedWrite(spec)
+            yield GuardedWrite(job)
     elif not guard.use_write_lease:
-        yield GuardedWrite(spec)
+        yield GuardedWrite(job)
     else:
-        yield from _leased(spec, guard, open_store, out)
+        yield from _leased(job, guard, open_store, out)
 
 
 def _leased(
-    spec: Spec, guard: WriteGuard, open_store: Callable[[], LeaseStore], out: Any
+    spec: JobSpec, guard: WriteGuard, open_store: Callable[[], LeaseStore], out: Any
 ) -> Iterator[GuardedWrite]:
     """The writer's lease and turns; a write that cannot be described as a lease runs without one."""
     try:
@@ -189,7 +193,7 @@ def _leased(
             "cannot describe this write as a lease (%s: %s); writing %s without a lease",
             type(exc).__name__,
             exc,
-            spec.get("table"),
+            spec.table,
         )
         yield GuardedWrite(spec)
         return
@@ -205,10 +209,10 @@ def _leased(
             )
 
 
-def _request(spec: Spec, guard: WriteGuard, *, partitions: bool) -> LeaseRequest:
+def _request(spec: JobSpec, guard: WriteGuard, *, partitions: bool) -> LeaseRequest:
     """The writer's lease: kind from the spec, partitions when known (an exclusive lease takes the table)."""
     return LeaseRequest(
-        table=str(spec["table"]),
+        table=spec.table,
         holder=guard.holder,
         op_kind=writer_op_kind(spec),
         partitions=writer_partitions(spec) if partitions else None,

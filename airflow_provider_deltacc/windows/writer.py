@@ -16,7 +16,10 @@ from typing import Any
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
 from airflow_provider_deltacc.contract.ddl import ddl_column_names
 from airflow_provider_deltacc.contract.exceptions import ExclusiveLeaseUnavailable
+from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
+from airflow_provider_deltacc.contract.spec_facts import merge_pin_columns, spec_op_kind
 from airflow_provider_deltacc.occ.operations import OPERATIONS, op_kind
+from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
@@ -35,17 +38,19 @@ log = logging.getLogger(__name__)
 MAX_LEASE_PARTITIONS = 1000
 
 
-def writer_op_kind(spec: Mapping[str, Any]) -> OpKind:
+def writer_op_kind(spec: JobSpec | Mapping[str, Any]) -> OpKind:
     """The conflict-matrix operation a writer's job spec runs (see
-    :func:`~airflow_provider_deltacc.occ.operations.op_kind`).
+    :func:`~airflow_provider_deltacc.contract.spec_facts.spec_op_kind`).
 
-    :param spec: the job spec (``operation``, ``options``).
+    :param spec: the job spec, or the ``operation`` and ``options`` of one.
     :raises ValueError: for an operation that is not a write (``optimize``, ``vacuum``).
     """
-    name = str(spec.get("operation", ""))
+    name = str(spec.operation if isinstance(spec, JobSpec) else spec.get("operation", ""))
     if name not in OPERATIONS or OPERATIONS[name].is_maintenance:
         writes = ", ".join(op.name for op in OPERATIONS.values() if op.is_write)
         raise ValueError(f"operation={name!r} is not a write; writer leases are for {writes}")
+    if isinstance(spec, JobSpec):
+        return spec_op_kind(spec)
     return op_kind(name, spec.get("options") or {})
 
 
@@ -79,35 +84,20 @@ def canonical_scope(values: Sequence[Mapping[str, Any]], facts: TableFacts | Non
     return specs
 
 
-def _merge_pin_columns(options: Mapping[str, Any], facts: TableFacts) -> list[str]:
-    pin = options.get("partition_pin", "keyed")
-    if pin is None or not facts.partitioned:
-        return []
-    if pin == "auto":
-        return list(facts.partition_columns)
-    if pin == "keyed":
-        if options.get("condition"):
-            return []
-        keys = {str(key).lower() for key in options.get("keys") or ()}
-        return [column for column in facts.partition_columns if column.lower() in keys]
-    if isinstance(pin, list | tuple):
-        resolved = [facts.column(str(column)) for column in pin]
-        return [column for column in resolved if column is not None]
-    return []
-
-
-def _merge_source_partitions(spec: Mapping[str, Any], facts: TableFacts) -> PartitionScope:
+def _merge_source_partitions(spec: JobSpec, facts: TableFacts) -> PartitionScope:
     """The pinned partitions of a MERGE whose source rows are inline (the only cheaply known case)."""
-    source = spec.get("source") or {}
-    if source.get("kind") != "rows" or not source.get("rows"):
+    source, options = spec.source, spec.options
+    if source is None or source.kind != "rows" or not source.rows or not isinstance(options, MergeOptions):
         return None
-    pinned = _merge_pin_columns(spec.get("options") or {}, facts)
+    if not facts.partitioned:
+        return None
+    pinned = merge_pin_columns(options, facts.partition_columns, resolve=facts.column)
     if not pinned:
         return None
-    names = ddl_column_names(str(source.get("schema") or ""))
+    names = ddl_column_names(str(source.schema or ""))
     positions = {name.lower(): index for index, name in enumerate(names)}
     values: list[dict[str, Any]] = []
-    for row in source["rows"]:
+    for row in source.rows:
         entry: dict[str, Any] = {}
         for column in pinned:
             if isinstance(row, Mapping):
@@ -125,7 +115,7 @@ def _merge_source_partitions(spec: Mapping[str, Any], facts: TableFacts) -> Part
 
 
 def writer_partitions(
-    spec: Mapping[str, Any],
+    spec: JobSpec | Mapping[str, Any],
     *,
     facts_loader: Callable[[str], TableFacts | None] = read_table_facts,
 ) -> PartitionScope:
@@ -136,20 +126,18 @@ def writer_partitions(
     columns can be read with delta-rs and the merge pins them. Anything else, or any value whose string in
     Delta's log cannot be predicted, leases the whole table.
 
-    :param spec: the job spec.
+    :param spec: the job spec (a dict is parsed).
     :param facts_loader: reads the table's partition columns (delta-rs by default; tests substitute it).
     """
-    table = str(spec.get("table", ""))
-    options = spec.get("options") or {}
-    explicit = options.get("partition_values")
-    operation = spec.get("operation")
+    job = parse_spec(spec)
+    explicit = getattr(job.options, "partition_values", None)
     if explicit:
-        facts = _facts(table, facts_loader) if is_table_location(table) else None
+        facts = _facts(job.table, facts_loader) if is_table_location(job.table) else None
         return canonical_scope(explicit, facts)
-    if operation == "merge" and is_table_location(table):
-        facts = _facts(table, facts_loader)
+    if job.operation == "merge" and is_table_location(job.table):
+        facts = _facts(job.table, facts_loader)
         if facts is not None:
-            return _merge_source_partitions(spec, facts)
+            return _merge_source_partitions(job, facts)
     return None
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 import pyarrow as pa
 import pytest
 
+from airflow_provider_deltacc.contract.txn import TxnIdentity
 from airflow_provider_deltacc.delta_log.fast_path import (
     ANSWERED_BY,
     LogAnswer,
@@ -100,9 +101,9 @@ def test_a_fresh_identity_is_told_unrecorded_at_the_version_read(table: str) -> 
     answer = consult_log(spec)
     assert answer == LogAnswer(report=None, unrecorded_at=2)
     to_run = answer.spec_to_run(spec)
-    assert to_run["txn"] == {"app_id": "dag.merge", "version": 5, "unrecorded_at": 2}
+    assert to_run.txn == TxnIdentity("dag.merge", 5, unrecorded_at=2)
     assert spec["txn"] == {"app_id": "dag.merge", "version": 5}  # the caller's spec is left as it was
-    assert parse_spec(to_run).txn is not None and parse_spec(to_run).txn.unrecorded_at == 2  # type: ignore[union-attr]
+    assert answer.spec_to_run(parse_spec(spec)) == to_run  # typed or not, the same spec to run
 
 
 def test_a_duplicate_is_answered_and_not_told_anything(table: str) -> None:
@@ -125,7 +126,7 @@ def test_an_identity_on_a_log_delta_rs_does_not_replay_is_not_told_unrecorded(
     )
     spec = _merge(table, 5)
     assert consult_log(spec) == LogAnswer()
-    assert LogAnswer().spec_to_run(spec) == spec
+    assert LogAnswer().spec_to_run(spec) == parse_spec(spec)
 
 
 def test_a_txn_retention_still_tells_an_unrecorded_identity(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.literals import embedded_expression, quote_identifier
 from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
+from airflow_provider_deltacc.contract.spec_facts import merge_pin_columns
 from airflow_provider_deltacc.contract.table import table_sql
 from airflow_provider_deltacc.engine.literals import escaped_string_literals
 from airflow_provider_deltacc.engine.operations.base import (
@@ -123,9 +124,8 @@ def schema_auto_merge(spark: SparkSession) -> bool:
 
 def _pin_columns(opts: MergeOptions, state: TableState) -> tuple[str, ...]:
     if opts.partition_pin == "keyed":
-        keys = {k.lower() for k in opts.keys}
-        return tuple(c for c in state.partition_columns if c.lower() in keys)
-    return resolve_pin_columns(opts.partition_pin, state)
+        return merge_pin_columns(opts, state.partition_columns, resolve=lambda column: None)
+    return resolve_pin_columns(opts.partition_pin, state)  # a column it does not know is bad input
 
 
 def _on_condition(opts: MergeOptions) -> str:

@@ -14,6 +14,8 @@ import pyarrow as pa
 import pytest
 
 import airflow_provider_deltacc.delta_log.fast_path as fast_path
+from airflow_provider_deltacc.contract.spec import JobSpec
+from airflow_provider_deltacc.contract.spec_json import spec_to_json
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
 from airflow_provider_deltacc.operators import DeltaMergeOperator
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
@@ -58,9 +60,9 @@ class StubRunner:
     def __init__(self) -> None:
         self.specs: list[dict[str, Any]] = []
 
-    def run(self, spec: dict[str, Any], *, turns: Any = None) -> tuple[int, dict[str, Any]]:
-        self.specs.append(spec)
-        return 0, {"status": "committed", "table": spec["table"], "table_version": 2, "attempts": []}
+    def run(self, spec: Any, *, turns: Any = None) -> tuple[int, dict[str, Any]]:
+        self.specs.append(spec_to_json(spec) if isinstance(spec, JobSpec) else spec)
+        return 0, {"status": "committed", "table": spec.table, "table_version": 2, "attempts": []}
 
     def on_kill(self) -> None:
         return None
@@ -221,3 +223,32 @@ def test_a_writer_reads_the_log_once_then_runs_inside_its_lease(
     report = op.execute(make_context())
     assert report["status"] == "committed" and len(runner.specs) == 1
     assert leases_during_run == [1] and len(log_reads) == 1
+
+
+def test_a_writer_builds_its_typed_spec_once(
+    table: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log_reads: list[dict[str, Any]]
+) -> None:
+    """From the operator's arguments to the runner, through the lease, the log and the storage guard, the
+    spec is read into its typed form once: every later step gets the same object."""
+    import airflow_provider_deltacc.spark_job.spec as spec_module
+
+    parsed: list[str] = []
+    read_source = spec_module._source
+
+    def counting(top: Any, operation: str) -> Any:
+        parsed.append(operation)
+        return read_source(top, operation)
+
+    monkeypatch.setattr(spec_module, "_source", counting)
+    op = _merge_operator(table, 9, tmp_path)
+    given: list[Any] = []
+
+    class TypedRunner(StubRunner):
+        def run(self, spec: Any, *, turns: Any = None) -> tuple[int, dict[str, Any]]:
+            given.append(spec)
+            return super().run(spec)
+
+    op.hook.__dict__["runner"] = TypedRunner()
+    assert op.execute(make_context())["status"] == "committed"
+    assert parsed == ["merge"] and isinstance(given[0], JobSpec)
+    assert given[0].txn is not None and given[0].txn.version == 9

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -27,9 +28,16 @@ def test_dataset_names_follow_openlineage_naming(table: str, expected: tuple[str
     assert dataset_name(table) == expected
 
 
+def _spec(source: dict[str, Any]) -> Any:
+    """The typed spec an operator's run committed, with ``source``."""
+    from airflow_provider_deltacc.spark_job.spec import parse_spec
+
+    return parse_spec({"operation": "append", "table": "/data/orders", "source": source, "options": {}})
+
+
 def test_the_facets_name_the_source_and_the_committed_version() -> None:
     op = DeltaMergeOperator(task_id="m", table="s3a://bucket/orders", source="sales.raw_orders", keys=["id"])
-    op.committed_run = ({"source": {"kind": "table", "name": "sales.raw_orders"}}, {"table_version": 12})
+    op.committed_run = (_spec({"kind": "table", "name": "sales.raw_orders"}), {"table_version": 12})
     lineage = op.get_openlineage_facets_on_complete(task_instance=None)
     assert [(d.namespace, d.name) for d in lineage.inputs] == [("spark_catalog", "sales.raw_orders")]
     (output,) = lineage.outputs
@@ -39,7 +47,7 @@ def test_the_facets_name_the_source_and_the_committed_version() -> None:
 
 def test_a_query_source_is_the_jobs_sql() -> None:
     op = DeltaAppendOperator(task_id="a", table="/data/orders", source="SELECT 1 AS id")
-    op.committed_run = ({"source": {"kind": "sql", "query": "SELECT 1 AS id"}}, {"table_version": 0})
+    op.committed_run = (_spec({"kind": "sql", "query": "SELECT 1 AS id"}), {"table_version": 0})
     lineage = op.get_openlineage_facets_on_complete(task_instance=None)
     assert lineage.inputs == [] and lineage.job_facets["sql"].query == "SELECT 1 AS id"
     assert lineage.outputs[0].facets["version"].datasetVersion == "0"
@@ -54,7 +62,7 @@ def test_a_source_function_reports_the_table_it_wrote_and_no_made_up_input() -> 
     op = DeltaMergeOperator(task_id="m", table="/data/orders", source=build, keys=["id"])
     function = SourceFunction(build)
     for source in ({"kind": "callable", "function": function}, travel_form(function)):
-        op.committed_run = ({"source": source}, {"table_version": 3})
+        op.committed_run = (_spec(source), {"table_version": 3})
         lineage = op.get_openlineage_facets_on_complete(task_instance=None)
         assert lineage.inputs == [] and [d.name for d in lineage.outputs] == ["/data/orders"]
 

@@ -4,12 +4,14 @@ defaults are elsewhere, only has ``spark_conf``."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from airflow_provider_deltacc.hooks.spark_defaults import parse_spark_defaults, spark_defaults_file
 from airflow_provider_deltacc.operators import DeltaMergeOperator
+from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
 
@@ -51,8 +53,15 @@ spark.empty
 def test_the_log_store_in_spark_defaults_makes_s3_safe_for_concurrent_writers(conf_dir: Path) -> None:
     operator = _merge(execution_mode="spark_submit")
     assert not operator.storage_safety().safe
-    spec = {"operation": "merge", "table": "s3a://lake/orders"}
-    assert operator.guard_storage(spec) == ({**spec, "storage_guard": "exclusive_lease"}, True)
+    spec = parse_spec(
+        {
+            "operation": "merge",
+            "table": "s3a://lake/orders",
+            "source": {"kind": "table", "name": "db.staging"},
+            "options": {"keys": ["id"]},
+        }
+    )
+    assert operator.guard_storage(spec) == (replace(spec, storage_guard="exclusive_lease"), True)
 
     (conf_dir / "spark-defaults.conf").write_text(f"{LOG_STORE} {DYNAMO}\n")
     assert spark_defaults_file() == conf_dir / "spark-defaults.conf"

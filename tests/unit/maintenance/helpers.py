@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
+from airflow_provider_deltacc.contract.spec import JobSpec
+from airflow_provider_deltacc.contract.spec_json import spec_to_json
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 from airflow_provider_deltacc.windows import Lease, LeaseRequest, LeaseStore, store_from_url
 
@@ -43,13 +45,15 @@ class RecordingHook:
         self.specs: list[dict[str, Any]] = []
         self.active_during: list[list[Lease]] = []
 
-    def consult_log(self, spec: dict[str, Any]) -> LogAnswer:
+    def consult_log(self, spec: Any) -> LogAnswer:
         return LogAnswer()
 
     def check_deployment(self, table: str) -> None:
         return None
 
-    def run(self, spec: dict[str, Any], *, consult_log: bool = True, turns: Any = None) -> dict[str, Any]:
+    def run(self, spec: Any, *, consult_log: bool = True, turns: Any = None) -> dict[str, Any]:
+        # Recorded as the JSON a spark-submit driver would read: the tests look at its fields.
+        spec = spec_to_json(spec) if isinstance(spec, JobSpec) else spec
         self.specs.append(spec)
         with store_from_url(self.store_url) as store:
             self.active_during.append(store.active(self.table))

@@ -106,7 +106,7 @@ def test_resume_after_the_trigger_runs_the_job(store_url: str) -> None:
     report = op.execute_complete(_maint_context("optimize"), event=event, **(deferred.value.kwargs or {}))
     assert report["status"] == "committed"
     assert [lease.op_kind for lease in hook.active_during[0]] == [OpKind.OPTIMIZE_ZORDER]
-    assert hook.specs[0]["options"] == {"zorder_by": ["customer"]}
+    assert hook.specs[0]["options"] == {"zorder_by": ["customer"], "partition_values": None, "full": False}
 
 
 def test_resume_defers_again_when_a_writer_won_the_race(store_url: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from datetime import date, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +160,10 @@ def test_partitions_from_partition_values_use_deltas_spelling() -> None:
     spec = {
         "operation": "update",
         "table": TABLE,
-        "options": {"partition_values": [{"DATE": date(2026, 11, 20)}, {"date": "2026-11-21"}]},
+        "options": {
+            "set": {"v": "'x'"},
+            "partition_values": [{"DATE": "2026-11-20"}, {"date": "2026-11-21"}],
+        },
     }
     assert writer_partitions(spec, facts_loader=lambda _t: FACTS) == [
         {"date": "2026-11-20"},
@@ -195,15 +198,20 @@ def test_merge_partitions_come_from_inline_source_rows_when_pinned() -> None:
 @pytest.mark.parametrize(
     "spec",
     [
-        {"operation": "merge", "table": TABLE, "source": {"kind": "sql", "query": "SELECT 1"}, "options": {}},
+        {
+            "operation": "merge",
+            "table": TABLE,
+            "source": {"kind": "sql", "query": "SELECT 1"},
+            "options": {"keys": ["id", "date"]},
+        },
         {
             "operation": "merge",
             "table": "sales.orders",
-            "source": {"kind": "rows", "rows": [[1]]},
-            "options": {},
+            "source": {"kind": "rows", "rows": [[1, "2026-11-20", "a"]], "schema": SCHEMA},
+            "options": {"keys": ["id", "date"]},
         },
-        {"operation": "delete", "table": TABLE, "options": {"partition_values": [{"date": 1.5j}]}},
-        {"operation": "append", "table": TABLE, "options": {}},
+        {"operation": "delete", "table": TABLE, "options": {"partition_values": [{"date": None}]}},
+        {"operation": "append", "table": TABLE, "source": {"kind": "sql", "query": "SELECT 1"}},
     ],
     ids=["sql-source", "catalog-name", "unpredictable-value", "append"],
 )

@@ -15,6 +15,7 @@ import pytest
 from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 from airflow_provider_deltacc.engine.storage_safety import StorageSafety
+from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows import (
     ExclusiveLeaseUnavailable,
     LeaseStore,
@@ -28,7 +29,12 @@ from tests.unit.windows.helpers import grant
 pytestmark = pytest.mark.unit
 
 TABLE = "sales.orders"  # a catalog name: nothing is read with delta-rs
-SPEC: dict[str, Any] = {"operation": "merge", "table": TABLE, "source": None, "options": {"keys": ["id"]}}
+SPEC: dict[str, Any] = {
+    "operation": "merge",
+    "table": TABLE,
+    "source": {"kind": "table", "name": "db.staging"},
+    "options": {"keys": ["id"]},
+}
 SAFE = StorageSafety(TABLE, "catalog", "spark", True, "a catalog table")
 UNSAFE = StorageSafety(TABLE, "s3a", "spark", False, "S3 cannot exclude writers", "spark.delta.logStore")
 
@@ -65,7 +71,7 @@ def _guard(**kwargs: Any) -> WriteGuard:
 
 def test_a_write_holds_its_lease_while_the_block_runs_and_releases_it_also_on_failure(opener: Opener) -> None:
     with guarded_write(SPEC, _guard(), verdict=SAFE, open_store=opener) as write:
-        assert write.spec == SPEC and write.turns is None  # admission off: no turns
+        assert write.spec == parse_spec(SPEC) and write.turns is None  # admission off: no turns
         held = opener.active()
         assert [(lease.op_kind, lease.holder) for lease in held] == [(OpKind.MERGE, "ingest.merge[-1]/run")]
     assert opener.active() == []
@@ -114,7 +120,7 @@ def test_unsafe_storage_without_a_lease_is_refused_before_anything_is_opened(ope
 
 def test_unsafe_storage_takes_the_table_alone_or_fails(opener: Opener) -> None:
     with guarded_write(SPEC, _guard(), verdict=UNSAFE, open_store=opener) as write:
-        assert write.spec["storage_guard"] == "exclusive_lease"
+        assert write.spec.storage_guard == "exclusive_lease"
         assert [lease.partitions for lease in opener.active()] == [None]
     with SqliteLeaseStore(opener.path) as store:
         grant(store, TABLE, OpKind.BLIND_APPEND, holder="another-writer")
@@ -129,7 +135,7 @@ def test_the_override_marks_the_spec_and_takes_an_ordinary_lease(opener: Opener)
     with SqliteLeaseStore(opener.path) as store:
         grant(store, TABLE, OpKind.BLIND_APPEND, holder="another-writer")
     with guarded_write(SPEC, _guard(allow_unsafe=True), verdict=UNSAFE, open_store=opener) as write:
-        assert write.spec["storage_guard"] == "override"
+        assert write.spec.storage_guard == "override"
         assert len(opener.active()) == 2
 
 
@@ -138,7 +144,7 @@ def test_an_unreachable_store_never_fails_the_write() -> None:
         raise OSError("store is down")
 
     with guarded_write(SPEC, _guard(admission_wait_timeout_s=5.0), verdict=SAFE, open_store=broken) as write:
-        assert write.turns is None and write.spec == SPEC
+        assert write.turns is None and write.spec == parse_spec(SPEC)
 
 
 def test_guarded_write_imports_no_airflow() -> None:
