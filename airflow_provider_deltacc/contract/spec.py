@@ -235,6 +235,21 @@ class OutcomeSpec:
 
 
 @dataclass(frozen=True)
+class TurnServiceSpec:
+    """Where a Spark driver asks for its turns: the writer's turn service in the Airflow worker (see
+    :mod:`airflow_provider_deltacc.windows.turn_service`), for a commit loop that runs in the driver.
+
+    :param url: the service's ``http://host:port`` address.
+    :param token: the secret the driver shows on every request (the spec file is the only place it is in).
+    :param timeout_s: the longest wait for one turn; a request waits that long plus a margin.
+    """
+
+    url: str
+    token: str = field(repr=False)
+    timeout_s: float = 1800.0
+
+
+@dataclass(frozen=True)
 class JobSpec:
     """One job: an operation on a table.
 
@@ -249,6 +264,7 @@ class JobSpec:
         (see :mod:`~airflow_provider_deltacc.contract.storage_safety`): ``exclusive_lease`` (the operator
         holds an exclusive lease on the table), ``override`` (the caller accepts the risk), or None.
     :param outcome: the run token and report directory, or None.
+    :param turn_service: where the commit loop asks for its turns when it runs in a Spark driver, or None.
     """
 
     operation: str
@@ -260,3 +276,4 @@ class JobSpec:
     spark_conf: dict[str, str] = field(default_factory=dict)
     storage_guard: str | None = None
     outcome: OutcomeSpec | None = None
+    turn_service: TurnServiceSpec | None = None

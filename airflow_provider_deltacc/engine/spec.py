@@ -20,6 +20,7 @@ from airflow_provider_deltacc.contract.spec import (
     PartitionValues,
     SourceSpec,
     SqlOptions,
+    TurnServiceSpec,
     UpdateOptions,
     VacuumOptions,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "PartitionValues",
     "SourceSpec",
     "SqlOptions",
+    "TurnServiceSpec",
     "UpdateOptions",
     "VacuumOptions",
 ]

@@ -231,6 +231,12 @@ class DeltaCCHook(BaseHook):
         take turns with the lease store (``spark_submit``'s loop runs in the Spark driver)."""
         return self.execution_mode != "spark_submit"
 
+    @property
+    def driver_reaches_worker(self) -> bool:
+        """Whether the job's commit loop runs in a Spark driver on this machine (``spark_submit``, client
+        deploy mode), which can ask this process for its turns on a loopback address."""
+        return self.execution_mode == "spark_submit" and self.submit_runner.driver_runs_here
+
     @cached_property
     def runner(self) -> _Runner:
         """What runs the job in this execution mode."""

@@ -141,7 +141,11 @@ class DeltaWriteOperator(DeltaBaseOperator):
                 logger=self.log,
             ) as write:
                 run_job = partial(self.hook.run, consult_log=False)
-                return write.run(run_job, loop_takes_turns=self.hook.loop_runs_here)
+                return write.run(
+                    run_job,
+                    loop_takes_turns=self.hook.loop_runs_here,
+                    serve_turns_to_job=self.hook.driver_reaches_worker,
+                )
         except UnguardedUnsafeWrite as exc:
             raise DeltaCCInputError(f"{self.task_id}: {exc}", field="use_write_lease", value=False) from None
         except ExclusiveLeaseUnavailable as exc:

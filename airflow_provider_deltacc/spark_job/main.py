@@ -69,6 +69,11 @@ def run_job(
     from airflow_provider_deltacc.engine.commits import tagging_run
     from airflow_provider_deltacc.engine.run import run_operation
 
+    if turns is None and parsed.turn_service is not None:
+        from airflow_provider_deltacc.occ.remote_turns import RemoteTurns
+
+        service = parsed.turn_service
+        turns = RemoteTurns(service.url, service.token, service.timeout_s)
     try:
         session = spark if spark is not None else get_or_create_session(parsed.spark_conf)
         storage = check_storage_safety(session, parsed)

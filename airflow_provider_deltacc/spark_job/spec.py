@@ -7,7 +7,8 @@ Shape::
      "source": {"kind": "delta|table|parquet|csv|sql|rows|callable", ...} | null,
      "options": {...},  "commit_retry": {...},  "txn": {"app_id": "...", "version": 7} | null,
      "spark_conf": {...},  "storage_guard": "exclusive_lease|override" | null,
-     "outcome": {"run_token": "<hex>", "report_dir": "<path or URI>" | null} | null}
+     "outcome": {"run_token": "<hex>", "report_dir": "<path or URI>" | null} | null,
+     "turn_service": {"url": "http://host:port", "token": "<secret>", "timeout_s": 1800} | null}
 
 Every problem raises :class:`SpecError` naming the field, the bad value and the fix. ``commit_retry`` was
 ``retry_policy`` before (Airflow's own name for its task retry policy); a spec written by an older provider
@@ -41,6 +42,7 @@ from airflow_provider_deltacc.contract.spec import (
     OverwritePartitionsOptions,
     SourceSpec,
     SqlOptions,
+    TurnServiceSpec,
     UpdateOptions,
     VacuumOptions,
 )
@@ -63,6 +65,7 @@ TOP_LEVEL = (
     "spark_conf",
     "storage_guard",
     "outcome",
+    "turn_service",
 )
 #: ``commit_retry``'s old name, still read for one release.
 OLD_COMMIT_RETRY = "retry_policy"
@@ -118,6 +121,7 @@ def parse_spec(spec: str | bytes | Mapping[str, Any] | JobSpec) -> JobSpec:
         spark_conf=top.mapping("spark_conf", values="conf"),
         storage_guard=_storage_guard(top.data.get("storage_guard")),
         outcome=_outcome(top.data.get("outcome")),
+        turn_service=_turn_service(top.data.get("turn_service")),
     )
 
 
@@ -133,6 +137,21 @@ def _outcome(raw: Any) -> OutcomeSpec | None:
     if report_dir is not None and (not isinstance(report_dir, str) or not report_dir.strip()):
         raise SpecError("outcome.report_dir", report_dir, "must be a directory path or URI, or null")
     return OutcomeSpec(run_token=token, report_dir=report_dir)
+
+
+def _turn_service(raw: Any) -> TurnServiceSpec | None:
+    if raw is None:
+        return None
+    fields = Fields(raw, "turn_service")
+    fields.only(("url", "token", "timeout_s"), "turn_service")
+    url = fields.string("url", required=True)
+    assert url is not None
+    if not url.startswith("http://"):
+        raise SpecError("turn_service.url", url, "must be the service's http://host:port address")
+    token = fields.string("token", required=True)
+    assert token is not None
+    timeout_s = fields.number("timeout_s")
+    return TurnServiceSpec(url, token, 1800.0 if timeout_s is None else timeout_s)
 
 
 def _storage_guard(raw: Any) -> str | None:

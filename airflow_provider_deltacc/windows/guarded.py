@@ -83,13 +83,19 @@ class GuardedWrite:
     answered: dict[str, Any] | None = None
     turns: TurnQueue | None = None
 
-    def run(self, run_job: RunJob, *, loop_takes_turns: bool) -> dict[str, Any]:
+    def run(
+        self, run_job: RunJob, *, loop_takes_turns: bool, serve_turns_to_job: bool = False
+    ) -> dict[str, Any]:
         """Run the job (unless the log answered) and return its report.
 
         :param run_job: runs the job: ``run_job(spec, turns=...)``.
         :param loop_takes_turns: the commit loop runs in this process and takes its turns itself; else the
             first turn is taken here, before the job starts, and its wait is reported as
             ``admission_wait_s`` (also on the report of an error that carries one).
+        :param serve_turns_to_job: the commit loop runs in a Spark driver that can reach this process: its
+            later turns (after a lost conflict) are served to it for the length of the job
+            (:func:`~airflow_provider_deltacc.windows.turn_service.serve_turns`), so it waits for the
+            writers ahead instead of backing off blindly.
         """
         if self.answered is not None:
             return self.answered
@@ -97,7 +103,13 @@ class GuardedWrite:
             return run_job(self.spec, turns=self.turns)
         waited = self.turns.first() or 0.0
         try:
-            report = run_job(self.spec, turns=None)
+            if serve_turns_to_job:
+                from airflow_provider_deltacc.windows.turn_service import serve_turns
+
+                with serve_turns(self.turns, timeout_s=self.turns.timeout_s) as service:
+                    report = run_job(replace(self.spec, turn_service=service), turns=None)
+            else:
+                report = run_job(self.spec, turns=None)
         except Exception as exc:
             failed = getattr(exc, "report", None)
             if isinstance(failed, dict):

@@ -33,6 +33,7 @@ class StandInJob:
     """Replaces ``operator.hook``: records each spec; optionally blocks until released."""
 
     loop_runs_here = True  # the job takes its turns itself, as in spark_connect and in_process mode
+    driver_reaches_worker = False
 
     def __init__(self, *, block: bool = False) -> None:
         self.specs: list[dict[str, Any]] = []

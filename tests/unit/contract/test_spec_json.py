@@ -32,6 +32,7 @@ SPECS: dict[str, dict[str, Any]] = {
         "spark_conf": {"spark.sql.shuffle.partitions": "4"},
         "storage_guard": "exclusive_lease",
         "outcome": {"run_token": "0123456789abcdef", "report_dir": "s3a://lake/_reports"},
+        "turn_service": {"url": "http://127.0.0.1:40123", "token": "s3cret-token", "timeout_s": 60.0},
     },
     "append clustered from a table": {
         "operation": "append",
@@ -149,3 +150,20 @@ def test_a_source_function_has_a_json_form_once_it_travelled() -> None:
     back = parse_spec(json.dumps(spec_to_json(spec)))
     assert back.source is not None and back.source.function is not None
     assert back.source.function.args == (1,) and back.source.function.name.endswith("_double")
+
+
+@pytest.mark.parametrize(
+    ("turn_service", "field"),
+    [
+        ({"url": "ftp://127.0.0.1:1", "token": "t"}, "turn_service.url"),
+        ({"url": "http://127.0.0.1:1"}, "turn_service.token"),
+        ({"url": "http://127.0.0.1:1", "token": "t", "port": 1}, "turn_service.port"),
+    ],
+)
+def test_a_bad_turn_service_is_refused_naming_the_field(turn_service: dict[str, Any], field: str) -> None:
+    from airflow_provider_deltacc.contract.exceptions import SpecError
+
+    spec = {**SPECS["delete"], "turn_service": turn_service}
+    with pytest.raises(SpecError) as raised:
+        parse_spec(spec)
+    assert raised.value.field == field

@@ -37,6 +37,7 @@ class RecordingHook:
     """Stands in for DeltaCCHook: records specs and what the lease store showed while the job ran."""
 
     loop_runs_here = True  # the job takes its turns itself, as in spark_connect and in_process mode
+    driver_reaches_worker = False
 
     def __init__(self, store_url: str, table: str, action: Callable[[], None] | None = None) -> None:
         self.store_url = store_url
