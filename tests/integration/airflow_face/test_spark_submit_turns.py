@@ -5,14 +5,15 @@ A real ``dag.test()`` run of a MERGE pinned to one partition, in ``spark_submit`
 master. Before it, a blind append into the table holds its write lease: the pair *can* conflict, so the
 MERGE's first turn does not wait for it. The driver's first attempt is held after Delta took its snapshot
 (:mod:`tests.support.submit_hold`) while the test commits that append, so the attempt loses a real
-ConcurrentAppendException; the append's lease is released a few seconds later. The driver's retry waited
-for that release (its ``queue_s``) and started at once, without a backoff.
+ConcurrentAppendException; the append's lease is released a few seconds after the driver asked for its
+turn. The driver's retry waited for that release (its ``queue_s``) and started at once, without a backoff.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import pytest
 from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.operators import DeltaMergeOperator
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
-from airflow_provider_deltacc.windows import LeaseRequest, SqliteLeaseStore
+from airflow_provider_deltacc.windows import LeaseRequest, SqliteLeaseStore, TurnQueue
 from tests.support.airflow_runs import serialize_dag, xcom_value
 from tests.support.submit_hold import rival_during_submit
 
@@ -56,16 +57,29 @@ def test_a_driver_retry_waits_for_the_writer_ahead_through_the_worker(
         ).lease
     assert appender is not None
 
-    def append_then_release_later() -> None:
-        write_deltalake(
-            table, pa.table({"id": [7], "date": [DAY], "v": ["appended"]}, schema=schema), mode="append"
-        )
+    # dag.test() runs the task in this process: the worker's turn queue is the class below. The append's
+    # lease is released HOLD_S after the driver's retry asked for its turn, so the retry waited that long.
+    retry_asked = threading.Event()
+    real_retry = TurnQueue.retry
 
-        def release() -> None:
-            with SqliteLeaseStore(store_path) as later:
-                later.release(appender.lease_id)
+    def watched_retry(self: TurnQueue, conflict_kind: str, attempt: int) -> float | None:
+        retry_asked.set()
+        return real_retry(self, conflict_kind, attempt)
 
-        threading.Timer(HOLD_S, release).start()
+    monkeypatch.setattr(TurnQueue, "retry", watched_retry)
+
+    def release_once_the_driver_asks() -> None:
+        if retry_asked.wait(120):
+            time.sleep(HOLD_S)
+        with SqliteLeaseStore(store_path) as later:
+            later.release(appender.lease_id)
+
+    releaser = threading.Thread(target=release_once_the_driver_asks, daemon=True)
+    releaser.start()
+
+    def append() -> None:
+        rows = pa.table({"id": [7], "date": [DAY], "v": ["appended"]}, schema=schema)
+        write_deltalake(table, rows, mode="append")
 
     with DAG("deltacc_test_submit_turns", schedule=None, start_date=datetime(2026, 1, 1)) as dag:
         DeltaMergeOperator(
@@ -84,8 +98,9 @@ def test_a_driver_retry_waits_for_the_writer_ahead_through_the_worker(
             retries=0,
         )
     serialize_dag(dag, tmp_path / "no-dags")
-    with rival_during_submit(tmp_path, monkeypatch, append_then_release_later, gate_column="id"):
+    with rival_during_submit(tmp_path, monkeypatch, append, gate_column="id"):
         dr = dag.test()
+    releaser.join(timeout=60)
 
     assert str(dr.state) == "success"
     report = xcom_value(dr, "merge_day", REPORT_XCOM_KEY)
