@@ -13,6 +13,12 @@ whole table, so they collide):
                    operators do in spark_connect and in_process mode);
 - queued-pinned:   as ours-pinned, with turns (pinned writers cannot conflict, so nobody waits).
 
+And in ``spark_submit`` mode, a Spark driver per writer (a ``local[1]`` master), as the operators run them:
+
+- submit-unpinned:        each driver's commit loop alone (classified, jittered backoff), no lease;
+- submit-queued-unpinned: each writer holds its write lease and takes its first turn before it submits,
+                          and its driver asks the worker for its later turns (windows/turn_service.py).
+
 And on a table liquid-clustered by ``part`` instead (no partitions; in OSS Delta a clustering-column
 predicate does not keep MERGEs apart, docs/clustering.md), each writer still merging its own ``part``:
 
@@ -28,9 +34,12 @@ running the same K MERGEs one after another (measured in the same run, on the sa
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import tempfile
 import threading
 import time
+from functools import partial
 from typing import Any
 
 from _common import SCHEMA, create_clustered_table, create_table, merge_rows, now, session
@@ -45,7 +54,10 @@ STRATEGIES = (
     "clustered-retries",
     "clustered-queued",
     "clustered-staging",
+    "submit-unpinned",
+    "submit-queued-unpinned",
 )
+SUBMIT_CONN = "bench_contention_submit"
 
 
 def merge_spec(table: str, writer: int, version: int, *, pin: bool, attempts: int) -> dict[str, Any]:
@@ -117,6 +129,33 @@ def staged(
     return code, merged
 
 
+def submitted(spec: dict[str, Any], store_path: str | None, writer: int) -> tuple[int, dict[str, Any]]:
+    """Run ``spec`` in a spark-submit driver of its own; with ``store_path``, as a writer operator does: its
+    write lease, its first turn before it submits, its later turns served to the driver."""
+    from airflow_provider_deltacc.contract.storage_safety import StorageSafety
+    from airflow_provider_deltacc.exceptions import DeltaCCError
+    from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+    from airflow_provider_deltacc.windows import SqliteLeaseStore, WriteGuard, guarded_write
+
+    hook = DeltaCCHook(
+        conn_id=SUBMIT_CONN,
+        job_name=f"bench-contention-w{writer}",
+        submit_options={"driver_memory": "512m"},
+    )
+    run = partial(hook.run, consult_log=False)
+    try:
+        if store_path is None:
+            return 0, run(spec)
+        safe = StorageSafety(spec["table"], "file", "spark", True, "a local table")
+        guard = WriteGuard(holder=f"bench.w{writer}", ttl_s=120, admission_wait_timeout_s=1800)
+        with guarded_write(
+            spec, guard, verdict=safe, open_store=lambda: SqliteLeaseStore(store_path)
+        ) as write:
+            return 0, write.run(run, loop_takes_turns=False, serve_turns_to_job=True)
+    except DeltaCCError as exc:
+        return 1, exc.report
+
+
 def run_strategy(spark: Any, run_job: Any, name: str, k: int, version: int) -> dict[str, Any]:
     workdir = tempfile.mkdtemp(prefix=f"bench-contention-{name}-")
     table = workdir + "/t"
@@ -144,6 +183,10 @@ def run_strategy(spark: Any, run_job: Any, name: str, k: int, version: int) -> d
         elif name.startswith("queued-") or name == "clustered-queued":
             run = lambda s, turns: run_job(s, spark, turns=turns)  # noqa: E731
             code, report = queued(table, workdir + "/leases.db", i, spec, run)
+            outcome = (code, report, 0)
+        elif name.startswith("submit-"):
+            store = workdir + "/leases.db" if name == "submit-queued-unpinned" else None
+            code, report = submitted(spec, store, i)
             outcome = (code, report, 0)
         elif name == "clustered-staging":
             code, report = staged(
@@ -194,6 +237,7 @@ def main() -> None:
 
     from airflow_provider_deltacc.spark_job.main import run_job
 
+    os.environ[f"AIRFLOW_CONN_{SUBMIT_CONN.upper()}"] = json.dumps({"conn_type": "spark", "host": "local[1]"})
     spark = session("bench-contention")
     sequential(spark, run_job, 2, 0)  # warm-up
     names = args.strategies.split(",")
@@ -202,10 +246,14 @@ def main() -> None:
         parser.error(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
     baseline = sequential(spark, run_job, args.k, 1)
     print(f"sequential: {args.k} MERGEs one after another in {baseline:.1f}s", flush=True)
-    baselines = {False: baseline}
+    baselines: dict[bool | str, float] = {False: baseline}
     if any(name.startswith("clustered-") for name in names):
         baselines[True] = sequential(spark, run_job, args.k, 1, clustered=True)
         print(f"sequential, clustered table: {baselines[True]:.1f}s", flush=True)
+    if any(name.startswith("submit-") for name in names):
+        submit_run = lambda spec, _spark=None: submitted(spec, None, 0)  # noqa: E731
+        baselines["submit"] = sequential(spark, submit_run, args.k, 1)
+        print(f"sequential, a spark-submit driver each: {baselines['submit']:.1f}s", flush=True)
     rows = []
     for n, name in enumerate(names, start=2):
         row = run_strategy(spark, run_job, name, args.k, n)
@@ -218,8 +266,13 @@ def main() -> None:
         print(
             f"{row['strategy']:<17}{row['succeeded']:>6}/{args.k:<3}{row['makespan']:>10.1f}s"
             f"{row['conflicts']:>11}{row['wasted']:>8}"
-            f"{row['makespan'] / baselines[row['strategy'].startswith('clustered-')]:>14.2f}x"
+            f"{row['makespan'] / baselines[_baseline(row['strategy'])]:>14.2f}x"
         )
+
+
+def _baseline(strategy: str) -> bool | str:
+    """Which sequential run a strategy is compared with: its table kind's, or spark-submit's."""
+    return "submit" if strategy.startswith("submit-") else strategy.startswith("clustered-")
 
 
 if __name__ == "__main__":
