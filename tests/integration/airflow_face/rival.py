@@ -101,7 +101,8 @@ class Rival:
         def run_job_with_rival(
             spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None
         ) -> Any:
-            hold = self._claim(spec) if isinstance(spec, dict) else None
+            view = _json_view(spec)
+            hold = self._claim(view) if view is not None else None
             if hold is None:
                 return run_job(spec, spark, source_hook=source_hook, turns=turns)
             gate = Gate(self.tmp_path, timeout_s=120)
@@ -137,3 +138,19 @@ def rival_writer(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.Monkey
     rival = Rival(spark, tmp_path)
     monkeypatch.setattr(job_main, "run_job", rival.wrap(job_main.run_job))
     yield rival
+
+
+def _json_view(spec: Any) -> dict[str, Any] | None:
+    """The spec as the actions read it: its JSON form (an operator's typed spec), or the dict as given."""
+    from airflow_provider_deltacc.contract.spec import JobSpec
+    from airflow_provider_deltacc.contract.spec_json import spec_to_json
+
+    if isinstance(spec, dict):
+        return spec
+    if not isinstance(spec, JobSpec):
+        return None
+    try:
+        return spec_to_json(spec)
+    except ValueError:  # a source function that runs in this process has no JSON form
+        txn = spec.txn.to_dict() if spec.txn is not None else None
+        return {"operation": spec.operation, "table": spec.table, "txn": txn}

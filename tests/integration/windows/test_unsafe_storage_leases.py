@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_deltacc.contract.spec import JobSpec
+from airflow_provider_deltacc.contract.spec_json import spec_to_json
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 from airflow_provider_deltacc.engine.storage_safety import DYNAMODB_LOG_STORE, OVERRIDE_ENV
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaUnsafeStorageError
@@ -48,7 +50,8 @@ class StandInJob:
     def consult_log(self, spec: dict[str, Any]) -> LogAnswer:
         return LogAnswer()
 
-    def run(self, spec: dict[str, Any], *, consult_log: bool = True, turns: Any = None) -> dict[str, Any]:
+    def run(self, spec: Any, *, consult_log: bool = True, turns: Any = None) -> dict[str, Any]:
+        spec = spec_to_json(spec) if isinstance(spec, JobSpec) else spec  # as a spark-submit driver reads it
         self.specs.append(spec)
         self.started.set()
         assert self.release.wait(60), "the test never released the first writer"
