@@ -164,11 +164,15 @@ class DeltaCCHook(BaseHook):
         try:
             return raise_for_outcome(code, report)
         except DeltaCCInputError as exc:
-            if exc.field != "aws_conn_id" or not self.aws_conn_id:
+            # The driver knows the refused credentials, not the connection they came from: name it here.
+            reason = ((exc.report or {}).get("error") or {}).get("reason")
+            if exc.field != "aws_conn_id" or not self.aws_conn_id or not reason:
                 raise
-            named = str(exc).replace("aws_conn_id=None", f"aws_conn_id={self.aws_conn_id!r}", 1)
             raise DeltaCCInputError(
-                named, field=exc.field, value=self.aws_conn_id, report=exc.report
+                f"bad input: aws_conn_id={self.aws_conn_id!r}: {reason}",
+                field=exc.field,
+                value=self.aws_conn_id,
+                report=exc.report,
             ) from None
 
     def answer_from_log(self, spec: JobSpec | Mapping[str, Any]) -> dict[str, Any] | None:

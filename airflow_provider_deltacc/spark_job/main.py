@@ -240,6 +240,7 @@ def _error(exc: BaseException) -> dict[str, Any]:
         error["value"] = (
             exc.value if isinstance(exc.value, str | int | float | bool | None) else short_repr(exc.value)
         )
+        error["reason"] = exc.message[:_MESSAGE_LIMIT]  # what is wrong and the fix, without field=value
     return error
 
 

@@ -159,3 +159,34 @@ def test_a_databricks_connection_url_carries_the_cluster_id_header_beside_the_to
     builder = DefaultChannelBuilder(url)
     assert builder.secure and builder.token == "dapi-secret"
     assert ("x-databricks-cluster-id", "0123-456789-abc") in list(builder.metadata())
+
+
+def test_refused_credentials_name_the_tasks_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver knows which credentials S3 refused, not the connection they came from: the hook names it,
+    from the reason the job reported, without touching the rest of the message."""
+    import json
+
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_DELTACC_S3_TEAM",
+        json.dumps(
+            {"conn_type": "aws", "login": "AKIA", "password": "secret", "extra": {"region_name": "x"}}
+        ),
+    )
+    reason = "S3 refused the credentials for bucket 'lake'; fix the task's aws_conn_id connection"
+    report = _failed("bad_input", field="aws_conn_id", value=None, reason=reason)
+
+    class RefusingRunner:
+        def run(self, spec: Any, *, turns: Any = None) -> tuple[int, dict[str, Any]]:
+            return ExitCode.BAD_INPUT, report
+
+    hook = DeltaCCHook(execution_mode="in_process", aws_conn_id="deltacc_s3_team")
+    hook.__dict__["runner"] = RefusingRunner()
+    spec = {"operation": "append", "table": "s3a://lake/t", "source": {"kind": "sql", "query": "SELECT 1"}}
+    with pytest.raises(DeltaCCInputError) as raised:
+        hook.run(spec, consult_log=False)
+    assert str(raised.value) == f"bad input: aws_conn_id='deltacc_s3_team': {reason}"
+    assert (raised.value.field, raised.value.value, raised.value.report) == (
+        "aws_conn_id",
+        "deltacc_s3_team",
+        report,
+    )
