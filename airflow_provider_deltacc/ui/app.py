@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import Depends, FastAPI
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse
 
 URL_PREFIX = "/deltacc"
@@ -44,20 +44,25 @@ def create_app() -> FastAPI:
     app = FastAPI(title="Delta conflicts", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.get("/conflicts", response_class=HTMLResponse)
-    def conflicts(user: Any = Depends(get_user)) -> str:  # noqa: B008 (FastAPI's dependency idiom)
+    def conflicts(request: Request, user: Any = Depends(get_user)) -> HTMLResponse:  # noqa: B008
+        """The conflicts of the tables, DAGs and time range the query string asks for (see
+        :meth:`~airflow_provider_deltacc.ui.filters.ViewFilters.from_query`)."""
         from airflow.utils.session import create_session
 
-        from airflow_provider_deltacc.ui.data import REPORT_LIMIT, buckets_by_table, read_reports, try_rows
-        from airflow_provider_deltacc.ui.pages import conflicts_page
+        from airflow_provider_deltacc.ui.aggregate import summarise
+        from airflow_provider_deltacc.ui.filters import ViewFilters, ViewInputError
+        from airflow_provider_deltacc.ui.pages import conflicts_page, error_page
         from airflow_provider_deltacc.ui.pairs import conflict_pairs
 
-        dag_ids = _authorized_dag_ids(user)
+        try:
+            filters = ViewFilters.from_query(request.query_params)
+        except ViewInputError as exc:
+            return HTMLResponse(error_page("Delta conflicts", str(exc)), status_code=400)
+        dag_ids = sorted(_authorized_dag_ids(user))
         with create_session() as session:
-            reports = read_reports(session, dag_ids=dag_ids)
-        decisions = [row for task in reports for row in try_rows(task) if row.decision][:200]
-        pairs = conflict_pairs([r.with_ids() for r in reports])
-        bounded = REPORT_LIMIT if len(reports) >= REPORT_LIMIT else None
-        return conflicts_page(buckets_by_table(reports), decisions, pairs, newest_only=bounded)
+            summary = summarise(session, filters, dag_ids)
+        pairs = conflict_pairs(summary.reports)
+        return HTMLResponse(conflicts_page(summary, pairs, filters, dag_ids))
 
     @app.get(
         "/task-instance/{dag_id}/{run_id}/{task_id}/{map_index}",

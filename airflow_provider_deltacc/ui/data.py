@@ -67,12 +67,18 @@ class Bucket:
     waited_s: float = 0.0
 
 
+def seconds_of(value: Any) -> float:
+    """A duration a report gives, 0.0 when it gives none or no number (a hand-edited or older report must
+    not break the view; the database's sums read such a value as missing too)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
 def waited_s(one_try: Mapping[str, Any]) -> float:
     """Seconds one try waited for the writers of its table granted before it: before its first attempt
     (``admission_wait_s``) and after each lost conflict (each attempt's ``queue_s``)."""
     attempts = [a for a in one_try.get("attempts") or [] if isinstance(a, Mapping)]
-    queued = sum(float(a.get("queue_s") or 0.0) for a in attempts)
-    return float(one_try.get("admission_wait_s") or 0.0) + queued
+    queued = sum(seconds_of(a.get("queue_s")) for a in attempts)
+    return seconds_of(one_try.get("admission_wait_s")) + queued
 
 
 def _value(row: Any) -> Any:
@@ -85,15 +91,25 @@ def _value(row: Any) -> Any:
 
 
 def read_reports(
-    session: Session, *, dag_ids: Iterable[str] | None, limit: int = REPORT_LIMIT
+    session: Session,
+    *,
+    dag_ids: Iterable[str] | None,
+    limit: int = REPORT_LIMIT,
+    since: datetime | None = None,
+    until: datetime | None = None,
 ) -> list[TaskReport]:
-    """The newest ``deltacc_report`` XComs (of ``dag_ids`` when given; None: every DAG), newest first."""
+    """The newest ``deltacc_report`` XComs (of ``dag_ids`` when given; None: every DAG), newest first;
+    pushed in [``since``, ``until``) when given."""
     from airflow.models.xcom import XComModel
 
     columns = (XComModel.dag_id, XComModel.run_id, XComModel.task_id, XComModel.map_index, XComModel.value)
     query = session.query(*columns).filter(XComModel.key == REPORT_XCOM_KEY)
     if dag_ids is not None:
         query = query.filter(XComModel.dag_id.in_(list(dag_ids)))
+    if since is not None:
+        query = query.filter(XComModel.timestamp >= since)
+    if until is not None:
+        query = query.filter(XComModel.timestamp < until)
     rows = query.order_by(XComModel.timestamp.desc()).limit(limit)
     found = []
     for row in rows:
@@ -127,7 +143,7 @@ def buckets_by_table(reports: Iterable[TaskReport]) -> dict[str, list[Bucket]]:
                 conflict = attempt.get("conflict")
                 if isinstance(conflict, Mapping):
                     bucket.conflicts[str(conflict.get("kind", "")).upper()] += 1
-                bucket.wasted_s += float(attempt.get("wasted_s") or 0.0)
+                bucket.wasted_s += seconds_of(attempt.get("wasted_s"))
             bucket.waited_s += waited_s(one_try)
     return {table: [days[d] for d in sorted(days)] for table, days in sorted(tables.items())}
 
@@ -168,7 +184,7 @@ def try_rows(task: TaskReport, reasons: Mapping[int, str] | None = None) -> list
                 reason=one_try.get("reason") or (reasons or {}).get(number),
                 attempts=tuple(dict(a) for a in attempts),
                 max_attempts=one_try.get("max_attempts"),
-                wasted_s=sum(float(a.get("wasted_s") or 0.0) for a in attempts),
+                wasted_s=sum(seconds_of(a.get("wasted_s")) for a in attempts),
                 waited_s=waited_s(one_try),
             )
         )

@@ -6,11 +6,15 @@ Every value from a report or the metadata DB is escaped (:func:`html.escape`) be
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from html import escape
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
+from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.ui.aggregate import TaskWaits, ViewSummary
 from airflow_provider_deltacc.ui.data import Bucket, TryRow
+from airflow_provider_deltacc.ui.filters import ViewFilters
 from airflow_provider_deltacc.ui.pairs import ConflictPair
 
 _STYLE = """
@@ -21,6 +25,7 @@ th,td{border:1px solid #cbd5e0;padding:.3rem .5rem;text-align:left;vertical-alig
 th{background:#edf2f7}td.reason{white-space:normal;max-width:60rem}
 .retry{color:#c05621;font-weight:600}.fail{color:#c53030;font-weight:600}.ok{color:#2f855a;font-weight:600}
 .legend span{margin-right:1rem}.muted{color:#718096}
+form.filters label{margin-right:.8rem}.pager a{margin-left:.8rem}
 """
 _COLOURS = {"commits": "#38a169", "conflicts": "#e53e3e", "retries": "#dd6b20"}
 
@@ -30,6 +35,11 @@ def _page(title: str, body: str) -> str:
         f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
         f"<style>{_STYLE}</style></head><body><h1>{escape(title)}</h1>{body}</body></html>"
     )
+
+
+def error_page(title: str, message: str) -> str:
+    """A page that says what was wrong with the request."""
+    return _page(title, f"<p class='error'>{escape(message)}</p>")
 
 
 def chart_svg(table: str, buckets: Sequence[Bucket]) -> str:
@@ -164,39 +174,113 @@ def _tries_table(rows: Sequence[TryRow], *, with_task: bool) -> str:
     return "".join(lines)
 
 
-def conflicts_page(
-    tables: Mapping[str, Sequence[Bucket]],
-    decisions: Sequence[TryRow],
-    pairs: Sequence[ConflictPair],
-    *,
-    newest_only: int | None = None,
-) -> str:
-    """The "Delta conflicts" page.
+def _filter_form(filters: ViewFilters, table_names: Sequence[str], dag_ids: Sequence[str]) -> str:
+    def options(chosen: str | None, values: Sequence[str], every: str) -> str:
+        items = [f"<option value=''>{escape(every)}</option>"]
+        for value in values:
+            picked = " selected" if value == chosen else ""
+            items.append(f"<option value='{escape(value, quote=True)}'{picked}>{escape(value)}</option>")
+        return "".join(items)
 
-    :param newest_only: when the page read only the newest reports (the read is bounded), how many.
+    chosen_table = table_key(filters.table) if filters.table else None
+    return (
+        "<form class='filters' method='get'>"
+        f"<label>table <select name='table'>{options(chosen_table, table_names, 'every table')}"
+        "</select></label> "
+        f"<label>DAG <select name='dag_id'>{options(filters.dag_id, dag_ids, 'every DAG')}</select></label> "
+        f"<label>from <input type='date' name='since' value='{filters.since.date().isoformat()}'></label> "
+        f"<label>to <input type='date' name='until' value='{_last_day(filters)}'></label> "
+        "<button type='submit'>Show</button></form>"
+    )
+
+
+def _last_day(filters: ViewFilters) -> str:
+    """The last day the range covers (``until`` is exclusive)."""
+    return (filters.until - timedelta(microseconds=1)).date().isoformat()
+
+
+def table_view_url(table: str, filters: ViewFilters) -> str:
+    """The "who is fighting over this table" view of ``table`` over the range of ``filters``."""
+    since, until = filters.since.isoformat(), filters.until.isoformat()
+    return f"/deltacc/table?{urlencode({'table': table, 'since': since, 'until': until})}"
+
+
+def _waits_table(waits: Sequence[TaskWaits], limit: int = 10) -> str:
+    if not waits:
+        return ""
+    lines = [
+        "<table class='waits'><tr><th>task</th><th>tries</th><th>commits</th><th>conflicts</th>"
+        "<th>wasted</th><th>waited to be admitted</th><th>waited in the queue after a conflict</th></tr>"
+    ]
+    for w in waits[:limit]:
+        lines.append(
+            f"<tr class='task-waits'><td>{escape(w.dag_id)}.{escape(w.task_id)}</td><td>{w.tries}</td>"
+            f"<td>{w.commits}</td><td>{w.conflicts}</td><td>{w.wasted_s:.1f} s</td>"
+            f"<td>{w.admission_wait_s:.1f} s</td><td>{w.queue_wait_s:.1f} s</td></tr>"
+        )
+    lines.append("</table>")
+    more = f"<p class='muted'>{len(waits) - limit} more tasks.</p>" if len(waits) > limit else ""
+    return "".join(lines) + more
+
+
+def _pager(filters: ViewFilters, total: int) -> str:
+    pages = max(1, -(-total // filters.per_page))
+    links = []
+    for name, page, shown in (("prev", filters.page - 1, "newer"), ("next", filters.page + 1, "older")):
+        if 1 <= page <= pages:
+            href = escape(f"?{filters.query_string(page=page)}", quote=True)
+            links.append(f"<a class='{name}' href='{href}'>{shown}</a>")
+    return (
+        f"<p class='pager'>page {filters.page} of {pages} ({total:,} tries with a retry decision) "
+        f"{' '.join(links)}</p>"
+    )
+
+
+def conflicts_page(
+    summary: ViewSummary, pairs: Sequence[ConflictPair], filters: ViewFilters, dag_ids: Sequence[str]
+) -> str:
+    """The "Delta conflicts" page for one request.
+
+    :param summary: what the reports of the request add up to.
+    :param pairs: the task pairs that conflict most.
+    :param filters: the request (for the form, the links and the pager).
+    :param dag_ids: the DAGs the user may read (the DAG filter's choices).
     """
-    body = [_legend()]
-    if newest_only is not None:
-        body.append(f"<p class='muted bounded'>From the newest {newest_only:,} commit reports.</p>")
-    if not tables:
+    body = [_filter_form(filters, summary.table_names, dag_ids), _legend()]
+    body.append(
+        f"<p class='muted range'>Reports pushed from {escape(filters.since.strftime('%Y-%m-%d %H:%M'))} to "
+        f"{escape(filters.until.strftime('%Y-%m-%d %H:%M'))} UTC.</p>"
+    )
+    if summary.bounded is not None:
+        body.append(f"<p class='muted bounded'>From the newest {summary.bounded:,} commit reports.</p>")
+    if not summary.tables:
         body.append("<p>No Delta commit reports yet.</p>")
-    for table, buckets in tables.items():
+    for table, buckets in summary.tables.items():
         total_conflicts = sum(sum(b.conflicts.values()) for b in buckets)
         kinds: dict[str, int] = {}
         for b in buckets:
             for k, n in b.conflicts.items():
                 kinds[k] = kinds.get(k, 0) + n
         by_kind = ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items())) or "none"
+        fighting = (
+            f" <a class='fighting' href='{escape(table_view_url(table, filters), quote=True)}'>"
+            "who is fighting over this table</a>"
+            if table
+            else ""
+        )
         body.append(
-            f"<section class='table'><h2>{escape(table)}</h2>"
-            f"<p>{sum(b.commits for b in buckets)} commits, {total_conflicts} conflicts ({escape(by_kind)}), "
+            f"<section class='table'><h2>{escape(table)}</h2><p>"
+            f"{sum(b.commits for b in buckets)} commits, {total_conflicts} conflicts ({escape(by_kind)}), "
             f"{sum(b.retries for b in buckets)} Airflow retries, "
             f"{sum(b.wasted_s for b in buckets):.1f} s wasted, "
-            f"{sum(b.waited_s for b in buckets):.1f} s waited for turns</p>{_waiting_hint(buckets)}"
-            f"{chart_svg(table, buckets)}</section>"
+            f"{sum(b.waited_s for b in buckets):.1f} s waited for turns{fighting}</p>{_waiting_hint(buckets)}"
+            f"{chart_svg(table, buckets)}{_waits_table(summary.tasks.get(table, []))}</section>"
         )
     body.append("<h2>Retry decisions and reasons</h2>")
-    body.append(_tries_table(decisions, with_task=True) if decisions else "<p>No failed tries.</p>")
+    if summary.decisions:
+        body.append(_tries_table(summary.decisions, with_task=True) + _pager(filters, summary.decision_count))
+    else:
+        body.append("<p>No failed tries.</p>")
     body.append("<h2>Task pairs that conflict most</h2>")
     if pairs:
         rows = "".join(

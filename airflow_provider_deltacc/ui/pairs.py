@@ -119,7 +119,7 @@ def _from_reports(
             committed[(report_table(report), version)] = task
     counts: Counter[tuple[str, str, str]] = Counter()
     kinds: dict[tuple[str, str, str], Counter[str]] = {}
-    advice: dict[tuple[str, str, str], str] = {}
+    advice: dict[tuple[str, str, str, str], str] = {}
     for report in reports:
         if report.get("dag_id") in losers_not_in:
             continue
@@ -132,14 +132,16 @@ def _from_reports(
                 version = conflict.get("winning_version")
                 winner = committed.get((table, version)) if isinstance(version, int) else None
                 winner = winner or str(conflict.get("winning_operation") or "an unknown commit")
-                key = (table, loser, winner)
+                key, kind = (table, loser, winner), str(conflict.get("kind", "")).upper()
                 counts[key] += 1
-                kinds.setdefault(key, Counter())[str(conflict.get("kind", "")).upper()] += 1
-                try:
-                    pinned = one_try.get("pinned_columns") or ()
-                    advice[key] = advice_for(Conflict.from_dict(dict(conflict)), pinned_columns=pinned)
-                except (KeyError, ValueError):
-                    advice.setdefault(key, "")
+                kinds.setdefault(key, Counter())[kind] += 1
+                if (*key, kind) not in advice:
+                    try:
+                        pinned = one_try.get("pinned_columns") or ()
+                        found = advice_for(Conflict.from_dict(dict(conflict)), pinned_columns=pinned)
+                    except (KeyError, ValueError):
+                        found = ""
+                    advice[(*key, kind)] = found
     return [
         ConflictPair(
             key[0],
@@ -147,11 +149,16 @@ def _from_reports(
             key[2],
             n,
             ", ".join(f"{k} x{c}" for k, c in sorted(kinds[key].items())),
-            advice[key],
+            advice[(*key, _most_common(kinds[key]))],
             "reports",
         )
         for key, n in counts.items()
     ]
+
+
+def _most_common(kinds: Counter[str]) -> str:
+    """The kind a pair lost to most often (by name on a tie): whose advice the pair shows."""
+    return min(kinds, key=lambda k: (-kinds[k], k))
 
 
 def conflict_pairs(reports: Sequence[Mapping[str, Any]], *, limit: int = 10) -> list[ConflictPair]:

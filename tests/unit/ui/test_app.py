@@ -94,3 +94,33 @@ def test_the_task_instance_tabs_url_of_an_unmapped_task_opens_its_view(client: A
     assert f"Delta commit report: {MINE}.merge, run_1" in tab.text
     bad = client.get(f"/task-instance/{MINE}/run_1/merge/first", headers=admin)
     assert bad.status_code == 404 and "-1 for an unmapped task" in bad.text
+
+
+def test_the_page_filters_by_table_in_any_spelling_and_never_past_the_users_dags(client: Any) -> None:
+    admin, viewer = _bearer("admin", "admin"), _bearer("viewer", "viewer")
+    page = client.get("/conflicts", params={"table": "file:/lake/mine/"}, headers=admin)
+    assert page.status_code == 200
+    assert "<h2>/lake/mine</h2>" in page.text and "<h2>/lake/theirs</h2>" not in page.text
+    assert "<option value='/lake/theirs'>" in page.text  # still offered in the filter
+    asked_for_theirs = client.get("/conflicts", params={"dag_id": THEIRS}, headers=viewer)
+    assert asked_for_theirs.status_code == 200 and "/lake/theirs" not in asked_for_theirs.text
+    assert "No Delta commit reports yet." in asked_for_theirs.text
+    old = client.get("/conflicts", params={"since": "2020-01-01", "until": "2020-01-31"}, headers=admin)
+    assert "No Delta commit reports yet." in old.text  # the reports were pushed today
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"since": "last tuesday"}, "since='last tuesday' is not a date or a time"),
+        ({"since": "2026-11-20", "until": "2026-11-10"}, "is not before until='2026-11-10'"),
+        ({"page": "0"}, "page='0' is not a number the view takes: give 1 or more"),
+        ({"per_page": "100000"}, "per_page='100000' is not a number the view takes: give 1 up to 500"),
+    ],
+)
+def test_a_bad_query_gets_400_naming_the_parameter_value_and_form(
+    client: Any, params: dict[str, str], named: str
+) -> None:
+    page = client.get("/conflicts", params=params, headers=_bearer("admin", "admin"))
+    assert page.status_code == 400
+    assert named in page.text.replace("&#x27;", "'")

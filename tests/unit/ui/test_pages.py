@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
 
+from airflow_provider_deltacc.ui.aggregate import summary_from_reports
 from airflow_provider_deltacc.ui.data import TaskReport, buckets_by_table, try_rows
+from airflow_provider_deltacc.ui.filters import ViewFilters
 from airflow_provider_deltacc.ui.pages import attempts_text, conflicts_page, task_page, task_view_url
 from airflow_provider_deltacc.ui.pairs import ConflictPair
 from tests.support.commit_reports import committed_try, final_report, lost_try, retried_then_committed
@@ -22,6 +25,18 @@ DAY = 86400.0
 def _text(html: str) -> str:
     """The page's visible text, tags dropped and whitespace collapsed."""
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+FILTERS = ViewFilters.from_query({"since": "2026-11-01", "until": "2026-11-30"})
+
+
+def _page_of(
+    reports: list[TaskReport], pairs: Sequence[ConflictPair] = (), *, bounded: int | None = None
+) -> str:
+    """The page of ``reports`` (every try with a decision listed), as read without a JSON database."""
+    summary = summary_from_reports(reports, FILTERS)
+    summary.bounded = bounded
+    return conflicts_page(summary, pairs, FILTERS, sorted({r.dag_id for r in reports}))
 
 
 def _retried(task_id: str = "merge", started_at: float = START) -> tuple[TaskReport, str]:
@@ -40,8 +55,7 @@ def test_the_conflicts_page_shows_per_table_totals_a_chart_per_day_and_every_ret
         final_report((committed_try(ORDERS, started_at=START, version=2), None)),
     )
     reports = [first, second, plain]
-    decisions = [row for task in reports for row in try_rows(task) if row.decision]
-    html = conflicts_page(buckets_by_table(reports), decisions, [])
+    html = _page_of(reports)
     text = _text(html)
 
     assert f"{ORDERS} 3 commits, 2 conflicts (APPEND x2), 2 Airflow retries, 1.0 s wasted" in text
@@ -60,20 +74,20 @@ def test_the_conflicts_page_shows_per_table_totals_a_chart_per_day_and_every_ret
 
 
 def test_the_conflicts_page_without_reports_says_so() -> None:
-    text = _text(conflicts_page({}, [], []))
+    text = _text(_page_of([]))
     assert "No Delta commit reports yet." in text and "No failed tries." in text
     assert "From the newest" not in text
 
 
 def test_a_page_that_read_only_the_newest_reports_says_how_many() -> None:
     task, _ = _retried()
-    text = _text(conflicts_page(buckets_by_table([task]), [], [], newest_only=2000))
+    text = _text(_page_of([task], bounded=2000))
     assert "From the newest 2,000 commit reports." in text
 
 
 def test_the_pairs_table_lists_loser_winner_count_and_fix() -> None:
     pair = ConflictPair(ORDERS, "orders.merge", "orders.append", 3, "APPEND x3", "Pin the merge.", "advisor")
-    html = conflicts_page({}, [], [pair])
+    html = _page_of([], [pair])
     rows = re.findall(r"<tr class='pair'>(.*?)</tr>", html)
     assert [_text(r).strip() for r in rows] == [
         f"{ORDERS} orders.merge orders.append 3 (APPEND x3) Pin the merge."
@@ -86,7 +100,7 @@ def test_values_from_reports_are_escaped() -> None:
     task = TaskReport(
         "d'x", "r<1>", "t", -1, {**report, "tries": [{**report["tries"][0], "decision": "fail"}]}
     )
-    html = conflicts_page(buckets_by_table([task]), try_rows(task), [])
+    html = _page_of([task])
     assert "<script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "d&#x27;x" in html and "r%3C1%3E" in html  # label escaped; the link's path segment quoted
@@ -135,7 +149,7 @@ def test_waiting_for_turns_is_shown_per_table_day_and_try() -> None:
     task = _waited_report(admission_s=30.0, queue_s=4.5, wasted_s=1.0)
     [bucket] = buckets_by_table([task])[ORDERS]
     assert bucket.waited_s == pytest.approx(34.5)
-    text = _text(conflicts_page(buckets_by_table([task]), [], []))
+    text = _text(_page_of([task]))
     assert (
         f"{ORDERS} 1 commits, 1 conflicts (APPEND x1), 0 Airflow retries, 1.0 s wasted, 34.5 s waited" in text
     )
@@ -148,5 +162,31 @@ def test_waiting_for_turns_is_shown_per_table_day_and_try() -> None:
 
 
 def test_no_hint_where_writers_lose_more_than_they_wait() -> None:
-    text = _text(conflicts_page(buckets_by_table([_waited_report(0.0, 0.5, wasted_s=5.0)]), [], []))
+    text = _text(_page_of([_waited_report(0.0, 0.5, wasted_s=5.0)]))
     assert "0.5 s waited for turns" in text and "pinning each write" not in text
+
+
+def test_each_table_lists_its_tasks_waits_and_links_who_is_fighting_over_it() -> None:
+    waiting = _waited_report(admission_s=30.0, queue_s=4.5, wasted_s=1.0)
+    retried, _ = _retried("merge_eu")
+    html = _page_of([waiting, retried])
+    rows = [_text(r).strip() for r in re.findall(r"<tr class='task-waits'>(.*?)</tr>", html)]
+    assert rows == ["orders.merge 1 1 1 1.0 s 30.0 s 4.5 s", "orders.merge_eu 2 1 1 0.5 s 0.0 s 0.0 s"]
+    link = re.search(r"<a class='fighting' href='([^']+)'", html)
+    assert link is not None
+    assert link.group(1).startswith("/deltacc/table?table=%2Flake%2Forders&amp;since=2026-11-01")
+
+
+def test_the_retry_decisions_are_paged_with_links_that_keep_the_filters() -> None:
+    reports = [_retried(f"merge_{n}")[0] for n in range(7)]
+    filters = ViewFilters.from_query(
+        {"since": "2026-11-01", "until": "2026-11-30", "table": ORDERS, "per_page": "3", "page": "2"}
+    )
+    html = conflicts_page(summary_from_reports(reports, filters), [], filters, ["orders"])
+    assert len(re.findall(r"<tr class='try'>", html)) == 3
+    assert "page 2 of 3 (7 tries with a retry decision)" in _text(html)
+    links = dict(re.findall(r"<a class='(prev|next)' href='\?([^']+)'", html))
+    assert set(links) == {"prev", "next"}
+    assert "page=1" in links["prev"] and "page=3" in links["next"]
+    assert all("per_page=3" in q and "table=%2Flake%2Forders" in q for q in links.values())
+    assert "<option value='/lake/orders' selected>" in html
