@@ -155,7 +155,7 @@ class DeltaCCHook(BaseHook):
         """
         job = self.job_spec(spec)
         if consult_log:
-            answer = self.consult_log(job)
+            answer = self._consult(job)
             if answer.report is not None:
                 return answer.report
             if isinstance(job, JobSpec):
@@ -194,9 +194,13 @@ class DeltaCCHook(BaseHook):
 
         :param spec: the job spec.
         """
+        return self._consult(self.job_spec(spec))
+
+    def _consult(self, job: JobSpec | dict[str, Any]) -> LogAnswer:
+        """:meth:`consult_log` for a spec :meth:`job_spec` already prepared."""
         from airflow_provider_deltacc.delta_log.fast_path import consult_log
 
-        answer = consult_log(self.job_spec(spec), storage_options=self.storage_options)
+        answer = consult_log(job, storage_options=self.storage_options)
         if answer.report is not None:
             self.log.info("Answered from the Delta log, no Spark started: %s", answer.report["summary"])
         return answer

@@ -147,6 +147,24 @@ def test_a_write_the_log_cannot_answer_runs_the_job(table: str, log_reads: list[
     assert len(log_reads) == 1
 
 
+@pytest.mark.parametrize("version", [7, 8], ids=["answered_by_the_log", "run"])
+def test_a_run_prepares_its_spec_once(table: str, version: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The connections' settings are merged in and the secrets masked once per run: the log check and the job
+    get the same prepared spec."""
+    hook = DeltaCCHook(execution_mode="in_process")
+    hook.__dict__["runner"] = StubRunner()
+    prepared: list[Any] = []
+    prepare = hook.job_spec
+
+    def counting(spec: Any) -> Any:
+        prepared.append(spec)
+        return prepare(spec)
+
+    monkeypatch.setattr(hook, "job_spec", counting)
+    hook.run(_spec(table, version))
+    assert len(prepared) == 1
+
+
 def test_the_hooks_spark_conf_reaches_the_log_check(table: str) -> None:
     # Spark would resolve the scheme-less path on HDFS: the local table must not answer for it.
     hook = DeltaCCHook(
