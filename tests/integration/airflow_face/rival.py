@@ -143,14 +143,12 @@ def rival_writer(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.Monkey
 def _json_view(spec: Any) -> dict[str, Any] | None:
     """The spec as the actions read it: its JSON form (an operator's typed spec), or the dict as given."""
     from airflow_provider_deltacc.contract.spec import JobSpec
-    from airflow_provider_deltacc.contract.spec_json import spec_to_json
+    from tests.support.spec_views import json_view
 
-    if isinstance(spec, dict):
-        return spec
-    if not isinstance(spec, JobSpec):
+    if not isinstance(spec, dict | JobSpec):
         return None
     try:
-        return spec_to_json(spec)
+        return json_view(spec)
     except ValueError:  # a source function that runs in this process has no JSON form
         txn = spec.txn.to_dict() if spec.txn is not None else None
         return {"operation": spec.operation, "table": spec.table, "txn": txn}

@@ -15,13 +15,12 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.contract.spec import JobSpec
-from airflow_provider_deltacc.contract.spec_json import spec_to_json
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 from airflow_provider_deltacc.engine.storage_safety import DYNAMODB_LOG_STORE, OVERRIDE_ENV
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaUnsafeStorageError
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator, DeltaOptimizeOperator
 from airflow_provider_deltacc.windows import store_from_url
+from tests.support.spec_views import json_view
 from tests.unit.airflow_face.conftest import make_context
 
 pytestmark = pytest.mark.integration
@@ -51,7 +50,7 @@ class StandInJob:
         return LogAnswer()
 
     def run(self, spec: Any, *, consult_log: bool = True, turns: Any = None) -> dict[str, Any]:
-        spec = spec_to_json(spec) if isinstance(spec, JobSpec) else spec  # as a spark-submit driver reads it
+        spec = json_view(spec)  # as a spark-submit driver reads it
         self.specs.append(spec)
         self.started.set()
         assert self.release.wait(60), "the test never released the first writer"

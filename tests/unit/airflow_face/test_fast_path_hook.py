@@ -15,10 +15,10 @@ import pytest
 
 import airflow_provider_deltacc.delta_log.fast_path as fast_path
 from airflow_provider_deltacc.contract.spec import JobSpec
-from airflow_provider_deltacc.contract.spec_json import spec_to_json
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
 from airflow_provider_deltacc.operators import DeltaMergeOperator
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
+from tests.support.spec_views import json_view
 from tests.unit.airflow_face.conftest import make_context
 
 pytestmark = pytest.mark.unit
@@ -61,7 +61,7 @@ class StubRunner:
         self.specs: list[dict[str, Any]] = []
 
     def run(self, spec: Any, *, turns: Any = None) -> tuple[int, dict[str, Any]]:
-        self.specs.append(spec_to_json(spec) if isinstance(spec, JobSpec) else spec)
+        self.specs.append(json_view(spec))
         return 0, {"status": "committed", "table": spec.table, "table_version": 2, "attempts": []}
 
     def on_kill(self) -> None:

@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
-from airflow_provider_deltacc.contract.spec import JobSpec
-from airflow_provider_deltacc.contract.spec_json import spec_to_json
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 from airflow_provider_deltacc.windows import Lease, LeaseRequest, LeaseStore, store_from_url
+from tests.support.spec_views import json_view
 
 
 @dataclass
@@ -54,7 +53,7 @@ class RecordingHook:
 
     def run(self, spec: Any, *, consult_log: bool = True, turns: Any = None) -> dict[str, Any]:
         # Recorded as the JSON a spark-submit driver would read: the tests look at its fields.
-        spec = spec_to_json(spec) if isinstance(spec, JobSpec) else spec
+        spec = json_view(spec)
         self.specs.append(spec)
         with store_from_url(self.store_url) as store:
             self.active_during.append(store.active(self.table))
