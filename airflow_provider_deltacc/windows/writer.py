@@ -18,7 +18,7 @@ from airflow_provider_deltacc.contract.ddl import ddl_column_names
 from airflow_provider_deltacc.contract.exceptions import ExclusiveLeaseUnavailable
 from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
 from airflow_provider_deltacc.contract.spec_facts import merge_pin_columns, spec_op_kind
-from airflow_provider_deltacc.occ.operations import OPERATIONS, op_kind
+from airflow_provider_deltacc.occ.operations import OPERATIONS
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
@@ -42,16 +42,15 @@ def writer_op_kind(spec: JobSpec | Mapping[str, Any]) -> OpKind:
     """The conflict-matrix operation a writer's job spec runs (see
     :func:`~airflow_provider_deltacc.contract.spec_facts.spec_op_kind`).
 
-    :param spec: the job spec, or the ``operation`` and ``options`` of one.
+    :param spec: the job spec (a dict is parsed).
+    :raises SpecError: for a dict that is not a valid job spec.
     :raises ValueError: for an operation that is not a write (``optimize``, ``vacuum``).
     """
-    name = str(spec.operation if isinstance(spec, JobSpec) else spec.get("operation", ""))
-    if name not in OPERATIONS or OPERATIONS[name].is_maintenance:
+    job = parse_spec(spec)
+    if OPERATIONS[job.operation].is_maintenance:
         writes = ", ".join(op.name for op in OPERATIONS.values() if op.is_write)
-        raise ValueError(f"operation={name!r} is not a write; writer leases are for {writes}")
-    if isinstance(spec, JobSpec):
-        return spec_op_kind(spec)
-    return op_kind(name, spec.get("options") or {})
+        raise ValueError(f"operation={job.operation!r} is not a write; writer leases are for {writes}")
+    return spec_op_kind(job)
 
 
 def _facts(table: str, loader: Callable[[str], TableFacts | None]) -> TableFacts | None:

@@ -21,6 +21,7 @@ from airflow_provider_deltacc.operators import (
     DeltaSqlOperator,
     DeltaUpdateOperator,
 )
+from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows import TableFacts, store_from_url, writer_op_kind, writer_partitions
 from tests.unit.maintenance.helpers import RecordingHook, context, grant, logged, with_hook
 
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.unit
 TABLE = "/data/orders"
 SCHEMA = "id INT, date DATE, v STRING"
 FACTS = TableFacts(("date",), {})
+SOURCE = {"kind": "delta", "path": "/data/staged_orders"}
 
 
 @pytest.fixture
@@ -50,12 +52,12 @@ def _merge(store_url: str, **kwargs: Any) -> DeltaMergeOperator:
 @pytest.mark.parametrize(
     ("spec", "kind"),
     [
-        ({"operation": "append", "options": {}}, OpKind.BLIND_APPEND),
-        ({"operation": "append", "options": {"merge_schema": True}}, OpKind.SCHEMA_CHANGE),
-        ({"operation": "overwrite_partitions"}, OpKind.OVERWRITE),
-        ({"operation": "merge"}, OpKind.MERGE),
-        ({"operation": "update"}, OpKind.UPDATE),
-        ({"operation": "delete"}, OpKind.DELETE),
+        ({"operation": "append", "source": SOURCE, "options": {}}, OpKind.BLIND_APPEND),
+        ({"operation": "append", "source": SOURCE, "options": {"merge_schema": True}}, OpKind.SCHEMA_CHANGE),
+        ({"operation": "overwrite_partitions", "source": SOURCE}, OpKind.OVERWRITE),
+        ({"operation": "merge", "source": SOURCE, "options": {"keys": ["id"]}}, OpKind.MERGE),
+        ({"operation": "update", "options": {"set": {"v": "'x'"}, "condition": "id = 1"}}, OpKind.UPDATE),
+        ({"operation": "delete", "options": {"condition": "id = 1"}}, OpKind.DELETE),
         (
             {"operation": "sql", "options": {"statement": "INSERT INTO {table} SELECT 1"}},
             OpKind.INSERT_SELECT,
@@ -148,12 +150,14 @@ def _merge(store_url: str, **kwargs: Any) -> DeltaMergeOperator:
     ],
 )
 def test_op_kind_from_the_spec(spec: dict[str, Any], kind: OpKind) -> None:
-    assert writer_op_kind(spec) is kind
+    whole = {"table": TABLE, **spec}
+    assert writer_op_kind(whole) is kind
+    assert writer_op_kind(parse_spec(whole)) is kind  # a dict and its typed spec: one kind
 
 
 def test_op_kind_refuses_maintenance_operations() -> None:
     with pytest.raises(ValueError, match="operation='vacuum' is not a write"):
-        writer_op_kind({"operation": "vacuum"})
+        writer_op_kind({"operation": "vacuum", "table": TABLE})
 
 
 def test_partitions_from_partition_values_use_deltas_spelling() -> None:
