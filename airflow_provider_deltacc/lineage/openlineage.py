@@ -20,6 +20,8 @@ from airflow_provider_deltacc.lineage.assets import CATALOG_SCHEME, table_asset_
 if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
 
+    from airflow_provider_deltacc.contract.spec import SourceSpec
+
 
 def dataset_name(table: str) -> tuple[str, str]:
     """OpenLineage ``(namespace, name)`` of a Delta table or a file source (a path or a catalog name)."""
@@ -32,11 +34,14 @@ def dataset_name(table: str) -> tuple[str, str]:
     return f"{parsed.scheme}://{parsed.netloc}", parsed.path.lstrip("/")
 
 
-def operator_lineage(
-    table: str, source: dict[str, Any] | None, report: dict[str, Any] | None
-) -> OperatorLineage:
+def operator_lineage(table: str, source: SourceSpec | None, report: dict[str, Any] | None) -> OperatorLineage:
     """The inputs (the source's table or path; a query as the job's SQL facet) and the output (the target
-    table with the committed version) of one run."""
+    table with the committed version) of one run.
+
+    :param table: the target table.
+    :param source: the source the run read (its spec's); None when there is none or the task did not commit.
+    :param report: the run's report; None when the task did not commit.
+    """
     from airflow.providers.openlineage.extractors import OperatorLineage
     from openlineage.client.event_v2 import InputDataset, OutputDataset
     from openlineage.client.facet_v2 import dataset_version_dataset, sql_job
@@ -48,15 +53,14 @@ def operator_lineage(
         facets["version"] = dataset_version_dataset.DatasetVersionDatasetFacet(datasetVersion=str(version))
     inputs: list[Any] = []
     job_facets: dict[str, Any] = {}
-    kind = (source or {}).get("kind")
     # A source function's inputs are whatever its code reads: unknown here (its spec names the function).
-    where = None if kind == "callable" else (source or {}).get("path") or (source or {}).get("name")
-    if kind == "sql" and source is not None:
-        job_facets["sql"] = sql_job.SQLJobFacet(query=str(source["query"]), dialect="spark")
+    where = None if source is None or source.kind == "callable" else source.path or source.name
+    if source is not None and source.kind == "sql":
+        job_facets["sql"] = sql_job.SQLJobFacet(query=str(source.query), dialect="spark")
     elif where:
         # A relative source path has no stable name to report.
         with suppress(DeltaCCInputError):
-            inputs.append(InputDataset(*dataset_name(str(where))))
+            inputs.append(InputDataset(*dataset_name(where)))
     return OperatorLineage(
         inputs=inputs, outputs=[OutputDataset(namespace, name, facets=facets)], job_facets=job_facets
     )

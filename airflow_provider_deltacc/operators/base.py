@@ -378,9 +378,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         from airflow_provider_deltacc.lineage.openlineage import operator_lineage
 
         spec, report = getattr(self, "committed_run", None) or (None, None)
-        source = spec.source if spec is not None else None
-        named = None if source is None else {k: getattr(source, k) for k in ("kind", "path", "name", "query")}
-        return operator_lineage(self.table, named, report)
+        return operator_lineage(self.table, spec.source if spec is not None else None, report)
 
     def decide_try(self, context: Context, exc: DeltaCCError) -> TryDecision | None:
         """Airflow's decision on this failed try, asked of the task's retry policy now (the policy keeps it,

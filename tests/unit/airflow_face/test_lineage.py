@@ -67,6 +67,15 @@ def test_a_source_function_reports_the_table_it_wrote_and_no_made_up_input() -> 
         assert lineage.inputs == [] and [d.name for d in lineage.outputs] == ["/data/orders"]
 
 
+def test_a_path_source_is_an_input_and_a_relative_path_is_none() -> None:
+    from airflow_provider_deltacc.contract.spec import SourceSpec
+    from airflow_provider_deltacc.lineage.openlineage import operator_lineage
+
+    lake = operator_lineage("/data/orders", SourceSpec("delta", path="s3a://lake/raw/orders"), None)
+    assert [(d.namespace, d.name) for d in lake.inputs] == [("s3://lake", "raw/orders")]
+    assert operator_lineage("/data/orders", SourceSpec("parquet", path="raw/orders"), None).inputs == []
+
+
 def test_a_task_that_did_not_commit_reports_the_target_without_a_version() -> None:
     op = DeltaAppendOperator(task_id="a", table="/data/orders", source="SELECT 1 AS id")
     lineage = op.get_openlineage_facets_on_complete(task_instance=None)
