@@ -20,7 +20,6 @@ from airflow_provider_deltacc.contract.spec import (
     PartitionValues,
     SourceSpec,
     SqlOptions,
-    TurnServiceSpec,
     UpdateOptions,
     VacuumOptions,
 )
@@ -43,7 +42,6 @@ __all__ = [
     "PartitionValues",
     "SourceSpec",
     "SqlOptions",
-    "TurnServiceSpec",
     "UpdateOptions",
     "VacuumOptions",
 ]
