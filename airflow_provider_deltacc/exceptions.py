@@ -40,6 +40,7 @@ from airflow_provider_deltacc.contract.exceptions import (
     UnguardedUnsafeWrite,
     UnsafeStorageError,
     UserCodeError,
+    ViewInputError,
 )
 
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
     "UnguardedUnsafeWrite",
     "UnsafeStorageError",
     "UserCodeError",
+    "ViewInputError",
 ]
 
 

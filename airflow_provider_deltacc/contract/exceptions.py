@@ -5,7 +5,8 @@ The Airflow face (:mod:`airflow_provider_deltacc.exceptions`) re-exports all of 
 
     InputError (ValueError)           bad input; nothing was written, retrying the same input cannot help
      ├ SpecError                      ... a field of the job spec (its dotted path, the value, the fix)
-     └ UnsafeStorageError             ... unsafe storage and no storage guard in the spec
+     ├ UnsafeStorageError             ... unsafe storage and no storage guard in the spec
+     └ ViewInputError                 ... a query parameter of the conflicts views (answered with 400)
     LiteralError (ValueError)         a value that cannot be written as a literal of its column's type
     SqlTextError (ValueError)         text that cannot be read as SQL (an unterminated literal or comment)
     UserCodeError                     raised inside an attempt by the user's own code: never a conflict
@@ -81,6 +82,15 @@ class SpecError(InputError):
 
 class UnsafeStorageError(InputError):
     """The table's storage cannot exclude concurrent writers and the spec carries no ``storage_guard``."""
+
+
+class ViewInputError(InputError):
+    """A query parameter of the Delta conflicts views that cannot be read; the view answers 400 with it.
+
+    :param field: the parameter, e.g. ``since``.
+    :param value: its value.
+    :param message: what is wrong and the form it takes.
+    """
 
 
 class LiteralError(ValueError):

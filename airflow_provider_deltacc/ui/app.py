@@ -64,6 +64,29 @@ def create_app() -> FastAPI:
         pairs = conflict_pairs(summary.reports)
         return HTMLResponse(conflicts_page(summary, pairs, filters, dag_ids))
 
+    @app.get("/table", response_class=HTMLResponse)
+    def table_page(
+        user: Any = Depends(get_user),  # noqa: B008 (FastAPI's dependency idiom)
+        table: str = "",
+        since: str | None = None,
+        until: str | None = None,
+    ) -> HTMLResponse:
+        """Who is fighting over ``table`` (any spelling) from ``since`` to ``until`` (the last 24 hours)."""
+        from datetime import UTC, datetime
+
+        from airflow_provider_deltacc.ui.fighting import parse_time_range, table_view
+        from airflow_provider_deltacc.ui.fighting_page import fighting_page
+        from airflow_provider_deltacc.ui.filters import ViewInputError
+        from airflow_provider_deltacc.ui.pages import error_page
+
+        try:
+            if not table.strip():
+                raise ViewInputError("table", table, "names no table: give its path, URI or name")
+            time_range = parse_time_range(since, until, now=datetime.now(UTC))
+        except ViewInputError as exc:
+            return HTMLResponse(error_page("Who is fighting over a table", str(exc)), status_code=400)
+        return HTMLResponse(fighting_page(table_view(table, time_range, _authorized_dag_ids(user))))
+
     @app.get(
         "/task-instance/{dag_id}/{run_id}/{task_id}/{map_index}",
         response_class=HTMLResponse,

@@ -11,15 +11,23 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from urllib.parse import urlencode
 
+from airflow_provider_deltacc.contract.exceptions import ViewInputError
+
+__all__ = [
+    "DEFAULT_DAYS",
+    "PAGE_SIZE",
+    "TimeRange",
+    "ViewFilters",
+    "ViewInputError",
+    "parse_when",
+    "time_range",
+]
+
 #: The time range a page shows when it is not given one.
 DEFAULT_DAYS = 7
 #: The tries with a retry decision listed per page, unless asked for (up to MAX_PAGE_SIZE).
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
-
-
-class ViewInputError(ValueError):
-    """A query parameter of a view that cannot be read; the message names it, its value and the fix."""
 
 
 def parse_when(name: str, value: str, *, end_of_day: bool = False) -> datetime:
@@ -40,8 +48,10 @@ def parse_when(name: str, value: str, *, end_of_day: bool = False) -> datetime:
         when = datetime.fromisoformat(text)
     except ValueError:
         raise ViewInputError(
-            f"{name}={value!r} is not a date or a time: give an ISO date (2026-11-20) or date and time "
-            "(2026-11-20T09:30, UTC unless it names its zone)"
+            name,
+            value,
+            "not a date or a time: give an ISO date (2026-11-20) or date and time (2026-11-20T09:30, UTC "
+            "unless it names its zone)",
         ) from None
     return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
 
@@ -53,8 +63,40 @@ def _count(name: str, value: str, *, most: int | None = None) -> int:
         number = 0
     if number < 1 or (most is not None and number > most):
         upto = f" up to {most}" if most is not None else " or more"
-        raise ViewInputError(f"{name}={value!r} is not a number the view takes: give 1{upto}")
+        raise ViewInputError(name, value, f"not a number the view takes: give 1{upto}")
     return number
+
+
+@dataclass(frozen=True)
+class TimeRange:
+    """``[since, until)`` in UTC."""
+
+    since: datetime
+    until: datetime
+
+    def contains(self, when: datetime | None) -> bool:
+        """Whether ``when`` (aware) falls in the range; an unknown time never does."""
+        return when is not None and self.since <= when < self.until
+
+
+def time_range(since: str | None, until: str | None, *, default: timedelta, now: datetime) -> TimeRange:
+    """The range a view's ``since`` and ``until`` ask for (:func:`parse_when`): a date alone is its midnight
+    (UTC) for ``since`` and the end of that day for ``until``, so ``since=2026-11-20&until=2026-11-20`` is
+    that whole day. Left out: ``until`` is ``now``, ``since`` is ``default`` before ``until``.
+
+    :raises ViewInputError: naming the parameter that cannot be read, or ``since`` when it is not before
+        ``until``.
+    """
+    since_text, until_text = (since or "").strip(), (until or "").strip()
+    end = parse_when("until", until_text, end_of_day=True) if until_text else now
+    start = parse_when("since", since_text) if since_text else end - default
+    if start >= end:
+        raise ViewInputError(
+            "since",
+            since_text or start.isoformat(),
+            f"not before until={until_text or end.isoformat()!r}: give a range that starts before it ends",
+        )
+    return TimeRange(start, end)
 
 
 @dataclass(frozen=True)
@@ -84,18 +126,12 @@ class ViewFilters:
 
         :raises ViewInputError: naming the parameter that cannot be read.
         """
-        until_text, since_text = (query.get("until") or "").strip(), (query.get("since") or "").strip()
-        until = parse_when("until", until_text, end_of_day=True) if until_text else (now or datetime.now(UTC))
-        since = parse_when("since", since_text) if since_text else until - timedelta(days=DEFAULT_DAYS)
-        if since >= until:
-            raise ViewInputError(
-                f"since={since_text or since.isoformat()!r} is not before until="
-                f"{until_text or until.isoformat()!r}: give a range that starts before it ends"
-            )
+        default, now = timedelta(days=DEFAULT_DAYS), now or datetime.now(UTC)
+        window = time_range(query.get("since"), query.get("until"), default=default, now=now)
         page_text, per_page_text = (query.get("page") or "").strip(), (query.get("per_page") or "").strip()
         return cls(
-            since=since,
-            until=until,
+            since=window.since,
+            until=window.until,
             table=(query.get("table") or "").strip() or None,
             dag_id=(query.get("dag_id") or "").strip() or None,
             page=_count("page", page_text) if page_text else 1,

@@ -112,10 +112,10 @@ def test_the_page_filters_by_table_in_any_spelling_and_never_past_the_users_dags
 @pytest.mark.parametrize(
     ("params", "named"),
     [
-        ({"since": "last tuesday"}, "since='last tuesday' is not a date or a time"),
-        ({"since": "2026-11-20", "until": "2026-11-10"}, "is not before until='2026-11-10'"),
-        ({"page": "0"}, "page='0' is not a number the view takes: give 1 or more"),
-        ({"per_page": "100000"}, "per_page='100000' is not a number the view takes: give 1 up to 500"),
+        ({"since": "last tuesday"}, "since='last tuesday': not a date or a time"),
+        ({"since": "2026-11-20", "until": "2026-11-10"}, ": not before until='2026-11-10'"),
+        ({"page": "0"}, "page='0': not a number the view takes: give 1 or more"),
+        ({"per_page": "100000"}, "per_page='100000': not a number the view takes: give 1 up to 500"),
     ],
 )
 def test_a_bad_query_gets_400_naming_the_parameter_value_and_form(
