@@ -7,7 +7,7 @@ it reaches the page.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from html import escape
 
@@ -16,9 +16,11 @@ from airflow_provider_deltacc.ui.fighting import (
     HISTORY_SCAN_LIMIT,
     CommitRow,
     Commits,
+    LeaseRow,
     LeaseView,
     OutsideWriter,
     TableView,
+    Winner,
     Winners,
     Writer,
 )
@@ -81,21 +83,34 @@ def _log_state(view: TableView) -> str:
     return "".join(parts)
 
 
+def _table(css: str, headers: Sequence[str], rows: Iterable[str]) -> str:
+    """A table of the page with the class ``css``, the column headers ``headers`` and ``rows`` (HTML)."""
+    head = "".join(f"<th>{header}</th>" for header in headers)
+    return f"<table class='{css}'><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _winner_row(w: Winner) -> str:
+    return (
+        f"<tr class='winner'><td>v{w.version}</td><td>{escape(_when(w.timestamp))}</td>"
+        f"<td>{escape(w.operation or 'unknown')}</td><td>{_writer(w.writer)}</td><td>{w.losers}</td>"
+        f"<td>{escape(_counts(w.tasks))}</td><td>{escape(_counts(w.kinds))}</td></tr>"
+    )
+
+
 def _winners(winners: Winners) -> str:
     if not winners.winners:
         body = "<p>No recorded conflict lost in this range.</p>"
     else:
-        rows = "".join(
-            f"<tr class='winner'><td>v{w.version}</td><td>{escape(_when(w.timestamp))}</td>"
-            f"<td>{escape(w.operation or 'unknown')}</td><td>{_writer(w.writer)}</td><td>{w.losers}</td>"
-            f"<td>{escape(_counts(w.tasks))}</td><td>{escape(_counts(w.kinds))}</td></tr>"
-            for w in winners.winners
+        headers = (
+            "version",
+            "committed",
+            "operation",
+            "written by",
+            "writers lost",
+            "tasks that lost",
+            "conflicts",
         )
-        body = (
-            "<table class='winners'><tr><th>version</th><th>committed</th><th>operation</th>"
-            "<th>written by</th><th>writers lost</th><th>tasks that lost</th><th>conflicts</th></tr>"
-            f"{rows}</table>"
-        )
+        body = _table("winners", headers, map(_winner_row, winners.winners))
     if winners.unnamed:
         body += f"<p class='muted'>{winners.unnamed} lost attempts name no winning version.</p>"
     return "<h2>Commits that made writers lose</h2>" + body
@@ -107,11 +122,7 @@ def _outside(commits: Commits | None) -> str:
         return head + "<p class='muted'>Unknown: the log was not read.</p>"
     if not commits.outside:
         return head + "<p>No commit in this range was written outside Airflow.</p>"
-    rows = "".join(_outside_row(w) for w in commits.outside)
-    return (
-        head
-        + f"<table class='outside'><tr><th>writer</th><th>commits</th><th>operations</th></tr>{rows}</table>"
-    )
+    return head + _table("outside", ("writer", "commits", "operations"), map(_outside_row, commits.outside))
 
 
 def _outside_row(writer: OutsideWriter) -> str:
@@ -128,19 +139,19 @@ def _leases(leases: LeaseView) -> str:
         return head + where + f"<p class='fail lease-error'>{escape(leases.error)}</p>"
     if not leases.rows:
         return head + where + "<p>No live lease on this table.</p>"
-    rows = "".join(
+    order = (
+        "<p class='muted'>In grant order: the order in which writers take their turns. A writer goes after "
+        "the writers granted before it that it will conflict with.</p>"
+    )
+    headers = ("#", "operation", "partitions", "holder", "granted", "heartbeat", "expires in", "turn after")
+    return head + where + order + _table("leases", headers, map(_lease_row, leases.rows))
+
+
+def _lease_row(r: LeaseRow) -> str:
+    return (
         f"<tr class='lease'><td>{r.position}</td><td>{escape(r.operation)}</td><td>{escape(r.scope)}</td>"
         f"<td>{escape(r.holder)}</td><td>{r.granted_s:.0f} s ago</td><td>{r.heartbeat_s:.0f} s ago</td>"
         f"<td>{r.expires_in_s:.0f} s</td><td>{escape(', '.join(f'#{p}' for p in r.behind) or '-')}</td></tr>"
-        for r in leases.rows
-    )
-    return (
-        head
-        + where
-        + "<p class='muted'>In grant order: the order in which writers take their turns. A writer goes after "
-        "the writers granted before it that it will conflict with.</p>"
-        "<table class='leases'><tr><th>#</th><th>operation</th><th>partitions</th><th>holder</th>"
-        f"<th>granted</th><th>heartbeat</th><th>expires in</th><th>turn after</th></tr>{rows}</table>"
     )
 
 
@@ -166,19 +177,14 @@ def _commits(commits: Commits | None) -> str:
         if commits.bounded
         else ""
     )
-    rows = "".join(_commit_row(r) for r in commits.rows)
-    return (
-        head
-        + bounded
-        + "<table class='commits'><tr><th>version</th><th>committed</th><th>operation</th><th>parameters</th>"
-        f"<th>written by</th><th>writers it made lose</th></tr>{rows}</table>"
-    )
+    headers = ("version", "committed", "operation", "parameters", "written by", "writers it made lose")
+    return head + bounded + _table("commits", headers, map(_commit_row, commits.rows))
 
 
 def fighting_page(view: TableView) -> str:
     """The "who is fighting over this table" page.
 
-    :param view: what was read (see :func:`~airflow_provider_deltacc.ui.fighting.table_view`).
+    :param view: what was read (see :func:`~airflow_provider_deltacc.ui.fighting.view.table_view`).
     """
     summary = (
         f"<p>From {escape(_when(view.time_range.since))} to {escape(_when(view.time_range.until))}; "

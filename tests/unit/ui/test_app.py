@@ -3,42 +3,23 @@ and a user sees only the DAGs the auth manager lets them read (a task view of an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from airflow.api_fastapi.auth.managers.simple.simple_auth_manager import SimpleAuthManager
 
-from airflow_provider_deltacc.ui.app import create_app
 from tests.support.commit_reports import retried_then_committed
+from tests.support.ui_auth import app_client, bearer
 from tests.support.ui_metadata import PastTry, TaskRow
 
 pytestmark = [pytest.mark.unit, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 MINE, THEIRS = "ui_app_mine", "ui_app_theirs"
-MANAGER = f"{__name__}.OnlyMyDagsAuthManager"
-
-
-class OnlyMyDagsAuthManager(SimpleAuthManager):  # type: ignore[misc]
-    """The simple auth manager, except that the user ``viewer`` may read the DAG ``MINE`` only."""
-
-    def is_authorized_dag(
-        self, *, method: Any, user: Any, access_entity: Any = None, details: Any = None
-    ) -> bool:
-        if user.get_name() == "viewer" and (details is None or details.id != MINE):
-            return False
-        allowed = super().is_authorized_dag(
-            method=method, user=user, access_entity=access_entity, details=details
-        )
-        return bool(allowed)
 
 
 @pytest.fixture
-def client(add_rows: Callable[..., None], monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    from airflow.api_fastapi.app import _AuthManagerState, create_auth_manager
-    from fastapi.testclient import TestClient
-
+def client(add_rows: Callable[..., None], monkeypatch: pytest.MonkeyPatch) -> Any:
     for dag_id, table in ((MINE, "/lake/mine"), (THEIRS, "/lake/theirs")):
         report, reason = retried_then_committed(
             table, started_at=datetime(2026, 11, 20, tzinfo=UTC).timestamp(), version=3
@@ -46,20 +27,7 @@ def client(add_rows: Callable[..., None], monkeypatch: pytest.MonkeyPatch) -> It
         add_rows(
             TaskRow(dag_id, "run_1", "merge", report, try_number=2, past=(PastTry(1, retry_reason=reason),))
         )
-    monkeypatch.setenv("AIRFLOW__CORE__AUTH_MANAGER", MANAGER)
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS", "viewer:viewer,admin:admin")
-    monkeypatch.setenv("AIRFLOW__API_AUTH__JWT_SECRET", "deltacc-ui-unit-test-jwt-secret-0123456789")
-    monkeypatch.setattr(_AuthManagerState, "instance", None)
-    create_auth_manager().init()
-    yield TestClient(create_app())
-
-
-def _bearer(user: str, role: str) -> dict[str, str]:
-    from airflow.api_fastapi.app import get_auth_manager
-    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
-
-    token = get_auth_manager().generate_jwt(SimpleAuthManagerUser(username=user, role=role))
-    return {"Authorization": f"Bearer {token}"}
+    return app_client(monkeypatch, viewer_dag=MINE)
 
 
 def test_anonymous_requests_are_refused(client: Any) -> None:
@@ -69,7 +37,7 @@ def test_anonymous_requests_are_refused(client: Any) -> None:
 
 
 def test_a_user_sees_only_the_dags_they_may_read(client: Any) -> None:
-    viewer = _bearer("viewer", "viewer")
+    viewer = bearer("viewer", "viewer")
     page = client.get("/conflicts", headers=viewer)
     assert page.status_code == 200
     assert "/lake/mine" in page.text and f"/deltacc/task-instance/{MINE}/run_1/merge/-1" in page.text
@@ -79,7 +47,7 @@ def test_a_user_sees_only_the_dags_they_may_read(client: Any) -> None:
     assert mine.status_code == 200 and "try 1" in mine.text and "try 2" in mine.text
     assert client.get(f"/task-instance/{THEIRS}/run_1/merge/-1", headers=viewer).status_code == 403
 
-    admin = client.get("/conflicts", headers=_bearer("admin", "admin"))
+    admin = client.get("/conflicts", headers=bearer("admin", "admin"))
     assert "/lake/mine" in admin.text and "/lake/theirs" in admin.text
 
 
@@ -87,7 +55,7 @@ def test_the_task_instance_tabs_url_of_an_unmapped_task_opens_its_view(client: A
     """The Airflow UI leaves ``{MAP_INDEX}`` unreplaced in the tab's URL when the task is not mapped."""
     from airflow_provider_deltacc.ui.plugin import TASK_VIEW_HREF
 
-    admin = _bearer("admin", "admin")
+    admin = bearer("admin", "admin")
     path = TASK_VIEW_HREF.removeprefix("/deltacc").replace("{DAG_ID}", MINE).replace("{RUN_ID}", "run_1")
     tab = client.get(path.replace("{TASK_ID}", "merge"), headers=admin)
     assert tab.status_code == 200 and "try 1" in tab.text and "try 2" in tab.text
@@ -97,7 +65,7 @@ def test_the_task_instance_tabs_url_of_an_unmapped_task_opens_its_view(client: A
 
 
 def test_the_page_filters_by_table_in_any_spelling_and_never_past_the_users_dags(client: Any) -> None:
-    admin, viewer = _bearer("admin", "admin"), _bearer("viewer", "viewer")
+    admin, viewer = bearer("admin", "admin"), bearer("viewer", "viewer")
     page = client.get("/conflicts", params={"table": "file:/lake/mine/"}, headers=admin)
     assert page.status_code == 200
     assert "<h2>/lake/mine</h2>" in page.text and "<h2>/lake/theirs</h2>" not in page.text
@@ -121,6 +89,6 @@ def test_the_page_filters_by_table_in_any_spelling_and_never_past_the_users_dags
 def test_a_bad_query_gets_400_naming_the_parameter_value_and_form(
     client: Any, params: dict[str, str], named: str
 ) -> None:
-    page = client.get("/conflicts", params=params, headers=_bearer("admin", "admin"))
+    page = client.get("/conflicts", params=params, headers=bearer("admin", "admin"))
     assert page.status_code == 400
     assert named in page.text.replace("&#x27;", "'")

@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from airflow.api_fastapi.auth.managers.simple.simple_auth_manager import SimpleAuthManager
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.contract.commits import TAG_PREFIX
@@ -38,6 +37,7 @@ from airflow_provider_deltacc.ui.fighting_page import fighting_page
 from airflow_provider_deltacc.ui.filters import ViewInputError
 from airflow_provider_deltacc.windows.lease import Lease
 from tests.support.commit_reports import committed_try, final_report, lost_try
+from tests.support.ui_auth import app_client, bearer
 from tests.support.ui_metadata import TaskRow
 
 pytestmark = [pytest.mark.unit, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
@@ -373,7 +373,8 @@ def test_the_log_is_read_back_only_as_far_as_the_range_needs_and_the_scan_is_bou
     table = tmp_path / "events"
     for _ in range(10):
         _write(table, 1)
-    monkeypatch.setattr(fighting, "COMMIT_LIMIT", 2)  # the first read is 2 x COMMIT_LIMIT commits
+    # the first read is 2 x COMMIT_LIMIT commits (patched in the module that reads the log)
+    monkeypatch.setattr("airflow_provider_deltacc.ui.fighting.log.COMMIT_LIMIT", 2)
     past, future = datetime(2000, 1, 1, tzinfo=UTC), datetime.now(UTC) + timedelta(hours=1)
 
     assert [len(read_log(str(table), None, future).rows)] == [4]
@@ -390,46 +391,13 @@ def test_the_log_is_read_back_only_as_far_as_the_range_needs_and_the_scan_is_bou
 # -- the route, behind Airflow's authentication, on a real metadata DB -------------------------------------
 
 MINE, THEIRS, ON_S3 = "ui_fighting_mine", "ui_fighting_theirs", "ui_fighting_s3"
-MANAGER = f"{__name__}.OnlyMyDagsAuthManager"
 ROWS = {"kind": "rows", "rows": [[1, "a"]], "schema": "id INT, p STRING"}
-
-
-class OnlyMyDagsAuthManager(SimpleAuthManager):  # type: ignore[misc]
-    """The simple auth manager, except that the user ``viewer`` may read the DAG ``MINE`` only."""
-
-    def is_authorized_dag(
-        self, *, method: Any, user: Any, access_entity: Any = None, details: Any = None
-    ) -> bool:
-        if user.get_name() == "viewer" and (details is None or details.id != MINE):
-            return False
-        allowed = super().is_authorized_dag(
-            method=method, user=user, access_entity=access_entity, details=details
-        )
-        return bool(allowed)
 
 
 @pytest.fixture
 def client(add_rows: Callable[..., None], monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The plugin's app with the auth manager above (reports are added by each test)."""
-    from airflow.api_fastapi.app import _AuthManagerState, create_auth_manager
-    from fastapi.testclient import TestClient
-
-    from airflow_provider_deltacc.ui.app import create_app
-
-    monkeypatch.setenv("AIRFLOW__CORE__AUTH_MANAGER", MANAGER)
-    monkeypatch.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS", "viewer:viewer,admin:admin")
-    monkeypatch.setenv("AIRFLOW__API_AUTH__JWT_SECRET", "deltacc-ui-unit-test-jwt-secret-0123456789")
-    monkeypatch.setattr(_AuthManagerState, "instance", None)
-    create_auth_manager().init()
-    return TestClient(create_app())
-
-
-def _bearer(user: str, role: str) -> dict[str, str]:
-    from airflow.api_fastapi.app import get_auth_manager
-    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
-
-    token = get_auth_manager().generate_jwt(SimpleAuthManagerUser(username=user, role=role))
-    return {"Authorization": f"Bearer {token}"}
+    """The plugin's app whose ``viewer`` may read ``MINE`` only (reports are added by each test)."""
+    return app_client(monkeypatch, viewer_dag=MINE)
 
 
 @pytest.fixture
@@ -482,7 +450,7 @@ def test_the_route_shows_who_writes_the_table_to_a_user_as_far_as_their_dags_go(
 
     assert client.get("/table", params={"table": str(table)}).status_code == 401
 
-    status, text = _page(client, _bearer("viewer", "viewer"), table=f"{table}/")
+    status, text = _page(client, bearer("viewer", "viewer"), table=f"{table}/")
     assert status == 200, text
     assert f"Who is fighting over {table}" in text and THEIRS not in text
     commits = text.split("Commits version", 1)[1]
@@ -502,23 +470,23 @@ def test_the_route_shows_who_writes_the_table_to_a_user_as_far_as_their_dags_go(
         rf"1 MERGE the whole table {MINE}\.merge/run_2 .* - 2 MERGE the whole table <b>elsewhere</b>", leases
     )
     assert leases.rstrip().endswith("#1")
-    html = client.get("/table", params={"table": str(table)}, headers=_bearer("viewer", "viewer")).text
+    html = client.get("/table", params={"table": str(table)}, headers=bearer("viewer", "viewer")).text
     assert f"href='/deltacc/task-instance/{MINE}/run_1/merge/-1'" in html and "<b>elsewhere" not in html
 
-    admin = _page(client, _bearer("admin", "admin"), table=str(table))[1]
+    admin = _page(client, bearer("admin", "admin"), table=str(table))[1]
     assert re.search(rf"v2 .* {THEIRS}\.append_b run run_1", admin)
 
     # The conflicts page's link for the table opens this view over the conflicts page's range.
-    conflicts = client.get("/conflicts", headers=_bearer("viewer", "viewer")).text
+    conflicts = client.get("/conflicts", headers=bearer("viewer", "viewer")).text
     links = [unescape(h) for h in re.findall(r"<a class='fighting' href='([^']+)'", conflicts)]
     assert any(str(table) in unquote(link) for link in links), links
     link = next(link for link in links if str(table) in unquote(link))
-    followed = client.get(link.removeprefix("/deltacc"), headers=_bearer("viewer", "viewer"))
+    followed = client.get(link.removeprefix("/deltacc"), headers=bearer("viewer", "viewer"))
     assert followed.status_code == 200 and re.search(rf"v1 .* {MINE}\.append", _text(followed.text))
 
 
 def test_the_route_answers_bad_parameters_with_a_400_page(client: Any) -> None:
-    viewer = _bearer("viewer", "viewer")
+    viewer = bearer("viewer", "viewer")
     status, text = _page(client, viewer, table="/lake/orders", since="last tuesday")
     assert status == 400 and "since='last tuesday': not a date or a time: give an ISO date" in text
     status, text = _page(client, viewer, table="/lake/orders", until="2026-11-20T25:00")
@@ -538,7 +506,7 @@ def test_a_log_or_lease_store_that_cannot_be_read_is_said_on_the_page_and_the_co
     monkeypatch.delenv("AIRFLOW__DELTACC__LEASE_STORE_CONN_ID", raising=False)
     monkeypatch.setenv("DELTACC_LEASE_STORE_URL", "mysql://deltacc:lease-pass-4242@db.internal/leases")
 
-    status, text = _page(client, _bearer("viewer", "viewer"), table=str(missing))
+    status, text = _page(client, bearer("viewer", "viewer"), table=str(missing))
 
     assert status == 200, text
     assert "The Delta log was not read: TableNotFoundError" in text
@@ -551,7 +519,7 @@ def test_a_log_or_lease_store_that_cannot_be_read_is_said_on_the_page_and_the_co
     assert "Unknown: the log was not read." in text
 
     # A table no DAG the user may read writes: its log is not read for them.
-    status, text = _page(client, _bearer("viewer", "viewer"), table=str(tmp_path / "elsewhere"))
+    status, text = _page(client, bearer("viewer", "viewer"), table=str(tmp_path / "elsewhere"))
     assert status == 200 and "no commit report of a DAG you may read names this table" in text
 
 
@@ -603,7 +571,7 @@ def test_a_table_on_s3_is_read_through_the_connections_of_its_newest_writer_in_t
     serialized(dag)
     committed = committed_try(location, started_at=time.time(), version=1)
     add_rows(TaskRow(ON_S3, "run_1", "merge", _report(committed)))
-    admin = _bearer("admin", "admin")
+    admin = bearer("admin", "admin")
 
     status, text = _page(client, admin, table=f"{s3_uri}/")
 
