@@ -1,4 +1,4 @@
-"""How fast the Delta conflicts view answers on a metadata DB with 10,000 task instances.
+"""How fast the Delta conflicts view answers on a metadata DB with 100,000 task instances.
 
 Fills a fresh metadata DB (a throw-away PostgreSQL server by default, ``--sqlite`` for SQLite) with Delta task
 instances as the operators leave them: ``task_instance`` rows, a ``task_instance_history`` row with Airflow's
@@ -8,14 +8,15 @@ reasons come from the provider's own ``CommitReport``, retry policy and ``try_en
 TestClient, the simple auth manager, a JWT in the ``Authorization`` header, the plugin mounted from its entry
 point as the api-server mounts it) and times, alternating in every round:
 
-- ``GET /deltacc/conflicts``, the "Delta conflicts" page;
+- ``GET /deltacc/conflicts``, the "Delta conflicts" page: its default (the last 7 days of every table and
+  DAG), the whole 30 days, and one table of one DAG over the 30 days;
 - ``GET /deltacc/task-instance/...``, the per-task view of a retried task instance;
 - baselines, Airflow's own REST API on the same DB: the task-instances list of every DAG and run
   (``/api/v2/dags/~/dagRuns/~/taskInstances``, 50 per page, Airflow's default) and one task instance's tries.
 
-Prints medians side by side and each page's ratio to the baseline, and the query plan of the page's XCom read.
+Prints medians side by side and each page's ratio to the baseline, and the query plan of the page's totals.
 
-    .venv/bin/python bench/ui.py [--task-instances 10000] [--rounds 15] [--sqlite]
+    .venv/bin/python bench/ui.py [--task-instances 100000] [--rounds 15] [--sqlite]
 """
 
 from __future__ import annotations
@@ -116,13 +117,13 @@ def _fill(count: int) -> tuple[int, str]:
     with create_session() as session:  # planner statistics, as autovacuum would gather them
         session.execute(text("ANALYZE" if session.bind.dialect.name == "postgresql" else "ANALYZE main"))
     with create_session() as session:
-        retried = (
+        newest = (
             session.query(XComModel)
             .filter(XComModel.key == "deltacc_report")
             .order_by(XComModel.timestamp.desc())
-            .all()
+            .limit(200)
         )
-        for row in retried:
+        for row in newest:
             if len(XComModel.deserialize_value(row).get("tries", [])) == 2:
                 return added, f"{row.dag_id}/{row.run_id}/{row.task_id}/{row.map_index}"
     raise RuntimeError("no retried task instance was generated")
@@ -139,25 +140,28 @@ def _client() -> tuple[Any, dict[str, str]]:
 
 
 def _plan(session: Any) -> str:
-    from airflow.models.xcom import XComModel
-    from sqlalchemy import text
+    """The plan of the statement that adds up the last 7 days of every DAG (the default page)."""
+    from datetime import UTC, datetime
 
-    from airflow_provider_deltacc.ui.data import REPORT_LIMIT
+    from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY
+    from airflow_provider_deltacc.ui.aggregate import _statement, _totals_sql
+    from airflow_provider_deltacc.ui.filters import ViewFilters
+    from airflow_provider_deltacc.ui.json_sql import json_dialect
 
-    query = (
-        session.query(XComModel.dag_id)
-        .filter(XComModel.key == "deltacc_report")
-        .order_by(XComModel.timestamp.desc())
-        .limit(REPORT_LIMIT)
-    )
-    sql = str(query.statement.compile(session.bind, compile_kwargs={"literal_binds": True}))
+    dialect = json_dialect(session.bind.dialect.name)
+    if dialect is None:
+        return "  (read in Python)"
+    filters = ViewFilters.from_query({}, now=datetime.now(UTC))
+    dag_ids = [f"bench_ui_{dag:02d}" for dag in range(DAGS)]
+    params = {"key": REPORT_XCOM_KEY, "dag_ids": dag_ids, "since": filters.since, "until": filters.until}
     explain = "EXPLAIN " if session.bind.dialect.name == "postgresql" else "EXPLAIN QUERY PLAN "
-    return "\n".join("  " + " ".join(str(c) for c in row) for row in session.execute(text(explain + sql)))
+    statement = _statement(explain + _totals_sql(dialect))
+    return "\n".join("  " + " ".join(str(c) for c in row) for row in session.execute(statement, params))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--task-instances", type=int, default=10_000)
+    parser.add_argument("--task-instances", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--sqlite", action="store_true", help="SQLite instead of a throw-away PostgreSQL")
     args = parser.parse_args()
@@ -176,8 +180,12 @@ def main() -> int:
             )
             client, headers = _client()
             dag_id, run_id, task_id, _ = task_path.split("/")
+            month = (datetime.now(UTC) - timedelta(days=31)).date().isoformat()
+            one_table = f"since={month}&table={TABLES[0]}&dag_id=bench_ui_00"
             urls = {
                 "conflicts page": "/deltacc/conflicts",
+                "conflicts page, 30 days": f"/deltacc/conflicts?since={month}",
+                "conflicts, 1 table+DAG": f"/deltacc/conflicts?{one_table}",
                 "task view": f"/deltacc/task-instance/{task_path}",
                 "REST task-instances list": "/api/v2/dags/~/dagRuns/~/taskInstances",
                 "REST one task's tries": f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}"
@@ -205,10 +213,12 @@ def main() -> int:
     for name, value in medians.items():
         print(f"  {name:<26} {value * 1000:8.1f} ms")
     base = medians["REST task-instances list"]
-    print(f"\nconflicts page / REST task-instances list: {medians['conflicts page'] / base:.2f}x")
+    for name in ("conflicts page", "conflicts page, 30 days", "conflicts, 1 table+DAG"):
+        print(f"{name + ' / REST task-instances list:':<50} {medians[name] / base:.2f}x")
     tries = medians["REST one task's tries"]
-    print(f"task view / REST one task's tries:          {medians['task view'] / tries:.2f}x")
-    print(f"\nplan of the conflicts page's XCom read:\n{plan}")
+    label = "task view / REST one task's tries:"
+    print(f"{label:<50} {medians['task view'] / tries:.2f}x")
+    print(f"\nplan of the default page's totals:\n{plan}")
     return 0
 
 

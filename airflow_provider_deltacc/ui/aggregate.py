@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.table_identity import table_key
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 
 #: The most conflict groups (loser, winner version, kind) the pairs are counted from.
 PAIR_GROUP_LIMIT = 5000
+#: The most reports of a range the page adds up, newest first: what bounds its time on a busy metadata DB
+#: (see bench/ui.py); the page says when it read only these.
+REPORT_CAP = 25_000
 
 
 @dataclass
@@ -79,102 +83,82 @@ class ViewSummary:
     bounded: int | None = None
 
 
-def _reports_cte(d: JsonDialect) -> str:
-    """The reports of the DAGs and time range asked, then their tries (with the try's day and table key
-    input) and their attempts."""
-    started = d.number("t.value", "attempts.0.started_at")
-    ended = d.number("t.value", "ended_at")
-    attempt = "a.value"
+_IN_RANGE = "x.key = :key AND x.dag_id IN :dag_ids AND x.timestamp >= :since AND x.timestamp < :until"
+
+
+def _flat_sql(d: JsonDialect) -> str:
+    """Every attempt of every try in range (:meth:`~.json_sql.JsonDialect.flat`), with ``is_try`` and the
+    try's own values on the row of its first attempt only, so sums over rows count each try once."""
+    first = "COALESCE(att_pos, 1) = 1"
     return f"""
-WITH reports AS (
-  SELECT x.dag_id, x.run_id, x.task_id, x.map_index, x.timestamp AS pushed, x.value AS doc
-  FROM xcom x
-  WHERE x.key = :key AND x.dag_id IN :dag_ids AND x.timestamp >= :since AND x.timestamp < :until
-), tries AS (
-  SELECT r.dag_id, r.run_id, r.task_id, r.map_index, r.pushed, {d.position("t")} AS position,
-    COALESCE({d.text("r.doc", "table")}, '') AS tbl,
-    COALESCE({d.day(f"COALESCE({started}, {ended})")}, 'unknown') AS day,
-    {d.text("t.value", "status")} AS status,
-    {d.text("t.value", "decision")} AS decision,
-    COALESCE({d.number("t.value", "admission_wait_s")}, 0) AS admission_s,
-    t.value AS one_try
-  FROM reports r, {d.elements.format(array=d.tries.format(doc="r.doc"), alias="t")}
-), attempts AS (
-  SELECT tr.tbl, tr.day, tr.dag_id, tr.task_id,
-    {d.json(attempt, "conflict")} AS conflict,
-    {d.text(attempt, "conflict.kind")} AS kind,
-    COALESCE({d.number(attempt, "wasted_s")}, 0) AS wasted_s,
-    COALESCE({d.number(attempt, "queue_s")}, 0) AS queue_s,
-    {d.number(attempt, "conflict.winning_version")} AS winning_version,
-    {d.text(attempt, "conflict.winning_operation")} AS winning_operation,
-    {d.json("tr.one_try", "pinned_columns")} AS pinned
-  FROM tries tr, {d.elements.format(array=d.attempts.format(doc="tr.one_try"), alias="a")}
+WITH flat AS (
+  SELECT dag_id, task_id, tbl, day, kind, lost, wasted_s, queue_s, winning_version, winning_operation,
+    conflict, pinned,
+    CASE WHEN {first} THEN 1 ELSE 0 END AS is_try,
+    CASE WHEN {first} AND status IN ('committed', 'skipped_duplicate') THEN 1 ELSE 0 END AS committed,
+    CASE WHEN {first} AND decision = 'retry' THEN 1 ELSE 0 END AS retried,
+    CASE WHEN {first} AND decision IS NOT NULL THEN 1 ELSE 0 END AS decided,
+    CASE WHEN {first} THEN admission_s ELSE 0 END AS admission_s,
+    CASE WHEN {first} AND try_pos = 1 THEN won_version END AS won_version
+  FROM (
+{d.flat(attempts=True)}
+WHERE {_IN_RANGE}
+  ) AS attempts
 )"""
 
 
+_SUMS = (
+    "SUM(is_try) AS tries, SUM(committed) AS commits, SUM(retried) AS retries, SUM(decided) AS decided, "
+    "SUM(lost) AS conflicts, SUM(wasted_s) AS wasted_s, SUM(admission_s) AS admission_s, "
+    "SUM(queue_s) AS queue_s"
+)
+
+
 def _totals_sql(d: JsonDialect) -> str:
-    """Per table and day, and per table and task: tries, commits, retries, decisions, conflicts, wasted and
-    waited seconds (``grain`` says which)."""
-    committed = "CASE WHEN status IN ('committed', 'skipped_duplicate') THEN 1 ELSE 0 END"
-    retried = "CASE WHEN decision = 'retry' THEN 1 ELSE 0 END"
-    decided = "CASE WHEN decision IS NOT NULL THEN 1 ELSE 0 END"
-    lost = "CASE WHEN conflict IS NOT NULL THEN 1 ELSE 0 END"
+    """Per table, day and conflict kind, and per table and task: tries, commits, retries, decisions,
+    conflicts, wasted and waited seconds; and the conflicts per losing task and winning commit (``grain``
+    says which a row is)."""
     return (
-        _reports_cte(d)
+        _flat_sql(d)
         + f"""
-SELECT 'day' AS grain, tbl, day AS at, NULL AS dag_id, NULL AS task_id, NULL AS kind, COUNT(*) AS tries,
-  SUM({committed}) AS commits, SUM({retried}) AS retries, SUM({decided}) AS decided, 0 AS conflicts,
-  0.0 AS wasted_s, SUM(admission_s) AS admission_s, 0.0 AS queue_s
-FROM tries GROUP BY tbl, day
+SELECT 'day' AS grain, tbl, day, NULL AS dag_id, NULL AS task_id, kind, CAST(NULL AS REAL) AS winning_version,
+  NULL AS winning_operation, NULL AS conflict, NULL AS pinned, {_SUMS}
+FROM flat GROUP BY tbl, day, kind
 UNION ALL
-SELECT 'day_attempts', tbl, day, NULL, NULL, UPPER(kind), 0, 0, 0, 0, SUM({lost}), SUM(wasted_s), 0.0,
-  SUM(queue_s)
-FROM attempts GROUP BY tbl, day, UPPER(kind)
+SELECT 'task', tbl, NULL, dag_id, task_id, NULL, NULL, NULL, NULL, NULL, {_SUMS}
+FROM flat GROUP BY tbl, dag_id, task_id
 UNION ALL
-SELECT 'task', tbl, NULL, dag_id, task_id, NULL, COUNT(*), SUM({committed}), SUM({retried}), SUM({decided}),
-  0, 0.0, SUM(admission_s), 0.0
-FROM tries GROUP BY tbl, dag_id, task_id
+SELECT 'lost', tbl, NULL, dag_id, task_id, kind, winning_version, winning_operation, NULL, NULL, {_SUMS}
+FROM flat WHERE lost = 1 GROUP BY tbl, dag_id, task_id, kind, winning_version, winning_operation
 UNION ALL
-SELECT 'task_attempts', tbl, NULL, dag_id, task_id, NULL, 0, 0, 0, 0, SUM({lost}), SUM(wasted_s), 0.0,
-  SUM(queue_s)
-FROM attempts GROUP BY tbl, dag_id, task_id
+SELECT 'sample', tbl, NULL, dag_id, task_id, kind, NULL, NULL, MAX(conflict), MAX(pinned), {_SUMS}
+FROM flat WHERE lost = 1 GROUP BY tbl, dag_id, task_id, kind
+UNION ALL
+SELECT 'won', tbl, NULL, dag_id, task_id, NULL, won_version, NULL, NULL, NULL, {_SUMS}
+FROM flat WHERE won_version IN (SELECT winning_version FROM flat WHERE lost = 1)
+GROUP BY tbl, dag_id, task_id, won_version
 """
     )
 
 
 def _decisions_sql(d: JsonDialect, *, by_table: bool) -> str:
-    where = "decision IS NOT NULL" + (" AND tbl IN :tables" if by_table else "")
-    return (
-        _reports_cte(d)
-        + f"""
-SELECT dag_id, run_id, task_id, map_index, tbl, one_try FROM tries WHERE {where}
-ORDER BY pushed DESC, dag_id, run_id, task_id, map_index, position DESC
+    """One page of the tries in range with a retry decision, newest first."""
+    table = " AND tbl IN :tables" if by_table else ""
+    return f"""
+WITH tries AS (
+{d.flat(attempts=False)}
+WHERE {_IN_RANGE}
+)
+SELECT dag_id, run_id, task_id, map_index, one_try FROM tries WHERE decision IS NOT NULL{table}
+ORDER BY pushed DESC, dag_id, run_id, task_id, map_index, try_pos DESC
 LIMIT :limit OFFSET :offset
 """
-    )
 
 
-def _losers_sql(d: JsonDialect) -> str:
-    return (
-        _reports_cte(d)
-        + """
-SELECT tbl, dag_id, task_id, UPPER(kind) AS kind, winning_version, winning_operation, COUNT(*) AS conflicts,
-  MAX(conflict) AS conflict, MAX(pinned) AS pinned
-FROM attempts WHERE conflict IS NOT NULL
-GROUP BY tbl, dag_id, task_id, UPPER(kind), winning_version, winning_operation
-ORDER BY COUNT(*) DESC LIMIT :limit
-"""
-    )
-
-
-def _winners_sql(d: JsonDialect) -> str:
-    version = d.number("x.value", "table_version")
-    return f"""
-SELECT x.dag_id, x.task_id, COALESCE({d.text("x.value", "table")}, '') AS tbl, {version} AS version
-FROM xcom x
-WHERE x.key = :key AND x.dag_id IN :dag_ids AND {d.text("x.value", "status")} IN ('committed',
-  'skipped_duplicate') AND {version} IN :versions
-"""
+def _cutoff_sql() -> str:
+    """The push time of the report just past the newest ``:cap`` in range (none when the range holds
+    fewer)."""
+    return f"SELECT x.timestamp FROM xcom x WHERE {_IN_RANGE} ORDER BY x.timestamp DESC LIMIT 1 OFFSET :cap"
 
 
 def _statement(sql: str) -> Any:
@@ -204,7 +188,8 @@ def _loads(value: Any) -> Any:
 
 
 def summarise(session: Session, filters: ViewFilters, dag_ids: Iterable[str]) -> ViewSummary:
-    """What the conflicts page shows for ``filters`` over the DAGs ``dag_ids`` (those the user may read).
+    """What the conflicts page shows for ``filters`` over the DAGs ``dag_ids`` (those the user may read):
+    from the newest :data:`REPORT_CAP` reports of the range at most.
 
     :param session: a metadata DB session.
     :param filters: the request.
@@ -213,29 +198,60 @@ def summarise(session: Session, filters: ViewFilters, dag_ids: Iterable[str]) ->
     scope = _scope(filters, dag_ids)
     dialect = json_dialect(session.get_bind().dialect.name)
     if dialect is None:
-        return summary_from_reports(
-            read_reports(session, dag_ids=scope, since=filters.since, until=filters.until), filters
-        )
+        reports = read_reports(session, dag_ids=scope, since=filters.since, until=filters.until)
+        return summary_from_reports(reports, filters)
     if not scope:
         return ViewSummary()
+    _plan_as_planned(session, dialect)
     window = {"key": REPORT_XCOM_KEY, "dag_ids": scope, "since": filters.since, "until": filters.until}
     summary = ViewSummary()
+    cutoff = session.execute(_statement(_cutoff_sql()), {**window, "cap": REPORT_CAP}).scalar()
+    if cutoff is not None:
+        window["since"] = max(filters.since, _as_utc(cutoff) + timedelta(microseconds=1))
+        summary.bounded = REPORT_CAP
     rows = session.execute(_statement(_totals_sql(dialect)), window).all()
-    spellings = _add_totals(summary, rows, filters.table)
-    chosen = sorted(spellings) if filters.table else None
-    offset = (filters.page - 1) * filters.per_page
-    page_params = {**window, "limit": filters.per_page, "offset": offset}
-    if chosen is not None:
-        page_params["tables"] = chosen
-    if chosen != []:
-        sql = _decisions_sql(dialect, by_table=chosen is not None)
-        for row in session.execute(_statement(sql), page_params):
-            one_try = _loads(row.one_try)
-            if isinstance(one_try, dict):
-                task = TaskReport(row.dag_id, row.run_id, row.task_id, row.map_index, {"tries": [one_try]})
-                summary.decisions += try_rows(task)
-        summary.reports = _pair_reports(session, dialect, window, scope, spellings if chosen else None)
+    spellings = _add_totals(summary, [r for r in rows if r.grain in ("day", "task")], filters.table)
+    chosen = [r for r in rows if not filters.table or r.tbl in spellings]
+    summary.reports = _pair_reports(
+        [r for r in chosen if r.grain == "lost"],
+        {(r.tbl, r.dag_id, r.task_id, r.kind): r for r in chosen if r.grain == "sample"},
+        [r for r in rows if r.grain == "won"],
+    )
+    if filters.table and not spellings:
+        return summary
+    page = {**window, "limit": filters.per_page, "offset": (filters.page - 1) * filters.per_page}
+    by_table = bool(filters.table)
+    if by_table:
+        page["tables"] = sorted(spellings)
+    for row in session.execute(_statement(_decisions_sql(dialect, by_table=by_table)), page):
+        one_try = _loads(row.one_try)
+        if isinstance(one_try, dict):
+            task = TaskReport(row.dag_id, row.run_id, row.task_id, row.map_index, {"tries": [one_try]})
+            summary.decisions += try_rows(task)
     return summary
+
+
+def _as_utc(when: datetime) -> datetime:
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
+
+
+def _plan_as_planned(session: Session, dialect: JsonDialect) -> None:
+    """PostgreSQL estimates 100 rows for every JSON array it expands (a try has a handful of attempts), so
+    these statements look a thousand times costlier than they are and it compiles them with JIT: 0.7 s of
+    compiling for 0.05 s of work on 3,000 reports. JIT is off for this transaction only."""
+    from sqlalchemy import text
+
+    if dialect.name == "postgresql":
+        session.execute(text("SET LOCAL jit = off"))
+
+
+def _day(number: Any) -> str:
+    if number is None:
+        return "unknown"
+    try:
+        return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(days=int(number))).strftime("%Y-%m-%d")
+    except (OverflowError, ValueError):
+        return "unknown"
 
 
 def _add_totals(summary: ViewSummary, rows: Sequence[Any], table: str | None) -> set[str]:
@@ -252,8 +268,9 @@ def _add_totals(summary: ViewSummary, rows: Sequence[Any], table: str | None) ->
         if wanted is not None and key != wanted:
             continue
         spellings.add(row.tbl)
-        if row.grain.startswith("day"):
-            bucket = days.setdefault(key, {}).setdefault(row.at, Bucket(row.at))
+        if row.grain == "day":
+            day = _day(row.day)
+            bucket = days.setdefault(key, {}).setdefault(day, Bucket(day))
             bucket.commits += int(row.commits or 0)
             bucket.retries += int(row.retries or 0)
             bucket.waited_s += float(row.admission_s or 0) + float(row.queue_s or 0)
@@ -281,41 +298,37 @@ def _add_totals(summary: ViewSummary, rows: Sequence[Any], table: str | None) ->
 
 
 def _pair_reports(
-    session: Session,
-    d: JsonDialect,
-    window: Mapping[str, Any],
-    scope: list[str],
-    spellings: set[str] | None,
+    losers: Sequence[Any], samples: Mapping[tuple[Any, ...], Any], winners: Sequence[Any]
 ) -> list[dict[str, Any]]:
-    """Compact reports for the pairs: one per losing task and winning version with that many conflicts, and
-    one per committed report that won one of them (the winner may have been pushed before the range)."""
-    losers = session.execute(_statement(_losers_sql(d)), {**window, "limit": PAIR_GROUP_LIMIT}).all()
+    """Compact reports for the pairs: one per losing task and winning commit with that many conflicts (the
+    :data:`PAIR_GROUP_LIMIT` largest groups; each conflict is its task's sample of that kind, with the
+    group's winner), and one per report of the range that committed a version some conflict names (by
+    version alone: the pairs match the table by its key)."""
     reports: list[dict[str, Any]] = []
-    versions: set[int] = set()
-    for row in losers:
-        if spellings is not None and row.tbl not in spellings:
+    decoded: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+    for row in sorted(losers, key=lambda r: -int(r.conflicts or 0))[:PAIR_GROUP_LIMIT]:
+        key = (row.tbl, row.dag_id, row.task_id, row.kind)
+        if key not in decoded and key in samples:
+            decoded[key] = (_loads(samples[key].conflict), _loads(samples[key].pinned))
+        sample, pinned = decoded.get(key, (None, None))
+        if not isinstance(sample, dict):
             continue
-        conflict = _loads(row.conflict)
-        if not isinstance(conflict, dict):
-            continue
-        pinned = _loads(row.pinned)
+        winner = {"winning_version": row.winning_version, "winning_operation": row.winning_operation}
+        if row.winning_version is not None:
+            winner["winning_version"] = int(row.winning_version)
+        conflict = {**sample, **winner}
         one_try = {"attempts": [{"conflict": conflict}] * int(row.conflicts), "pinned_columns": pinned or []}
         reports.append({"dag_id": row.dag_id, "task_id": row.task_id, "table": row.tbl, "tries": [one_try]})
-        if row.winning_version is not None:
-            versions.add(int(row.winning_version))
-    if versions:
-        params = {"key": REPORT_XCOM_KEY, "dag_ids": scope, "versions": sorted(versions)}
-        sql = _statement(_winners_sql(d))
-        for row in session.execute(sql, params):
-            reports.append(
-                {
-                    "dag_id": row.dag_id,
-                    "task_id": row.task_id,
-                    "table": row.tbl,
-                    "table_version": int(row.version),
-                    "status": "committed",
-                }
-            )
+    for row in winners:
+        reports.append(
+            {
+                "dag_id": row.dag_id,
+                "task_id": row.task_id,
+                "table": row.tbl,
+                "table_version": int(row.winning_version),
+                "status": "committed",
+            }
+        )
     return reports
 
 
