@@ -50,7 +50,7 @@ def chart_svg(table: str, buckets: Sequence[Bucket]) -> str:
     parts = [
         f"<svg class='deltacc-chart' data-table='{escape(table, quote=True)}' role='img' "
         f"aria-label='commits, conflicts and retries per day on {escape(table, quote=True)}' "
-        f"width='{width}' height='{height + 60}' xmlns='http://www.w3.org/2000/svg'>",
+        f"width='{width}' height='{height + 72}' xmlns='http://www.w3.org/2000/svg'>",
         f"<line x1='30' y1='{top + height}' x2='{width}' y2='{top + height}' stroke='#a0aec0'/>",
     ]
     for i, bucket in enumerate(buckets):

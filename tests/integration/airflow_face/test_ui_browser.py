@@ -119,6 +119,32 @@ def test_the_conflicts_page_and_the_task_view_show_both_tries_and_the_reason(
             assert len(ours) == 1 and "APPEND x1" in ours[0], pairs
             _save(driver, tmp_path / "delta-conflicts.png")
 
+            # Filtered to our table (another spelling of it), its tasks' waits; then who is fighting over it.
+            driver.get(f"{server.url}/deltacc/conflicts?table={quote('file:' + orders)}&dag_id={DAG_ID}")
+            sections = driver.find_elements(By.CSS_SELECTOR, "section.table h2")
+            assert [h.text for h in sections] == [orders]
+            picked = driver.find_element(By.CSS_SELECTOR, "select[name=table] option:checked")
+            assert picked.get_attribute("value") == orders
+            waits = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table.waits tr.task-waits")]
+            assert len(waits) == 1 and waits[0].startswith(f"{DAG_ID}.merge_orders 2 1 1 "), waits
+            _save(driver, tmp_path / "delta-conflicts-filtered.png")
+            driver.find_element(By.CSS_SELECTOR, "a.fighting").click()
+            WebDriverWait(driver, 30).until(lambda d: "/deltacc/table" in d.current_url)
+            commits = {
+                row.find_element(By.CSS_SELECTOR, "td").text: row
+                for row in driver.find_elements(By.CSS_SELECTOR, "table.commits tr.commit")
+            }
+            assert set(commits) == {"v0", "v1", "v2"}, list(commits)
+            rival_commit, merge_commit = commits["v1"], commits["v2"]
+            assert "outside" in (rival_commit.get_attribute("class") or "")  # the rival wrote it with Spark
+            assert rival_commit.text.endswith("1"), rival_commit.text  # it made one writer lose
+            assert "airflow" in (merge_commit.get_attribute("class") or "")
+            assert f"{DAG_ID}.merge_orders" in merge_commit.text
+            [winner] = driver.find_elements(By.CSS_SELECTOR, "table.winners tr.winner")
+            assert winner.text.startswith("v1 ") and f"{DAG_ID}.merge_orders" in winner.text, winner.text
+            assert driver.find_elements(By.CSS_SELECTOR, "table.outside tr.outside-writer")
+            _save(driver, tmp_path / "delta-table-fighting.png")
+
             # The per-task-instance view, opened as the Airflow UI opens the "Delta commit report" extra
             # link (the URL the links endpoint returns): every try, its attempts and its reason.
             links_url = (
@@ -161,4 +187,5 @@ def test_the_conflicts_page_and_the_task_view_show_both_tries_and_the_reason(
                 expected_conditions.presence_of_all_elements_located((By.CSS_SELECTOR, "iframe"))
             )
             _save(driver, tmp_path / "delta-conflicts-in-airflow.png")
-    assert (tmp_path / "delta-conflicts.png").stat().st_size > 0
+    for shot in ("delta-conflicts.png", "delta-conflicts-filtered.png", "delta-table-fighting.png"):
+        assert (tmp_path / shot).stat().st_size > 0
