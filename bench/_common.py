@@ -17,6 +17,23 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 SCHEMA = "id INT, part STRING, value INT, writer STRING"
 
 
+def mode_hook(
+    mode: str, *, job_name: str, submit_conn: str, connect_conn: str, aws_conn_id: str | None = None
+) -> Any:
+    """A ``DeltaCCHook`` for ``mode`` (``spark_submit`` through ``submit_conn``, ``spark_connect`` through
+    ``connect_conn``, or ``in_process``) with a 1 GB driver, as the benches compare the modes."""
+    from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+
+    conn_id = {"spark_submit": submit_conn, "spark_connect": connect_conn, "in_process": None}[mode]
+    return DeltaCCHook(
+        conn_id=conn_id,
+        execution_mode=mode,  # type: ignore[arg-type]
+        job_name=job_name,
+        submit_options={"driver_memory": "1g"},
+        aws_conn_id=aws_conn_id,
+    )
+
+
 def session(app_name: str) -> Any:
     from airflow_provider_deltacc.engine.session import local_delta_session
 

@@ -32,7 +32,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, median, now
+from _common import ROOT, median, mode_hook, now
 
 MODES = ("spark_submit", "spark_connect", "in_process")
 SUBMIT_CONN = "bench_latency_submit"
@@ -78,15 +78,7 @@ def start_connect_server(work: Path) -> tuple[subprocess.Popen[bytes], int]:
 
 
 def _hook(mode: str) -> Any:
-    from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
-
-    conn_id = {"spark_submit": SUBMIT_CONN, "spark_connect": CONNECT_CONN, "in_process": None}[mode]
-    return DeltaCCHook(
-        conn_id=conn_id,
-        execution_mode=mode,  # type: ignore[arg-type]
-        job_name="bench-latency",
-        submit_options={"driver_memory": "1g"},
-    )
+    return mode_hook(mode, job_name="bench-latency", submit_conn=SUBMIT_CONN, connect_conn=CONNECT_CONN)
 
 
 def append_spec(table: str, app_id: str, version: int) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, median, now
+from _common import ROOT, median, mode_hook, now
 from latency import append_spec, merge_spec, start_connect_server
 
 sys.path.insert(0, str(ROOT))
@@ -44,14 +44,11 @@ AWS_CONN = "bench_s3"
 
 
 def _hook(mode: str, s3: bool) -> Any:
-    from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
-
-    conn_id = {"spark_submit": SUBMIT_CONN, "spark_connect": CONNECT_CONN, "in_process": None}[mode]
-    return DeltaCCHook(
-        conn_id=conn_id,
-        execution_mode=mode,  # type: ignore[arg-type]
+    return mode_hook(
+        mode,
         job_name="bench-object-storage",
-        submit_options={"driver_memory": "1g"},
+        submit_conn=SUBMIT_CONN,
+        connect_conn=CONNECT_CONN,
         aws_conn_id=AWS_CONN if s3 else None,
     )
 
