@@ -193,7 +193,7 @@ def table_commits(
 
     :param history_rows: the log's history (``DeltaTable.history()``: commitInfo plus ``version``).
     :param reports: the table's commit reports, with their tasks' ids (see
-        :func:`~airflow_provider_deltacc.ui.fighting.reports.reports_for_table`).
+        :func:`~airflow_provider_deltacc.ui.fighting.reports.read_table_reports`).
     :param time_range: only commits in it; None: every commit given.
     :param limit: the most commits listed.
     """

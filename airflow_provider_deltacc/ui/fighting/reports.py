@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from airflow_provider_deltacc.retries.tries import report_tries
-from airflow_provider_deltacc.ui.data import REPORT_LIMIT, report_table
+from airflow_provider_deltacc.ui.data import REPORT_LIMIT
 from airflow_provider_deltacc.ui.filters import TimeRange
 
 _COMMITTED = ("committed", "skipped_duplicate")
@@ -33,15 +33,6 @@ def task_label(report: Mapping[str, Any]) -> str:
     name = _task(report)
     index = report.get("map_index")
     return f"{name}[{index}]" if isinstance(index, int) and index >= 0 else name
-
-
-def reports_for_table(key: str, reports: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The reports whose table is ``key`` (however each task spelled it).
-
-    :param key: the table's key (:func:`~airflow_provider_deltacc.contract.table_identity.table_key`).
-    :param reports: commit reports.
-    """
-    return [r for r in reports if report_table(r) == key]
 
 
 def _tries(report: Mapping[str, Any]) -> list[dict[str, Any]]:
