@@ -37,6 +37,8 @@ command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
 command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
 # The PostgreSQL lease-store tests start their own throw-away server from these binaries.
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || apt_install postgresql
+# The Celery broker of the multi-host deployment's tests (tests/support/redis_server.py starts its own server).
+command -v redis-server >/dev/null 2>&1 || apt_install redis-server
 # The UI's browser test drives Debian's headless Chromium; installed here so the test does not pay for it
 # (tests/support/browser.py installs them the same way when they are still missing).
 command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || apt_install chromium chromium-driver

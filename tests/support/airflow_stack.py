@@ -1,5 +1,6 @@
-"""A real Airflow 3.3 on 127.0.0.1 for tests: a PostgreSQL metadata database, the scheduler with the
-LocalExecutor, the dag-processor, the triggerer and the api-server, each a process of its own.
+"""A real Airflow 3.3 for tests: a PostgreSQL metadata database, the scheduler, the dag-processor, the
+triggerer and the api-server on 127.0.0.1, each a process of its own; the scheduler runs tasks with the
+LocalExecutor, or with the CeleryExecutor on a Celery worker per "host" (:class:`CeleryOptions`).
 
 Registered in the root conftest's ``pytest_plugins``. A test module asks for ``airflow_stack`` and overrides
 ``airflow_stack_options`` (a module-scoped fixture) to give the stack its environment (connections, provider
@@ -11,9 +12,16 @@ settings) or to start fewer components::
 
 The stack has its own ``AIRFLOW_HOME`` and dags folder (empty: the test puts its DAG files there), its own
 database on the test PostgreSQL server, a known admin user (simple auth manager) and a JWT secret. Every
-process writes its output to ``<home>/logs/<component>.log``. Nothing outlives the fixture: each component
-runs in a process group of its own, and every process started with the stack's environment (task processes
-put themselves in groups of their own) carries a marker variable by which teardown finds it.
+process writes its output to ``<home>/logs/<component>.log``.
+
+With :class:`CeleryOptions`, each host (a loopback address such as 127.0.0.2, see :mod:`tests.support.hosts`)
+gets a directory of its own under ``hosts/<address>/`` (its working directory, temporary files and task
+logs), a Celery worker and a log server bound to its address; task instances record the host they ran on,
+and the api-server reads their logs from it. :meth:`AirflowStack.kill_host` takes a host down at once.
+
+Nothing outlives the fixture: each component runs in a process group of its own, and every process started
+with the stack's environment (task processes put themselves in groups of their own) carries a marker
+variable by which teardown finds it.
 """
 
 from __future__ import annotations
@@ -35,10 +43,12 @@ from typing import Any
 
 import pytest
 
+from tests.support.hosts import HOST_ENV, HOSTNAME_CALLABLE
 from tests.support.postgres import scratch_database
-from tests.support.spark_standalone import _free_port
+from tests.support.spark_standalone import _free_port, _wait_for_log
 
 AIRFLOW = Path(sys.executable).with_name("airflow")
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Every component, in the order they start (the api-server also serves the tasks' execution API).
 COMPONENTS = ("api-server", "dag-processor", "scheduler", "triggerer")
@@ -55,6 +65,30 @@ FINISHED_RUN_STATES = frozenset({"success", "failed"})
 
 
 @dataclass(frozen=True)
+class CeleryOptions:
+    """Run tasks with the CeleryExecutor: one Celery worker on each host.
+
+    :param broker_url: the broker's URL (``redis://127.0.0.1:<port>/0``, :mod:`tests.support.redis_server`).
+    :param hosts: the hosts' loopback addresses, one worker each; not 127.0.0.1 (the stack's own).
+    :param concurrency: the tasks each worker runs at once.
+    """
+
+    broker_url: str
+    hosts: tuple[str, ...] = ("127.0.0.2", "127.0.0.3")
+    concurrency: int = 4
+
+    def __post_init__(self) -> None:
+        for host in self.hosts:
+            parts = host.split(".")
+            if len(parts) != 4 or parts[0] != "127" or host == "127.0.0.1":
+                raise ValueError(
+                    f"hosts={self.hosts!r}: {host!r} is not a loopback address other than 127.0.0.1"
+                )
+        if len(set(self.hosts)) != len(self.hosts) or not self.hosts:
+            raise ValueError(f"hosts={self.hosts!r}: give one or more distinct addresses")
+
+
+@dataclass(frozen=True)
 class StackOptions:
     """What a test asks of the stack.
 
@@ -64,12 +98,14 @@ class StackOptions:
         the metadata through its execution API).
     :param parallelism: the LocalExecutor's task slots (``[core] parallelism``).
     :param start_timeout_s: how long ``airflow db migrate`` and then the components' start may take each.
+    :param celery: run tasks on Celery workers on these hosts instead of the LocalExecutor.
     """
 
     env: Mapping[str, str] = field(default_factory=dict)
     components: tuple[str, ...] = COMPONENTS
     parallelism: int = 8
     start_timeout_s: float = 600.0
+    celery: CeleryOptions | None = None
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.components) - set(COMPONENTS))
@@ -88,6 +124,7 @@ class TaskState:
     pid: int | None
     start_date: str | None
     end_date: str | None
+    hostname: str | None = None
 
     @property
     def label(self) -> str:
@@ -104,6 +141,7 @@ class TaskState:
             pid=data.get("pid"),
             start_date=data.get("start_date"),
             end_date=data.get("end_date"),
+            hostname=data.get("hostname") or None,
         )
 
 
@@ -177,6 +215,23 @@ def _marked_pids(marker: str) -> list[int]:
     return [pid for pid in found if pid != os.getpid()]
 
 
+def _descendants(roots: list[int]) -> list[int]:
+    """``roots`` and every process below them (by parent pid), those still running."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if fields[0] != "Z":
+                children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, pending = [], list(roots)
+    while pending:
+        pid = pending.pop()
+        if pid not in found and Path(f"/proc/{pid}").exists():
+            found.append(pid)
+            pending.extend(children.get(pid, []))
+    return found
+
+
 def _tail(path: Path, lines: int) -> str:
     if not path.exists():
         return f"({path} does not exist)"
@@ -212,13 +267,44 @@ class AirflowStack:
                 marker=self.marker,
             ),
             "AIRFLOW__CORE__PARALLELISM": str(options.parallelism),
+            **(self._celery_env(database_url, options.celery) if options.celery else {}),
             **options.env,
         }
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.started_at: dict[str, datetime] = {}
         self._token: str | None = None
 
+    def _celery_env(self, database_url: str, celery: CeleryOptions) -> dict[str, str]:
+        from sqlalchemy import make_url
+
+        results = make_url(database_url).set(drivername="postgresql+psycopg2")
+        return {
+            "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
+            "AIRFLOW__CELERY__BROKER_URL": celery.broker_url,
+            "AIRFLOW__CELERY__RESULT_BACKEND": f"db+{results.render_as_string(hide_password=False)}",
+            "AIRFLOW__CELERY__WORKER_CONCURRENCY": str(celery.concurrency),
+            # Task instances record the host their worker runs on; the api-server reads their logs there.
+            "AIRFLOW__CORE__HOSTNAME_CALLABLE": HOSTNAME_CALLABLE,
+            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(_free_port()),
+            "PYTHONPATH": str(ROOT),
+        }
+
     # -- processes ---------------------------------------------------------------------------------------
+    def host_dir(self, host: str) -> Path:
+        """A host's own directory: its working directory, ``tmp/`` and task ``logs/``."""
+        return self.home.parent / "hosts" / host
+
+    def host_env(self, host: str) -> dict[str, str]:
+        """The environment of the processes on ``host``."""
+        folder = self.host_dir(host)
+        return {
+            **self.env,
+            HOST_ENV: host,
+            "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(folder / "logs"),
+            "TMPDIR": str(folder / "tmp"),
+            "SPARK_LOCAL_IP": host,
+        }
+
     def log_path(self, name: str) -> Path:
         """Where a component's (or a CLI command's) output goes."""
         return self.logs / f"{name}.log"
@@ -237,20 +323,72 @@ class AirflowStack:
         running = self.processes.get(name)
         if running is not None and running.poll() is None:
             raise RuntimeError(f"{name} is already running (pid {running.pid})")
+        return self._spawn(name, [str(AIRFLOW), name], env=self.env, cwd=self.home)
+
+    def _spawn(
+        self, name: str, argv: list[str], *, env: dict[str, str], cwd: Path
+    ) -> subprocess.Popen[bytes]:
         with self.log_path(name).open("ab") as log:
             log.write(f"--- {name} started by the test at {time.strftime('%H:%M:%S')}\n".encode())
             log.flush()
             process = subprocess.Popen(
-                [str(AIRFLOW), name],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=self.env,
-                cwd=self.home,
-                start_new_session=True,
+                argv, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True
             )
         self.processes[name] = process
         self.started_at[name] = datetime.now(UTC)
         return process
+
+    def start_host(self, host: str, timeout_s: float = 180.0) -> None:
+        """Start ``host``'s log server and Celery worker (``worker@<host>``); return once the worker is ready.
+
+        :raises RuntimeError: when the stack runs no Celery workers, or the worker exits while starting.
+        """
+        celery = self.options.celery
+        if celery is None or host not in celery.hosts:
+            raise RuntimeError(f"{host} is not a Celery host of this stack ({celery})")
+        folder = self.host_dir(host)
+        for sub in ("logs", "tmp"):
+            (folder / sub).mkdir(parents=True, exist_ok=True)
+        env = self.host_env(host)
+        port = self.env["AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT"]
+        self._spawn(
+            f"log-server@{host}",
+            [sys.executable, "-m", "tests.support.hosts", host, port],
+            env=env,
+            cwd=folder,
+        )
+        worker = f"celery-worker@{host}"
+        process = self._spawn(
+            worker,
+            [str(AIRFLOW), "celery", "worker", "--celery-hostname", f"worker@{host}",
+             "--concurrency", str(celery.concurrency), "--skip-serve-logs"],
+            env=env,
+            cwd=folder,
+        )  # fmt: skip
+        _wait_for_log(self.log_path(worker), f"worker@{host} ready", process, timeout_s)
+
+    def kill_host(self, host: str) -> list[int]:
+        """SIGKILL every process on ``host`` at once (its worker, the worker's task processes and their Spark
+        drivers, its log server), as a machine that is lost; returns their pids.
+
+        They are found as the descendants of the host's worker and log server: the worker's processes name
+        themselves with ``setproctitle``, which overwrites the environment ``/proc`` shows, so no marker
+        variable can find them.
+        """
+        names = [name for name in (f"celery-worker@{host}", f"log-server@{host}") if name in self.processes]
+        roots = [self.processes[name].pid for name in names]
+        killed: list[int] = []
+        for _ in range(20):  # a process forked while its parent was being killed is caught the next round
+            alive = [pid for pid in _descendants(roots) if pid not in killed]
+            if not alive:
+                break
+            for pid in alive:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            killed += alive
+        for name in names:
+            self.processes[name].wait(timeout=30)
+        return killed
 
     def kill_component(
         self, name: str, sig: signal.Signals = signal.SIGKILL, timeout_s: float = 60.0
@@ -276,13 +414,19 @@ class AirflowStack:
             if name in self.options.components:
                 self.start_component(name)
         self.wait_ready(self.options.components, self.options.start_timeout_s)
+        for host in self.options.celery.hosts if self.options.celery else ():
+            self.start_host(host)
 
     def stop(self) -> None:
-        """SIGTERM each component's group (scheduler first), SIGKILL what is left, then every process that
-        still carries the stack's marker (task processes, their children)."""
+        """SIGTERM each component's group (scheduler first), SIGKILL what is left, then every process on a
+        Celery host (:meth:`kill_host`) and every process that still carries the stack's marker (task
+        processes, their children)."""
         for name in _STOP_ORDER:
             if name in self.processes:
                 self.kill_component(name, signal.SIGTERM, timeout_s=30)
+        for host in self.options.celery.hosts if self.options.celery else ():
+            if f"celery-worker@{host}" in self.processes:
+                self.kill_host(host)
         deadline = time.monotonic() + 30
         while (stragglers := _marked_pids(self.marker)) and time.monotonic() < deadline:
             for pid in stragglers:
@@ -443,6 +587,16 @@ class AirflowStack:
         entry = self.api("GET", path, ok=(200, 404))
         return entry.get("value") if "value" in entry else None
 
+    def task_log(self, dag_id: str, run_id: str, task_id: str, try_number: int, map_index: int = -1) -> str:
+        """A try's log as the api-server serves it (from the host the try ran on): one event per line, each
+        as JSON with its fields (an exception's message is in ``error_detail``, not in ``event``)."""
+        path = (
+            f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/logs/{try_number}"
+            f"?map_index={map_index}&full_content=true"
+        )
+        content = self.api("GET", path)["content"]
+        return "\n".join(json.dumps(e) if isinstance(e, dict) else str(e) for e in content)
+
     def wait_for_run(self, dag_id: str, run_id: str, timeout_s: float, *, expect: str = "success") -> None:
         """Wait for the run to finish in ``expect``; otherwise fail with :meth:`diagnostics`."""
         deadline = time.monotonic() + timeout_s
@@ -459,11 +613,14 @@ class AirflowStack:
 
     # -- what went wrong ---------------------------------------------------------------------------------
     def task_log_paths(self, dag_id: str, run_id: str, task: TaskState) -> list[Path]:
-        """The log files of a task instance's tries, oldest first."""
-        folder = self.logs / f"dag_id={dag_id}" / f"run_id={run_id}" / f"task_id={task.task_id}"
+        """The log files of a task instance's tries, oldest first, on whichever host each try ran."""
+        relative = Path(f"dag_id={dag_id}") / f"run_id={run_id}" / f"task_id={task.task_id}"
         if task.map_index >= 0:
-            folder = folder / f"map_index={task.map_index}"
-        return sorted(folder.glob("attempt=*.log"), key=lambda p: int(p.stem.split("=")[1]))
+            relative = relative / f"map_index={task.map_index}"
+        hosts = self.options.celery.hosts if self.options.celery else ()
+        roots = [self.logs, *(self.host_dir(host) / "logs" for host in hosts)]
+        found = [path for root in roots for path in (root / relative).glob("attempt=*.log")]
+        return sorted(found, key=lambda p: int(p.stem.split("=")[1]))
 
     def diagnostics(self, dag_id: str, run_id: str, lines: int = 40) -> str:
         """The run's task states, the logs of its task instances that did not succeed, and the tail of every

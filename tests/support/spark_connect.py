@@ -7,7 +7,7 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,8 +43,15 @@ class ConnectServer:
 
 
 @contextlib.contextmanager
-def running_connect_server(work: Path) -> Iterator[ConnectServer]:
-    """Start a server (2 local cores, a warehouse and logs in ``work``) for the block; stop it afterwards."""
+def running_connect_server(
+    work: Path, *, master: str = "local[2]", conf: Mapping[str, str] | None = None
+) -> Iterator[ConnectServer]:
+    """Start a server (a warehouse and logs in ``work``) for the block; stop it afterwards.
+
+    :param work: the server's directory.
+    :param master: its driver's Spark master: 2 local cores, or a standalone cluster's URL.
+    :param conf: more Spark settings (``spark.cores.max`` ...).
+    """
     port = _free_port()
     log = work / "server.log"
     env = {
@@ -55,10 +62,12 @@ def running_connect_server(work: Path) -> Iterator[ConnectServer]:
     }
     command = [
         sys.executable, "-m", "airflow_provider_deltacc.deployment.connect_server",
-        "--port", str(port), "--master", "local[2]",
+        "--port", str(port), "--master", master,
         "--conf", f"spark.sql.warehouse.dir={work / 'warehouse'}",
         "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={work}",
     ]  # fmt: skip
+    for key, value in (conf or {}).items():
+        command += ["--conf", f"{key}={value}"]
     server = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env, cwd=work)
     try:
         _wait_for_log(log, "Spark Connect server started", server, 180)

@@ -1,4 +1,5 @@
-"""A Spark standalone master and one worker on 127.0.0.1, started from pyspark's own ``spark-class``.
+"""A Spark standalone master and its workers on loopback, started from pyspark's own ``spark-class``: one
+worker on 127.0.0.1, or one on each of several hosts (127.0.0.2, 127.0.0.3, ...: :mod:`tests.support.hosts`).
 
 ``spark_standalone`` is one cluster for the whole session; ``standalone_cluster`` is a cluster of the test's
 own, not started, that the test starts and stops (a master that is down, then comes back on the same port).
@@ -35,17 +36,29 @@ def _wait_for_log(log: Path, needle: str, process: subprocess.Popen[bytes], time
 
 
 class StandaloneCluster:
-    """A master and a 1-core worker on loopback that can be started, stopped and started again on the same
-    ports (the master URL stays valid).
+    """A master on 127.0.0.1 and a worker on each of ``worker_hosts`` that can be started, stopped and started
+    again on the same ports (the master URL stays valid).
 
-    :param work: a directory for the worker's files and the logs.
+    :param work: a directory for the workers' files (one directory per host) and the logs.
+    :param worker_hosts: the loopback address of each worker; its executors bind there too.
+    :param cores: the cores each worker offers.
+    :param memory: the memory each worker offers (``1g``).
     """
 
-    def __init__(self, work: Path) -> None:
+    def __init__(
+        self,
+        work: Path,
+        *,
+        worker_hosts: tuple[str, ...] = ("127.0.0.1",),
+        cores: int = 1,
+        memory: str = "1g",
+    ) -> None:
         self.work = work
         self.port = _free_port()
         self.master_url = f"spark://127.0.0.1:{self.port}"
-        self._ui_ports = (_free_port(), _free_port())
+        self.worker_hosts = worker_hosts
+        self.cores, self.memory = cores, memory
+        self._ui_ports = [_free_port() for _ in range(1 + len(worker_hosts))]
         self._processes: list[subprocess.Popen[bytes]] = []
         self._starts = 0
 
@@ -53,11 +66,13 @@ class StandaloneCluster:
     def running(self) -> bool:
         return bool(self._processes)
 
-    def _spawn(self, name: str, args: list[str]) -> tuple[subprocess.Popen[bytes], Path]:
+    def _spawn(
+        self, name: str, args: list[str], host: str = "127.0.0.1"
+    ) -> tuple[subprocess.Popen[bytes], Path]:
         env = {
             **os.environ,
-            "SPARK_LOCAL_IP": "127.0.0.1",
-            "SPARK_WORKER_DIR": str(self.work / "worker"),
+            "SPARK_LOCAL_IP": host,
+            "SPARK_WORKER_DIR": str(self.work / ("worker" if host == "127.0.0.1" else f"worker-{host}")),
             "SPARK_LOG_DIR": str(self.work / "logs"),
             "PYSPARK_PYTHON": sys.executable,
         }
@@ -69,8 +84,14 @@ class StandaloneCluster:
         self._processes.append(process)
         return process, log
 
+    def _worker_args(self, host: str, ui_port: int) -> list[str]:
+        return [
+            "org.apache.spark.deploy.worker.Worker", self.master_url, "--host", host,
+            "--cores", str(self.cores), "--memory", self.memory, "--webui-port", str(ui_port),
+        ]  # fmt: skip
+
     def start(self) -> None:
-        """Start the master, then the worker; return once the worker has registered."""
+        """Start the master, then the workers; return once every worker has registered."""
         assert not self.running, "the cluster is already running"
         self._starts += 1
         try:
@@ -80,12 +101,14 @@ class StandaloneCluster:
                  "--webui-port", str(self._ui_ports[0])],
             )  # fmt: skip
             _wait_for_log(master_log, "I have been elected leader", master, 120)
-            worker, worker_log = self._spawn(
-                "worker",
-                ["org.apache.spark.deploy.worker.Worker", self.master_url, "--host", "127.0.0.1",
-                 "--cores", "1", "--memory", "1g", "--webui-port", str(self._ui_ports[1])],
-            )  # fmt: skip
-            _wait_for_log(worker_log, "Successfully registered with master", worker, 120)
+            workers = [
+                self._spawn(
+                    "worker" if host == "127.0.0.1" else f"worker-{host}", self._worker_args(host, ui), host
+                )
+                for host, ui in zip(self.worker_hosts, self._ui_ports[1:], strict=True)
+            ]
+            for worker, worker_log in workers:
+                _wait_for_log(worker_log, "Successfully registered with master", worker, 120)
         except BaseException:
             self.stop()
             raise
