@@ -101,15 +101,16 @@ def process_alive(pid: int | None) -> bool:
         return False
 
 
-def _hold_first_attempt(directory: Path) -> None:
-    """Make the job's first attempt block on the server at a gate in ``directory``."""
+def hold_first_attempt(directory: Path, *, column: str = "account") -> None:
+    """Make the job's first attempt block on the server at a gate in ``directory``, reading ``column`` of
+    the source."""
     import airflow_provider_deltacc.spark_job.main as job_main
 
     gate = Gate.existing(directory, timeout_s=HOLD_S)
     run_job = job_main.run_job
 
     def held(frame: DataFrame, attempt: int) -> DataFrame:
-        return gate.hold(frame, "account") if attempt == 1 else frame
+        return gate.hold(frame, column) if attempt == 1 else frame
 
     def run_job_held(spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None) -> Any:
         return run_job(spec, spark, source_hook=held, turns=turns)
@@ -123,7 +124,7 @@ class ChaosMergeOperator(DeltaMergeOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         self._fault = _planned(context)
         if self._fault is not None and self._fault[0] is FaultPoint.MID_MERGE:
-            _hold_first_attempt(self._fault[1])
+            hold_first_attempt(self._fault[1])
         return super().execute(context)
 
     def _publish(

@@ -1,19 +1,32 @@
-"""The provider in a real multi-process Airflow: the scheduler (LocalExecutor) on PostgreSQL, the
-dag-processor, the triggerer and the api-server; tasks as thin clients of the test run's Spark Connect server;
-leases in a PostgreSQL lease store.
+"""The provider on more than one machine: Airflow with the CeleryExecutor and a Spark standalone cluster,
+each "host" a loopback address of its own (see :mod:`tests.support.hosts`).
 
-Six writers (three mapped appends, three mapped MERGEs pinned to one partition each) write one table at the
-same time, and a maintenance DAG (OPTIMIZE, then VACUUM, both deferring at the gate) fires while they run.
-Checked afterwards with delta-rs, the Delta log and the lease store's records:
+- 127.0.0.1: PostgreSQL (the metadata database and the lease store), Redis (the Celery broker), Airflow's
+  api-server, scheduler, dag-processor and triggerer, the Spark master and a Spark Connect server on it;
+- 127.0.0.2 and 127.0.0.3: a Celery worker each (its own directory, temporary files and task logs, served
+  to the api-server by a log server on its address) and a Spark worker each (the Connect server's executors).
 
-- every task instance ended in success;
+Tasks are thin clients of the Connect server (or spark-submit their own local driver on their host), and every
+task takes its leases in the one PostgreSQL lease store.
+
+Twelve writers (six mapped appends, six mapped MERGEs pinned to one partition each, two per partition) and
+four PySpark-decorated writers write at the same time, and a maintenance DAG (OPTIMIZE, then VACUUM, both
+deferring at the gate) fires while they run. One MERGE holds its write on the cluster on its first try; the
+test then takes that task's host down at once (SIGKILL of its worker, task processes and drivers). Checked
+afterwards with delta-rs, the Delta log, the tries' hosts and the lease store's records:
+
+- every task instance ended in success, on both hosts; every task that lost its host was retried on the other;
 - every write committed exactly once: the table's rows, and each writer's txn identity in one commit only;
-- no OPTIMIZE committed while a MERGE lease (the writers OPTIMIZE conflicts with) was active, nor did its
-  lease overlap one; VACUUM's lease overlapped no writer's lease.
+- no OPTIMIZE committed while a MERGE lease (the writers OPTIMIZE conflicts with) on a partition it rewrote
+  was active, nor did its lease overlap one (the gate lets it compact the partitions no MERGE holds); VACUUM's
+  lease overlapped no writer's lease.
+
+A task given a SQLite lease store, which lives on one host's disk, is refused before it writes anything.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from collections import defaultdict
@@ -25,17 +38,24 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
+from airflow_provider_deltacc.spark_jars.delta_conf import CORE_SIZED_SETTINGS
 from airflow_provider_deltacc.windows import Lease, LeaseStore, PostgresLeaseStore
+from airflow_provider_deltacc.windows.partitions import scopes_overlap
+from tests.chaos.airflow_workload import FAST_RECOVERY_ENV
 from tests.integration.topology import workload
-from tests.support.airflow_stack import AirflowStack, RunDidNotSucceed, StackOptions
+from tests.support.airflow_stack import AirflowStack, CeleryOptions, RunDidNotSucceed, StackOptions, TaskState
 from tests.support.delta_log import log_commits
+from tests.support.gate import Gate
 from tests.support.postgres import airflow_connection, scratch_database
-from tests.support.spark_connect import ConnectServer
+from tests.support.redis_server import running_redis
+from tests.support.spark_connect import ConnectServer, running_connect_server
+from tests.support.spark_standalone import StandaloneCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parents[3]
 DAG_FILES = Path(__file__).resolve().parent / "dags"
+HOSTS = ("127.0.0.2", "127.0.0.3")
 WRITER_TASKS = [("append", i) for i in range(workload.APPENDS)] + [
     ("merge", i) for i in range(workload.MERGES)
 ]
@@ -54,22 +74,74 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(scope="module")
+def hold_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the held MERGE's gate is (see :class:`workload.HeldMergeOperator`)."""
+    return tmp_path_factory.mktemp("held-merge")
+
+
+@pytest.fixture(scope="module")
+def broker_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with running_redis(tmp_path_factory.mktemp("redis")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def cluster_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
+    """A Spark master on 127.0.0.1, a 1-core worker on each host, and a Connect server whose executors run
+    there (one on each worker), its partition counts sized to the cluster's two cores as a small cluster's
+    would be (Spark's 200 shuffle partitions make every MERGE and VACUUM a hundred tiny tasks a core)."""
+    cluster = StandaloneCluster(tmp_path_factory.mktemp("spark-cluster"), worker_hosts=HOSTS)
+    cluster.start()
+    try:
+        conf = {
+            "spark.executor.memory": "768m",
+            "spark.executor.cores": "1",
+            "spark.ui.enabled": "false",
+            **dict.fromkeys(CORE_SIZED_SETTINGS, str(len(HOSTS))),
+        }
+        with running_connect_server(
+            tmp_path_factory.mktemp("cluster-connect"), master=cluster.master_url, conf=conf
+        ) as server:
+            yield server
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def sqlite_leases(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("sqlite-leases") / "leases.db"
+
+
+@pytest.fixture(scope="module")
 def airflow_stack_options(
-    spark_connect_server: ConnectServer, lease_store_url: str, table: str
+    cluster_connect_server: ConnectServer,
+    broker_url: str,
+    lease_store_url: str,
+    table: str,
+    hold_dir: Path,
+    sqlite_leases: Path,
 ) -> StackOptions:
     return StackOptions(
         env={
-            "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": spark_connect_server.conn_uri,
+            "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": cluster_connect_server.conn_uri,
             # The lease store by connection, as a deployment configures it ([deltacc] lease_store_conn_id):
             # the task processes and the triggerer each resolve it.
             "AIRFLOW__DELTACC__LEASE_STORE_CONN_ID": "deltacc_leases",
             "AIRFLOW_CONN_DELTACC_LEASES": airflow_connection(lease_store_url),
+            "AIRFLOW_CONN_DELTACC_SQLITE_LEASES": json.dumps(
+                {"conn_type": "sqlite", "host": str(sqlite_leases)}
+            ),
             workload.TABLE_ENV: table,
-            # The decorated writers in spark_submit mode: a local driver per task.
+            workload.HOLD_ENV: str(hold_dir),
+            # The decorated writers in spark_submit mode: a local driver per task, on its worker's host.
             "AIRFLOW_CONN_SPARK_DEFAULT": '{"conn_type": "spark", "host": "local[1]"}',
             "PYTHONPATH": str(ROOT),  # the DAG files import tests.integration.topology.workload
+            # A lost host's tasks are found within seconds, and its queued ones are queued again.
+            **FAST_RECOVERY_ENV,
+            "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "90",
         },
-        parallelism=8,
+        parallelism=16,
+        celery=CeleryOptions(broker_url=broker_url, hosts=HOSTS, concurrency=6),
     )
 
 
@@ -115,117 +187,191 @@ def _overlap(a: tuple[datetime, datetime], b: tuple[datetime, datetime]) -> bool
     return a[0] < b[1] and b[0] < a[1]
 
 
-def test_six_writers_and_gated_maintenance_in_a_real_airflow(
-    airflow_stack: AirflowStack, table: str, lease_store_url: str
+def _txn_commits(table: str) -> dict[str, list[tuple[int, int]]]:
+    """Each txn identity of the table's log, with the (table version, txn version) of its commits."""
+    by_app: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for commit in log_commits(table):
+        for txn in commit["txn"]:
+            by_app[txn["appId"]].append((commit["version"], int(txn["version"])))
+    return dict(by_app)
+
+
+def _hosts_of_tries(stack: AirflowStack, dag_id: str, run_id: str, task: TaskState) -> list[tuple[str, str]]:
+    """(host, state) of each try of a task instance, oldest first."""
+    tries = stack.tries(dag_id, run_id, task.task_id, task.map_index)
+    return [(str(t.get("hostname") or ""), str(t.get("state"))) for t in tries]
+
+
+def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_maintenance(
+    airflow_stack: AirflowStack, table: str, lease_store_url: str, hold_dir: Path
 ) -> None:
     from deltalake import DeltaTable
 
     stack = airflow_stack
-    _install_dags(stack, workload.WRITERS_DAG, workload.MAINTENANCE_DAG)
+    _install_dags(stack, workload.WRITERS_DAG, workload.PYSPARK_DAG, workload.MAINTENANCE_DAG)
+    gate = Gate.existing(hold_dir, timeout_s=600)
     with PostgresLeaseStore(lease_store_url) as store:
         writers_run = stack.trigger(workload.WRITERS_DAG)
-        # Maintenance fires while the writers are at work: a MERGE holds its lease at fired_at.
-        live_merge, fired_at = _live_lease(store, table, OpKind.MERGE, timeout_s=300)
+        pyspark_run = stack.trigger(workload.PYSPARK_DAG)
+        # The held MERGE is mid-write: its job waits at the gate on the cluster, its lease is live.
+        gate.wait_entered()
+        live_merge, fired_at = _live_lease(store, table, OpKind.MERGE, timeout_s=60)
         maintenance_run = stack.trigger(workload.MAINTENANCE_DAG)
+        held = next(
+            t
+            for t in stack.task_states(workload.WRITERS_DAG, writers_run)
+            if (t.task_id, t.map_index) == ("merge", workload.HELD_MERGE)
+        )
+        lost = held.hostname
+        assert held.state == "running" and lost in HOSTS, held
+        killed = stack.kill_host(lost)
+        gate.release()  # the orphaned MERGE may still commit on the cluster: its retry must find it
+        lost_at = datetime.now(UTC)
         stack.wait_for_run(workload.WRITERS_DAG, writers_run, timeout_s=600)
+        stack.wait_for_run(workload.PYSPARK_DAG, pyspark_run, timeout_s=600)
         stack.wait_for_run(workload.MAINTENANCE_DAG, maintenance_run, timeout_s=300)
         leases = store.history(table)
         now = store.now()
 
-    writers = stack.task_states(workload.WRITERS_DAG, writers_run)
-    maintenance = stack.task_states(workload.MAINTENANCE_DAG, maintenance_run)
-    expected_writers = ["create"] + [f"{task}[{i}]" for task, i in WRITER_TASKS]
-    assert sorted(t.label for t in writers) == sorted(expected_writers)
-    assert [t.label for t in maintenance] == ["optimize", "vacuum"]
-    assert {t.label: t.state for t in writers + maintenance} == {
-        t.label: "success" for t in writers + maintenance
+    runs = {
+        workload.WRITERS_DAG: writers_run,
+        workload.PYSPARK_DAG: pyspark_run,
+        workload.MAINTENANCE_DAG: maintenance_run,
     }
+    states = {dag_id: stack.task_states(dag_id, run) for dag_id, run in runs.items()}
+    pyspark_tasks = [(m, i) for m, amounts in workload.PYSPARK_AMOUNTS.items() for i in range(len(amounts))]
+    assert sorted(t.label for t in states[workload.WRITERS_DAG]) == sorted(
+        ["create"] + [f"{task}[{i}]" for task, i in WRITER_TASKS]
+    )
+    assert sorted(t.label for t in states[workload.PYSPARK_DAG]) == sorted(
+        ["open"] + [f"add_{m}[{i}]" for m, i in pyspark_tasks]
+    )
+    assert [t.label for t in states[workload.MAINTENANCE_DAG]] == ["optimize", "vacuum"]
+    everything = [t for tasks in states.values() for t in tasks]
+    assert {t.label: t.state for t in everything} == {t.label: "success" for t in everything}
+
+    # The tasks ran on both hosts; every one that lost its host was retried on the other and succeeded there.
+    tries = {
+        (dag_id, t.label): _hosts_of_tries(stack, dag_id, runs[dag_id], t)
+        for dag_id in runs
+        for t in states[dag_id]
+    }
+    hosts_used = {host for per_task in tries.values() for host, _ in per_task}
+    assert hosts_used == set(HOSTS), tries
+    survivor = next(h for h in HOSTS if h != lost)
+    held_tries = tries[(workload.WRITERS_DAG, held.label)]
+    assert held_tries[0][0] == lost and held_tries[-1] == (survivor, "success"), held_tries
+    for key, per_task in tries.items():
+        if any(host == lost and state != "success" for host, state in per_task):
+            assert per_task[-1] == (survivor, "success"), (key, per_task)
+    print(
+        f"\nkilled {len(killed)} processes of {lost} at {lost_at:%H:%M:%S}; tries: "
+        + "; ".join(f"{dag}/{label}: {per_task}" for (dag, label), per_task in sorted(tries.items()))
+    )
 
     # Every write committed exactly once: the rows, and each txn identity in one commit of the log.
     rows = sorted(DeltaTable(table).to_pyarrow_table().to_pylist(), key=lambda r: r["id"])
     assert rows == workload.expected_rows()
-    commits = log_commits(table)
-    by_app: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for commit in commits:
-        for txn in commit["txn"]:
-            by_app[txn["appId"]].append((commit["version"], int(txn["version"])))
+    by_app = _txn_commits(table)
     expected_apps = {"topology/create"} | {
         f"airflow/{workload.WRITERS_DAG}/{task}/{i}/{writers_run}" for task, i in WRITER_TASKS
     }
-    assert set(by_app) == expected_apps
     assert {app: len(entries) for app, entries in by_app.items()} == dict.fromkeys(expected_apps, 1)
     assert {entries[0][1] for entries in by_app.values()} == {1}
+    commits = log_commits(table)
     operations = [str(c["commitInfo"].get("operation")) for c in commits]
     assert operations.count("WRITE") == 1 + workload.APPENDS
     assert operations.count("MERGE") == workload.MERGES
 
-    # No OPTIMIZE committed, nor held its lease, while a conflicting (MERGE) lease was active.
-    merge_leases = [_interval(lease, now) for lease in leases if lease.op_kind is OpKind.MERGE]
-    writer_leases = [_interval(lease, now) for lease in leases if lease.op_kind in WRITERS]
-    optimize_leases = [_interval(lease, now) for lease in leases if lease.op_kind is OpKind.OPTIMIZE]
-    vacuum_leases = [_interval(lease, now) for lease in leases if lease.op_kind is OpKind.VACUUM]
+    # The decorated writers' read-modify-write: each amount added once, none lost.
+    balances = workload.balances_path_for(table)
+    total = sum(sum(amounts) for amounts in workload.PYSPARK_AMOUNTS.values())
+    assert DeltaTable(balances).to_pyarrow_table().to_pylist() == [{"account": "a", "balance": total}]
+    assert {app: len(entries) for app, entries in _txn_commits(balances).items()} == {
+        "topology/open": 1,
+        **{f"airflow/{workload.PYSPARK_DAG}/add_{m}/{i}/{pyspark_run}": 1 for m, i in pyspark_tasks},
+    }
+
+    # No OPTIMIZE committed, nor held its lease, while a conflicting lease (a MERGE's, on a partition the
+    # OPTIMIZE rewrites) was active; the lost host's leases count until they expired. VACUUM's lease
+    # overlapped no writer's lease at all.
+    def held(kinds: set[OpKind]) -> list[tuple[Lease, tuple[datetime, datetime]]]:
+        return [(lease, _interval(lease, now)) for lease in leases if lease.op_kind in kinds]
+
+    merge_leases, writer_leases = held({OpKind.MERGE}), held(WRITERS)
+    optimize_leases, vacuum_leases = held({OpKind.OPTIMIZE}), held({OpKind.VACUUM})
     assert len(merge_leases) >= workload.MERGES
     # The premise: maintenance fired while a writer it conflicts with was at work.
-    assert any(start <= fired_at <= end for start, end in merge_leases), (fired_at, merge_leases)
+    assert any(start <= fired_at <= end for _, (start, end) in merge_leases), (fired_at, merge_leases)
     assert len(writer_leases) >= 1 + workload.APPENDS + workload.MERGES
     optimized = [
-        _commit_time(c["commitInfo"]) for c in commits if c["commitInfo"].get("operation") == "OPTIMIZE"
+        (c["version"], _commit_time(c["commitInfo"]))
+        for c in commits
+        if c["commitInfo"].get("operation") == "OPTIMIZE"
     ]
     assert optimized, f"OPTIMIZE committed nothing: operations {operations}"
     assert optimize_leases and vacuum_leases, [lease.describe() for lease in leases]
-    for committed in optimized:
-        assert any(start <= committed <= end for start, end in optimize_leases), (committed, optimize_leases)
-        during = [(s, e) for s, e in merge_leases if s <= committed <= e]
-        assert not during, f"OPTIMIZE committed at {committed} inside MERGE leases {during}"
-    for held in optimize_leases:
-        assert not [m for m in merge_leases if _overlap(held, m)], (held, merge_leases)
-    for held in vacuum_leases:
-        assert not [w for w in writer_leases if _overlap(held, w)], (held, writer_leases)
+    for version, committed in optimized:
+        mine = [lease for lease, (start, end) in optimize_leases if start <= committed <= end]
+        assert mine, (version, committed, optimize_leases)
+        during = [
+            merge.describe()
+            for merge, (start, end) in merge_leases
+            if start <= committed <= end and any(scopes_overlap(merge.partitions, o.partitions) for o in mine)
+        ]
+        assert not during, f"OPTIMIZE v{version} committed at {committed} inside MERGE leases {during}"
+    for optimize, interval in optimize_leases:
+        clashes = [
+            merge.describe()
+            for merge, other in merge_leases
+            if _overlap(interval, other) and scopes_overlap(merge.partitions, optimize.partitions)
+        ]
+        assert not clashes, (optimize.describe(), clashes)
+    for vacuum, interval in vacuum_leases:
+        clashes = [writer.describe() for writer, other in writer_leases if _overlap(interval, other)]
+        assert not clashes, (vacuum.describe(), clashes)
     merged = [_commit_time(c["commitInfo"]) for c in commits if c["commitInfo"].get("operation") == "MERGE"]
     for committed in merged:
-        assert any(start <= committed <= end for start, end in merge_leases), (committed, merge_leases)
-
-    optimize_start = min(start for start, _ in optimize_leases)
+        assert any(start <= committed <= end for _, (start, end) in merge_leases), (committed, merge_leases)
     print(
-        f"\nMERGE lease live at firing from {live_merge.acquired_at:%H:%M:%S.%f}, maintenance fired at "
-        f"{fired_at:%H:%M:%S.%f}, OPTIMIZE lease at {optimize_start:%H:%M:%S.%f}, last MERGE lease ended "
-        f"{max(end for _, end in merge_leases):%H:%M:%S.%f}; tries: "
-        + ", ".join(f"{t.label}={t.try_number}" for t in writers + maintenance)
+        f"MERGE lease live at firing from {live_merge.acquired_at:%H:%M:%S.%f}, maintenance fired at "
+        f"{fired_at:%H:%M:%S.%f}; OPTIMIZE leases: "
+        + ", ".join(f"{o.describe()} {start:%H:%M:%S}-{end:%H:%M:%S}" for o, (start, end) in optimize_leases)
     )
 
 
-def test_pyspark_decorated_writers_read_modify_write_exactly_over_connect_and_spark_submit(
-    airflow_stack: AirflowStack, table: str, lease_store_url: str
+def test_a_sqlite_lease_store_is_refused_under_celery_before_anything_is_written(
+    airflow_stack: AirflowStack, table: str, sqlite_leases: Path
 ) -> None:
-    """Mapped ``@task.delta_merge`` tasks over Spark Connect and spark-submit, all at once: each reads the
-    balance eagerly and MERGEs it back plus its amount. They take turns on the table (one lease store for
-    both modes), and each attempt calls the function afresh, so no update is lost and none applied twice."""
-    from deltalake import DeltaTable
+    """A SQLite lease file lives on one host's disk: a writer given one under the CeleryExecutor fails at
+    its start with the documented error, in its log as the api-server reads it from the worker's host."""
+    unshared = f"{table}_unshared"
+    (airflow_stack.dags_folder / "topology_unshared.py").write_text(
+        "from datetime import datetime\n"
+        "from airflow.sdk import dag\n"
+        "from airflow_provider_deltacc.operators import DeltaAppendOperator\n\n\n"
+        "@dag(dag_id='topology_unshared', schedule=None, start_date=datetime(2026, 1, 1), catchup=False)\n"
+        "def topology_unshared():\n"
+        "    DeltaAppendOperator(\n"
+        f"        task_id='append', table={unshared!r}, execution_mode='spark_connect', retries=0,\n"
+        "        source={'kind': 'rows', 'rows': [[1]], 'schema': 'id BIGINT'},\n"
+        "        lease_store_conn_id='deltacc_sqlite_leases',\n"
+        "    )\n\n\n"
+        "topology_unshared()\n"
+    )
+    airflow_stack.wait_for_dag("topology_unshared")
+    airflow_stack.unpause("topology_unshared")
+    run_id = airflow_stack.trigger("topology_unshared")
+    airflow_stack.wait_for_run("topology_unshared", run_id, timeout_s=300, expect="failed")
 
-    balances = workload.balances_path_for(table)
-    _install_dags(airflow_stack, workload.PYSPARK_DAG)
-    run_id = airflow_stack.trigger(workload.PYSPARK_DAG)
-    airflow_stack.wait_for_run(workload.PYSPARK_DAG, run_id, timeout_s=600)
-
-    states = airflow_stack.task_states(workload.PYSPARK_DAG, run_id)
-    tasks = [(m, i) for m, amounts in workload.PYSPARK_AMOUNTS.items() for i in range(len(amounts))]
-    expected = ["open"] + [f"add_{m}[{i}]" for m, i in tasks]
-    assert sorted((t.label, t.state) for t in states) == sorted((label, "success") for label in expected)
-    rows = DeltaTable(balances).to_pyarrow_table().to_pylist()
-    total = sum(sum(amounts) for amounts in workload.PYSPARK_AMOUNTS.values())
-    assert rows == [{"account": "a", "balance": total}]
-    commits = log_commits(balances)
-    by_app = defaultdict(int)
-    for commit in commits:
-        for txn in commit["txn"]:
-            by_app[txn["appId"]] += 1
-    assert dict(by_app) == {
-        "topology/open": 1,
-        **{f"airflow/{workload.PYSPARK_DAG}/add_{m}/{i}/{run_id}": 1 for m, i in tasks},
-    }
-    with PostgresLeaseStore(lease_store_url) as store:
-        merges = [lease for lease in store.history(balances) if lease.op_kind is OpKind.MERGE]
-    assert len(merges) >= len(tasks)  # every mode's writers held leases in the one store
+    (task,) = airflow_stack.task_states("topology_unshared", run_id)
+    assert (task.state, task.try_number, task.hostname in HOSTS) == ("failed", 1, True), task
+    log = airflow_stack.task_log("topology_unshared", run_id, "append", 1)
+    assert "lease_store_conn_id='deltacc_sqlite_leases'" in log, log[-3000:]
+    assert "is a SQLite file" in log and "CeleryExecutor" in log, log[-3000:]
+    assert "AIRFLOW__DELTACC__LEASE_STORE_CONN_ID" in log, log[-3000:]
+    assert not Path(unshared).exists(), "the refused task wrote the table"
+    assert not sqlite_leases.exists(), "the refused task created the SQLite lease file"
 
 
 def test_a_failed_run_is_reported_with_task_states_and_logs(airflow_stack: AirflowStack) -> None:

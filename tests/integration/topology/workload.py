@@ -1,16 +1,25 @@
 """The topology test's data: one partitioned table, its seed, the writers' sources and the rows they leave.
 
 Imported by the test and by its DAG files (``dags/``), which the Airflow stack parses and runs with the
-repository on ``PYTHONPATH``. The table's path comes from :data:`TABLE_ENV`.
+repository on ``PYTHONPATH``. The table's path comes from :data:`TABLE_ENV`; the directory where one MERGE's
+first try holds its write (:class:`HeldMergeOperator`) from :data:`HOLD_ENV`.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_deltacc.operators import DeltaMergeOperator
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
 
 #: The environment variable with the table's path, set in the stack's environment.
 TABLE_ENV = "DELTACC_TOPOLOGY_TABLE"
+#: The environment variable with the directory of the held MERGE's gate.
+HOLD_ENV = "DELTACC_TOPOLOGY_HOLD"
 WRITERS_DAG = "topology_writers"
 MAINTENANCE_DAG = "topology_maintenance"
 PYSPARK_DAG = "topology_pyspark"
@@ -24,12 +33,19 @@ BALANCE_SCHEMA = "account STRING, balance BIGINT"
 SCHEMA = "id BIGINT, part STRING, writer STRING, status STRING"
 PARTS = ("p0", "p1", "p2")
 #: Mapped appends: each adds one row to every partition. Blind appends never conflict with each other.
-APPENDS = 3
-#: Mapped MERGEs, one per partition and pinned to it (``part`` is a key): each updates its partition's seed
-#: rows and inserts new ones. Appends into its partition that commit while it runs make it retry.
-MERGES = len(PARTS)
-SEED_ROWS_PER_PART = 3
+APPENDS = 6
+#: Mapped MERGEs, two per partition and pinned to it (``part`` is a key): each updates half of its
+#: partition's seed rows and inserts new ones. Appends into its partition, and the other MERGE of its
+#: partition, that commit while it runs make it retry.
+MERGES = 2 * len(PARTS)
+SEED_ROWS_PER_PART = 4
 MERGE_INSERTS_PER_PART = 2
+#: Airflow retries of every task: a task on a host that is lost is retried on another.
+RETRIES = 3
+#: The tasks' lease TTL: a lost host's leases expire this long after their last heartbeat.
+LEASE_TTL_S = 20.0
+#: The MERGE whose first try holds its write on the cluster until the test takes its host down.
+HELD_MERGE = 0
 
 
 def table_path() -> str:
@@ -62,9 +78,10 @@ def append_rows(index: int) -> list[dict[str, Any]]:
 
 
 def merge_rows(index: int) -> list[dict[str, Any]]:
-    """MERGE ``index``'s source: its partition's seed rows, updated, and new rows."""
-    part = PARTS[index]
-    updates = [_row(r["id"], part, f"merge-{index}", "merged") for r in seed_rows() if r["part"] == part]
+    """MERGE ``index``'s source: its half of its partition's seed rows, updated, and new rows."""
+    part, half = PARTS[index % len(PARTS)], index // len(PARTS)
+    seeds = [r for r in seed_rows() if r["part"] == part]
+    updates = [_row(r["id"], part, f"merge-{index}", "merged") for k, r in enumerate(seeds) if k % 2 == half]
     inserts = [
         _row(2000 + 10 * index + k, part, f"merge-{index}", "merged") for k in range(MERGE_INSERTS_PER_PART)
     ]
@@ -84,3 +101,17 @@ def expected_rows() -> list[dict[str, Any]]:
     for index in range(MERGES):
         rows.update({r["id"]: r for r in merge_rows(index)})
     return sorted(rows.values(), key=lambda r: r["id"])
+
+
+class HeldMergeOperator(DeltaMergeOperator):
+    """A MERGE whose mapped task :data:`HELD_MERGE` holds its write on its first try: the Spark job of its
+    first attempt blocks on the cluster (its snapshot read, nothing committed) at a gate in the directory of
+    :data:`HOLD_ENV`, until the test has killed the task's host and opens the gate. The orphaned MERGE may
+    then still commit; the retry, on another host, must find it in the log."""
+
+    def execute(self, context: Context) -> Any:
+        if context["ti"].map_index == HELD_MERGE and context["ti"].try_number == 1:
+            from tests.chaos.airflow_faults import hold_first_attempt
+
+            hold_first_attempt(Path(os.environ[HOLD_ENV]), column="id")
+        return super().execute(context)

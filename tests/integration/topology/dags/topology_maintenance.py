@@ -17,7 +17,12 @@ TABLE = workload.table_path()
     schedule=None,
     start_date=datetime(2026, 1, 1),
     catchup=False,
-    default_args={"execution_mode": "spark_connect", "retry_delay": timedelta(seconds=5)},
+    default_args={
+        "execution_mode": "spark_connect",
+        "retries": workload.RETRIES,
+        "retry_delay": timedelta(seconds=5),
+        "lease_ttl": workload.LEASE_TTL_S,
+    },
 )
 def topology_maintenance() -> None:
     optimize = DeltaOptimizeOperator(task_id="optimize", table=TABLE, deferrable=True, poll_interval=2.0)

@@ -24,7 +24,11 @@ BALANCES = workload.balances_path()
     start_date=datetime(2026, 1, 1),
     catchup=False,
     max_active_tasks=16,
-    default_args={"retry_delay": timedelta(seconds=5)},
+    default_args={
+        "retries": workload.RETRIES,
+        "retry_delay": timedelta(seconds=5),
+        "lease_ttl": workload.LEASE_TTL_S,
+    },
 )
 def topology_pyspark() -> None:
     opened = DeltaAppendOperator(

@@ -1,4 +1,5 @@
-"""Concurrent writers to one table: mapped appends and mapped, partition-pinned MERGEs over Spark Connect."""
+"""Concurrent writers to one table: mapped appends and mapped, partition-pinned MERGEs over Spark Connect.
+One MERGE holds its write on its first try until the test takes its host down (``HeldMergeOperator``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from datetime import datetime, timedelta
 
 from airflow.sdk import dag
 
-from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator
+from airflow_provider_deltacc.operators import DeltaAppendOperator
 from tests.integration.topology import workload
 
 TABLE = workload.table_path()
@@ -18,7 +19,12 @@ TABLE = workload.table_path()
     start_date=datetime(2026, 1, 1),
     catchup=False,
     max_active_tasks=16,
-    default_args={"execution_mode": "spark_connect", "retry_delay": timedelta(seconds=5)},
+    default_args={
+        "execution_mode": "spark_connect",
+        "retries": workload.RETRIES,
+        "retry_delay": timedelta(seconds=5),
+        "lease_ttl": workload.LEASE_TTL_S,
+    },
 )
 def topology_writers() -> None:
     create = DeltaAppendOperator(
@@ -32,7 +38,7 @@ def topology_writers() -> None:
     appends = DeltaAppendOperator.partial(task_id="append", table=TABLE).expand(
         source=[workload.inline(workload.append_rows(i)) for i in range(workload.APPENDS)]
     )
-    merges = DeltaMergeOperator.partial(task_id="merge", table=TABLE, keys=["id", "part"]).expand(
+    merges = workload.HeldMergeOperator.partial(task_id="merge", table=TABLE, keys=["id", "part"]).expand(
         source=[workload.inline(workload.merge_rows(i)) for i in range(workload.MERGES)]
     )
     create >> [appends, merges]
