@@ -160,3 +160,35 @@ def test_an_unreachable_store_means_no_turns_and_one_warning(
     assert queue.first() is None
     assert queue.retry("APPEND", 1) is None
     assert caplog.text.count("cannot be asked whose turn it is") == 1
+
+
+def test_a_writer_far_back_in_line_asks_the_store_less_often_than_the_next_in_line(
+    store: SqliteLeaseStore,
+) -> None:
+    leases = [grant(store, TABLE, OpKind.MERGE, holder=f"w{i}") for i in range(12)]
+    nobody_leaves_s = 2.0
+    looks: dict[str, int] = {}
+    waited: dict[str, float | None] = {}
+
+    def wait(lease: Lease) -> None:
+        queue = TurnQueue(store, lease, timeout_s=nobody_leaves_s, poll_s=0.05)
+        real_ahead = queue.ahead
+
+        def counted(levels: frozenset[Level]) -> list[Lease]:
+            looks[lease.holder] = looks.get(lease.holder, 0) + 1
+            return real_ahead(levels)
+
+        queue.ahead = counted  # type: ignore[method-assign]
+        waited[lease.holder] = queue.first()
+
+    threads = [threading.Thread(target=wait, args=(lease,)) for lease in (leases[1], leases[11])]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    # The next in line looks every 0.05 s; the one with 11 writers ahead pauses up to 11 times as long.
+    assert looks["w1"] >= 3 * looks["w11"], looks
+    # Both waits stay bounded by the timeout, however long the pause.
+    for holder in ("w1", "w11"):
+        assert nobody_leaves_s <= (waited[holder] or 0.0) < nobody_leaves_s + 0.5, waited
