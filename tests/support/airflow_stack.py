@@ -56,6 +56,8 @@ COMPONENTS = ("api-server", "dag-processor", "scheduler", "triggerer")
 _STOP_ORDER = ("scheduler", "triggerer", "dag-processor", "api-server")
 #: The health endpoint's name of each component it reports on.
 _HEALTH_KEYS = {"dag-processor": "dag_processor", "triggerer": "triggerer"}
+#: The components that start a log server of their own unless told not to.
+_SERVES_LOGS = frozenset({"scheduler", "triggerer"})
 #: The variable every process of one stack carries (task processes included), with the stack's id.
 MARKER_ENV = "DELTACC_AIRFLOW_STACK"
 
@@ -192,7 +194,8 @@ def stack_environment(
         "AIRFLOW__API__WORKERS": "1",
         "AIRFLOW__API__BASE_URL": api,
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{api}/execution/",
-        # Each component serves its logs on a port of its own; the defaults would clash with other stacks.
+        # Log servers on ports of their own (the defaults would clash with other stacks'); only the Celery
+        # hosts' run (the scheduler and the triggerer start theirs on every interface: they are skipped).
         "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(_free_port()),
         "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(_free_port()),
         # A 2-core box that runs other work too: parse slowly-importing files without timing out, see new
@@ -323,7 +326,10 @@ class AirflowStack:
         running = self.processes.get(name)
         if running is not None and running.poll() is None:
             raise RuntimeError(f"{name} is already running (pid {running.pid})")
-        return self._spawn(name, [str(AIRFLOW), name], env=self.env, cwd=self.home)
+        # Airflow's log servers bind every interface; the tests keep to loopback addresses. Task logs are read
+        # from the log folder here, or from a Celery host's own log server (see start_host).
+        skip = ["--skip-serve-logs"] if name in _SERVES_LOGS else []
+        return self._spawn(name, [str(AIRFLOW), name, *skip], env=self.env, cwd=self.home)
 
     def _spawn(
         self, name: str, argv: list[str], *, env: dict[str, str], cwd: Path
