@@ -1,6 +1,6 @@
 """How the provider's own reads of a table's Delta log grow with its history and its files (no JVM).
 
-    .venv/bin/python bench/scale.py [--commits 100,1000,10000] [--files 1000,100000] [--rounds 7]
+    .venv/bin/python bench/scale.py [--commits 100,1000,10000] [--files 1000,100000] [--rounds 7] [--spark]
 
 Before any Spark starts, a task reads the table's Delta log with delta-rs in the Airflow worker. This bench
 builds local tables with delta-rs, as Delta writes them (a checkpoint every 10 commits, Delta's default
@@ -14,6 +14,12 @@ builds local tables with delta-rs, as Delta writes them (a checkpoint every 10 c
   (:func:`~airflow_provider_deltacc.windows.table_facts.read_table_facts`);
 - ``partitions``: the table's partitions, the scope of a whole-table lease
   (:func:`~airflow_provider_deltacc.windows.table_facts.table_partitions`).
+
+With ``--spark``, the commit tables are also written through ``DeltaCCHook`` in ``spark_connect`` mode (a
+Connect server this script starts), as a task would, alternating the tables every round: a 1-row append and a
+MERGE pinned to one partition, each under a new txn identity. Printed: the task's wall time and the
+provider's own share of it (the wall time less its attempts' Spark time: the log read, the fast path, the
+report, the commit search), each against the smallest table.
 
 Tables: ``--commits`` 1-row appends (one file each), and ``--files`` files in one commit (written as add
 actions of files that do not exist: only the log is read here, and it is the same log). Prints medians,
@@ -129,11 +135,86 @@ def measurements(table: str) -> dict[str, Any]:
     return {"duplicate": duplicate, "new write": new_write, "table facts": facts, "partitions": partitions}
 
 
+CONNECT_CONN = "bench_scale_connect"
+
+
+def spark_specs(table: str, version: int) -> dict[str, dict[str, Any]]:
+    """A round's writes on ``table``: a 1-row append and a MERGE pinned to ``p=p0``, new txn identities."""
+    txn = {"app_id": "bench/scale/spark", "version": version}
+    return {
+        "append": {
+            "operation": "append",
+            "table": table,
+            "source": {"kind": "rows", "rows": [[10_000_000 + version, "p1"]], "schema": SCHEMA},
+            "txn": {**txn, "app_id": "bench/scale/spark-append"},
+        },
+        "pinned MERGE": {
+            "operation": "merge",
+            "table": table,
+            "source": {"kind": "rows", "rows": [[0, "p0"]], "schema": SCHEMA},
+            "options": {"keys": ["id", "p"], "partition_pin": "keyed"},
+            "txn": {**txn, "app_id": "bench/scale/spark-merge"},
+        },
+    }
+
+
+def spark_rounds(tables: dict[str, str], rounds: int) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    """(wall, own share) of each write on each table, every round, through a Connect server."""
+    import os
+
+    from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+    from tests.support.spark_connect import running_connect_server
+
+    found: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    with (
+        tempfile.TemporaryDirectory(prefix="deltacc-bench-scale-connect-") as work,
+        running_connect_server(Path(work)) as server,
+    ):
+        os.environ[f"AIRFLOW_CONN_{CONNECT_CONN.upper()}"] = server.conn_uri
+        hook = DeltaCCHook(conn_id=CONNECT_CONN, execution_mode="spark_connect", job_name="bench-scale")
+        for round_ in range(rounds + 1):  # round 0 warms the server and the client up, untimed
+            order = list(tables) if round_ % 2 == 0 else list(reversed(tables))
+            for name in order:
+                for what, spec in spark_specs(tables[name], round_ + 1).items():
+                    began = now()
+                    report = hook.run(spec)
+                    wall = now() - began
+                    assert report["status"] == "committed", report
+                    spark_s = sum(float(a.get("duration_s") or 0.0) for a in report.get("attempts") or [])
+                    if round_:
+                        found.setdefault((name, what), []).append((wall, wall - spark_s))
+    return found
+
+
+def print_spark(found: dict[tuple[str, str], list[tuple[float, float]]], names: list[str]) -> None:
+    whats = list(dict.fromkeys(what for _, what in found))
+    print(
+        "\nthrough Spark Connect, median ms (x: against the smallest table): wall / the provider's own share"
+    )
+    print(f"  {'table':<18}" + "".join(f"{w + ' wall':>24}{w + ' own':>24}" for w in whats))
+    for name in names:
+        cells = []
+        for what in whats:
+            for column in (0, 1):
+                value = median([t[column] for t in found[(name, what)]])
+                ratio = value / median([t[column] for t in found[(names[0], what)]])
+                cells.append(f"{value * 1000:9.1f} ({ratio:5.2f}x)")
+        print(f"  {name:<18}" + "".join(f"{c:>24}" for c in cells))
+    if len(names) > 1:
+        print(f"goal: the provider's own share at {names[-1]} within 1.2x of {names[0]}:")
+        for what in whats:
+            ratio = median([t[1] for t in found[(names[-1], what)]]) / median(
+                [t[1] for t in found[(names[0], what)]]
+            )
+            print(f"  {what:<14} {ratio:5.2f}x {'met' if ratio <= 1.2 else 'MISSED'}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--commits", default="100,1000,10000", help="history sizes, comma-separated")
     parser.add_argument("--files", default="1000,100000", help="file counts, comma-separated")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--spark", action="store_true", help="also write the commit tables through Spark")
     args = parser.parse_args()
     commits = [int(c) for c in args.commits.split(",") if c]
     files = [int(f) for f in args.files.split(",") if f]
@@ -160,6 +241,8 @@ def main() -> int:
                     began = now()
                     call()
                     times.setdefault((name, what), []).append(now() - began)
+        history = {f"{count:,} commits": tables[f"{count:,} commits"] for count in commits}
+        spark = spark_rounds(history, args.rounds) if args.spark and history else None
 
     whats = list(next(iter(calls.values())))
     print(f"\nmedian of {args.rounds} rounds, ms (x: against the smallest table of its kind):")
@@ -184,6 +267,8 @@ def main() -> int:
         value = median(times[("10,000 commits", "duplicate")])
         verdict = "met" if value < 0.2 else "MISSED"
         print(f"goal: duplicate under 0.2 s at 10,000 commits: {value:.3f} s {verdict}")
+    if spark is not None:
+        print_spark(spark, list(history))
     return 0
 
 
