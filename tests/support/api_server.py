@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.processes import stop_processes
+
 ADMIN_USER = "admin"
 ADMIN_PASSWORD = "deltacc-ui-test"
 
@@ -92,9 +94,4 @@ def api_server(home: Path, *, dags_folder: Path) -> Iterator[ApiServer]:
         _wait_healthy(url, process, log)
         yield ApiServer(url=url, log=log)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_processes(process)

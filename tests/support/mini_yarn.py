@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support.processes import stop_processes
+
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = Path(__file__).with_name("mini_yarn") / "MiniYarn.java"
 _EXTRA_TEST_JARS = (
@@ -106,12 +108,7 @@ def mini_yarn_cluster(work: Path, timeout_s: float = 120) -> Iterator[Path]:
             time.sleep(0.5)
         yield conf_dir
     finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(30)
+        stop_processes(process)
         log.close()
 
 

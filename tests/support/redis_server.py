@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.support.processes import stop_processes
 from tests.support.spark_standalone import _free_port
 
 REDIS_SERVER = "redis-server"
@@ -58,9 +59,4 @@ def running_redis(work: Path, timeout_s: float = 30.0) -> Iterator[str]:
             time.sleep(0.1)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=15)
+        stop_processes(server, timeout_s=15)

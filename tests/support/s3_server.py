@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.processes import stop_processes
 from tests.support.spark_standalone import _free_port
 
 ACCESS_KEY = "deltacc-test-key"
@@ -67,13 +68,8 @@ class S3Server:
 
     def halt(self) -> None:
         """Stop the server (its buckets are gone)."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(15)
+        if self.process is not None:
+            stop_processes(self.process, timeout_s=15)
         self.process = None
 
     def client(self) -> Any:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.support.processes import stop_processes
 from tests.support.spark_standalone import _free_port, _wait_for_log
 
 if TYPE_CHECKING:
@@ -73,11 +74,7 @@ def running_connect_server(
         _wait_for_log(log, "Spark Connect server started", server, 180)
         yield ConnectServer("127.0.0.1", port)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_processes(server)
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import stop_processes
+
 
 def _free_port() -> int:
     with socket.socket() as sock:
@@ -115,14 +117,7 @@ class StandaloneCluster:
 
     def stop(self) -> None:
         """Stop the worker and the master (the master's port refuses connections afterwards)."""
-        for process in reversed(self._processes):
-            process.terminate()
-        for process in self._processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=30)
+        stop_processes(*reversed(self._processes))
         self._processes = []
 
 
