@@ -288,11 +288,15 @@ class AirflowStack:
             "AIRFLOW__CELERY__WORKER_CONCURRENCY": str(celery.concurrency),
             # Task instances record the host their worker runs on; the api-server reads their logs there.
             "AIRFLOW__CORE__HOSTNAME_CALLABLE": HOSTNAME_CALLABLE,
-            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(_free_port()),
             "PYTHONPATH": str(ROOT),
         }
 
     # -- processes ---------------------------------------------------------------------------------------
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The Celery hosts (none under the LocalExecutor)."""
+        return self.options.celery.hosts if self.options.celery else ()
+
     def host_dir(self, host: str) -> Path:
         """A host's own directory: its working directory, ``tmp/`` and task ``logs/``."""
         return self.home.parent / "hosts" / host
@@ -350,7 +354,7 @@ class AirflowStack:
         :raises RuntimeError: when the stack runs no Celery workers, or the worker exits while starting.
         """
         celery = self.options.celery
-        if celery is None or host not in celery.hosts:
+        if celery is None or host not in self.hosts:
             raise RuntimeError(f"{host} is not a Celery host of this stack ({celery})")
         folder = self.host_dir(host)
         for sub in ("logs", "tmp"):
@@ -420,7 +424,7 @@ class AirflowStack:
             if name in self.options.components:
                 self.start_component(name)
         self.wait_ready(self.options.components, self.options.start_timeout_s)
-        for host in self.options.celery.hosts if self.options.celery else ():
+        for host in self.hosts:
             self.start_host(host)
 
     def stop(self) -> None:
@@ -430,7 +434,7 @@ class AirflowStack:
         for name in _STOP_ORDER:
             if name in self.processes:
                 self.kill_component(name, signal.SIGTERM, timeout_s=30)
-        for host in self.options.celery.hosts if self.options.celery else ():
+        for host in self.hosts:
             if f"celery-worker@{host}" in self.processes:
                 self.kill_host(host)
         deadline = time.monotonic() + 30
@@ -623,8 +627,7 @@ class AirflowStack:
         relative = Path(f"dag_id={dag_id}") / f"run_id={run_id}" / f"task_id={task.task_id}"
         if task.map_index >= 0:
             relative = relative / f"map_index={task.map_index}"
-        hosts = self.options.celery.hosts if self.options.celery else ()
-        roots = [self.logs, *(self.host_dir(host) / "logs" for host in hosts)]
+        roots = [self.logs, *(self.host_dir(host) / "logs" for host in self.hosts)]
         found = [path for root in roots for path in (root / relative).glob("attempt=*.log")]
         return sorted(found, key=lambda p: int(p.stem.split("=")[1]))
 

@@ -37,6 +37,11 @@ def _wait_for_log(log: Path, needle: str, process: subprocess.Popen[bytes], time
     raise TimeoutError(f"{needle!r} not seen in {log} within {timeout_s} s")
 
 
+def _worker_name(host: str) -> str:
+    """The name of a worker's directory and log: ``worker`` on 127.0.0.1, ``worker-<host>`` elsewhere."""
+    return "worker" if host == "127.0.0.1" else f"worker-{host}"
+
+
 class StandaloneCluster:
     """A master on 127.0.0.1 and a worker on each of ``worker_hosts`` that can be started, stopped and started
     again on the same ports (the master URL stays valid).
@@ -74,7 +79,7 @@ class StandaloneCluster:
         env = {
             **os.environ,
             "SPARK_LOCAL_IP": host,
-            "SPARK_WORKER_DIR": str(self.work / ("worker" if host == "127.0.0.1" else f"worker-{host}")),
+            "SPARK_WORKER_DIR": str(self.work / _worker_name(host)),
             "SPARK_LOG_DIR": str(self.work / "logs"),
             "PYSPARK_PYTHON": sys.executable,
         }
@@ -104,9 +109,7 @@ class StandaloneCluster:
             )  # fmt: skip
             _wait_for_log(master_log, "I have been elected leader", master, 120)
             workers = [
-                self._spawn(
-                    "worker" if host == "127.0.0.1" else f"worker-{host}", self._worker_args(host, ui), host
-                )
+                self._spawn(_worker_name(host), self._worker_args(host, ui), host)
                 for host, ui in zip(self.worker_hosts, self._ui_ports[1:], strict=True)
             ]
             for worker, worker_log in workers:
