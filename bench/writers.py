@@ -1,7 +1,7 @@
 """K writers at once through one Spark Connect server and one PostgreSQL lease store, as the writer operators
 run them in ``spark_connect`` mode (issue 25).
 
-    .venv/bin/python bench/writers.py [-k 8,32,64] [--rows 20]
+    .venv/bin/python bench/writers.py [-k 8,32,64]
 
 For each K, on a table of its own with K partitions, K threads each MERGE into their own partition without
 pinning: each MERGE reads the whole table, so they collide. Each runs inside the write guard
@@ -26,13 +26,20 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from _common import SCHEMA, merge_rows, now
+from _common import SCHEMA, now
+from contention import merge_spec
 
 CONNECT_CONN = "bench_writers_connect"
 
 
-def seed_spec(table: str, partitions: int, rows: int) -> dict[str, Any]:
-    seeded = [[p * 1000 + i, f"p{p}", 0, "seed"] for p in range(partitions) for i in range(rows)]
+#: Rows of each partition, as ``contention.merge_spec`` merges them.
+ROWS_PER_PARTITION = 20
+
+
+def seed_spec(table: str, partitions: int) -> dict[str, Any]:
+    seeded = [
+        [p * 1000 + i, f"p{p}", 0, "seed"] for p in range(partitions) for i in range(ROWS_PER_PARTITION)
+    ]
     return {
         "operation": "append",
         "table": table,
@@ -41,14 +48,9 @@ def seed_spec(table: str, partitions: int, rows: int) -> dict[str, Any]:
     }
 
 
-def merge_spec(table: str, writer: int, rows: int) -> dict[str, Any]:
-    return {
-        "operation": "merge",
-        "table": table,
-        "source": {"kind": "rows", "rows": merge_rows(writer, 1, rows), "schema": SCHEMA},
-        "options": {"keys": ["id", "part"], "partition_pin": None},
-        "commit_retry": {"max_attempts": 12, "min_wait_s": 0.1, "max_wait_s": 10.0},
-    }
+def unpinned_merge(table: str, writer: int) -> dict[str, Any]:
+    """Writer ``writer``'s MERGE into its own partition, not pinned to it."""
+    return merge_spec(table, writer, 1, pin=False, attempts=12)
 
 
 def _hook(writer: int) -> Any:
@@ -97,25 +99,25 @@ def store_transactions(admin_url: str, database: str) -> int:
         engine.dispose()
 
 
-def run_k(k: int, rows: int, work: Path, admin_url: str, store_url: str) -> dict[str, Any]:
+def run_k(k: int, work: Path, admin_url: str, store_url: str) -> dict[str, Any]:
     from sqlalchemy import make_url
 
     seeded = str(work / f"k{k}-sequential")
-    _hook(0).run(seed_spec(seeded, k, rows))
+    _hook(0).run(seed_spec(seeded, k))
     started = now()
     for writer in range(k):
-        _hook(writer).run(merge_spec(seeded, writer, rows))
+        _hook(writer).run(unpinned_merge(seeded, writer))
     sequential_s = now() - started
 
     table = str(work / f"k{k}-concurrent")
-    _hook(0).run(seed_spec(table, k, rows))
+    _hook(0).run(seed_spec(table, k))
     database = str(make_url(store_url).database)
     before = store_transactions(admin_url, database)
     barrier = threading.Barrier(k)
 
     def writer_run(writer: int) -> dict[str, Any]:
         barrier.wait()
-        return guarded_merge(merge_spec(table, writer, rows), writer, store_url)
+        return guarded_merge(unpinned_merge(table, writer), writer, store_url)
 
     started = now()
     with ThreadPoolExecutor(max_workers=k) as pool:
@@ -144,7 +146,6 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("-k", default="8,32,64", help="the numbers of concurrent writers, comma-separated")
-    parser.add_argument("--rows", type=int, default=20, help="rows per partition (and per MERGE source)")
     args = parser.parse_args()
     ks = [int(k) for k in args.k.split(",")]
 
@@ -159,8 +160,8 @@ def main() -> int:
         running_connect_server(work / "connect") as server,
     ):
         os.environ[f"AIRFLOW_CONN_{CONNECT_CONN.upper()}"] = server.conn_uri
-        _hook(0).run(seed_spec(str(work / "warm-up"), 1, 1))
-        results = [run_k(k, args.rows, work, admin_url, store_url) for k in ks]
+        _hook(0).run(seed_spec(str(work / "warm-up"), 1))
+        results = [run_k(k, work, admin_url, store_url) for k in ks]
 
     print(f"K writers, unpinned MERGEs, one Connect server (local[2]), one PostgreSQL lease store ({work})")
     print("    K  committed  makespan  sequential  ratio  wasted  conflicts  queued_s  store tx/task")
