@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +39,12 @@ def _dag() -> Any:
 
 
 def _rows() -> list[TaskRow]:
-    """Two runs: ``append`` commits, then ``merge`` loses an unpinned APPEND conflict to it and is retried."""
+    """Two runs, two and one days ago (inside the page's default range, the last 7 days): ``append`` commits,
+    then ``merge`` loses an unpinned APPEND conflict to it and is retried."""
     rows = []
+    two_days_ago = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(days=2)
     for n in range(2):
-        start = datetime(2026, 11, 20 + n, 9, tzinfo=UTC)
+        start = two_days_ago + timedelta(days=n)
         version = 10 + n
         append = final_report((committed_try(TABLE, started_at=start.timestamp(), version=version), None))
         lost = lost_try(TABLE, started_at=start.timestamp(), winning_version=version, pinned_columns=())
