@@ -5,7 +5,6 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 PY := .venv/bin/python
 
 .PHONY: setup demo test test-fast lint unit clean
-REPORTS := .test-reports
 
 setup:
 	@scripts/setup.sh
@@ -14,7 +13,7 @@ demo: setup
 	$(PY) demo/run_demo.py
 
 lint: setup
-	.venv/bin/ruff check $(wildcard airflow_provider_deltacc tests demo dags bench)
+	.venv/bin/ruff check $(wildcard airflow_provider_deltacc tests demo dags bench scripts)
 	.venv/bin/mypy
 
 # The edit-run loop: the JVM-free unit tests, two at a time (under 3 minutes).
@@ -23,15 +22,12 @@ test-fast: setup
 
 unit: test-fast
 
-# The whole suite: lint, the unit tests two at a time, then everything with a JVM or a server one at a time
-# (they share one Spark JVM and the servers). Ends with the wall time, the ten slowest tests of both
-# sessions and one "N passed, N failed" line for the suite.
-test: lint
-	@started=$$(date +%s); rm -rf $(REPORTS); mkdir -p $(REPORTS); \
-	.venv/bin/pytest -m unit -n 2 -q --junitxml=$(REPORTS)/unit.xml; unit=$$?; \
-	.venv/bin/pytest -m "not unit" --junitxml=$(REPORTS)/integration.xml; rest=$$?; \
-	$(PY) scripts/suite_summary.py --started $$started $(REPORTS)/unit.xml $(REPORTS)/integration.xml; \
-	[ $$unit = 0 ] && [ $$rest = 0 ]
+# The whole suite in two lanes side by side (scripts/run_suite.py): every test that starts a JVM, one at a
+# time (they share one Spark JVM and the servers), and beside it lint, the unit tests and the JVM-free
+# integration tests. Ends with where the minutes went (set-up, lanes, steps, modules, a calibration of the
+# box), the whole run against the budget and one "suite: N passed, N failed" line.
+test: setup
+	$(PY) scripts/run_suite.py
 
 clean:
 	rm -rf .venv .cache .test-airflow-home .test-reports .demo spark-warehouse metastore_db derby.log

@@ -95,12 +95,44 @@ def table_path(tmp_path: Path) -> str:
     return str(tmp_path / "table")
 
 
+#: Fixtures that start a JVM (a Spark session, a Connect server, a cluster) or an Airflow stack whose tasks
+#: write through Spark: a test marked ``jvm_free`` (run in the light lane, beside the JVM lane) uses none.
+JVM_FIXTURES = frozenset(
+    {
+        "local_spark",
+        "spark",
+        "new_session",
+        "spark_connect_server",
+        "connect_session",
+        "spark_connect_default",
+        "spark_standalone",
+        "standalone_cluster",
+        "airflow_stack",
+        "rival",
+    }
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run the chaos workloads last: every other test reports first, and the long runs share the JVM the
-    rest of the suite has already warmed (JIT-compiled Spark and Delta), as a long-lived worker would."""
-    items.sort(
-        key=lambda item: item.get_closest_marker("chaos") is not None and "integration" in item.keywords
-    )
+    """Refuse a ``jvm_free`` test that asks for a JVM; run the ``slow_module`` modules first, longest first,
+    so the JVM lane's two workers (``--dist loadfile --no-loadscope-reorder``: a module's tests, and its
+    servers, stay on one worker, in this order) take the longest modules before the many short ones and end
+    together."""
+    for item in items:
+        if item.get_closest_marker("jvm_free") is not None:
+            jvm = sorted(JVM_FIXTURES.intersection(getattr(item, "fixturenames", ())))
+            if jvm:
+                raise pytest.UsageError(
+                    f"{item.nodeid} is marked jvm_free but uses {', '.join(jvm)}, which start(s) a JVM: "
+                    "drop the jvm_free mark (the test then runs in the JVM lane)"
+                )
+    items.sort(key=lambda item: -module_minutes(item))
+
+
+def module_minutes(item: pytest.Item) -> float:
+    """The minutes a ``slow_module(minutes)`` mark gives the item's module; 0 for the others."""
+    mark = item.get_closest_marker("slow_module")
+    return float(mark.args[0]) if mark is not None and mark.args else 0.0
 
 
 @pytest.hookimpl(trylast=True)

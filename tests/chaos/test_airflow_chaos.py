@@ -14,7 +14,7 @@ from tests.chaos.airflow_workload import AirflowChaosConfig, run_airflow_chaos
 from tests.support.postgres import PostgresServer, scratch_database, throwaway_postgres
 from tests.support.spark_connect import ConnectServer
 
-pytestmark = [pytest.mark.integration, pytest.mark.chaos]
+pytestmark = [pytest.mark.integration, pytest.mark.chaos, pytest.mark.slow_module(2.5)]
 
 BOUNDED = AirflowChaosConfig()
 

@@ -12,7 +12,7 @@ from tests.chaos.workload import ChaosConfig, FaultKind, run_chaos
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-pytestmark = [pytest.mark.integration, pytest.mark.chaos]
+pytestmark = [pytest.mark.integration, pytest.mark.chaos, pytest.mark.slow_module(3)]
 
 # 48 branches keep most pairs of the 8 writers apart (each transfer pins one or two branches), so the run
 # still contends (retried conflicts, a schema change, OPTIMIZE) without spending most of its time on

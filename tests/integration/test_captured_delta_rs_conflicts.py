@@ -21,7 +21,7 @@ import pytest
 from airflow_provider_deltacc.occ import ConflictKind, classify
 from tests.unit.occ.recorded import FIXTURES, read_fixture
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "capture_conflict_messages.py"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 
 
 def test_airflow_providers_list_shows_this_provider(airflow_db: Path) -> None:

@@ -19,7 +19,11 @@ from tests.support.commit_reports import committed_try, final_report, lost_try, 
 from tests.support.serialized_dags import remove_serialized_dags, write_serialized_dags
 from tests.support.ui_metadata import PastTry, TaskRow, add_task_instances
 
-pytestmark = [pytest.mark.integration, pytest.mark.filterwarnings("ignore::UserWarning")]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.jvm_free,
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+]
 
 DAG_ID = "deltacc_test_ui_pairs"
 TABLE = "/lake/ui_pairs_orders"

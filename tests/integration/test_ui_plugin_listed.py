@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 
 
 def test_airflow_plugins_lists_the_delta_conflicts_plugin(airflow_db: Path) -> None:

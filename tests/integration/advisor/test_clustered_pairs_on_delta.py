@@ -19,7 +19,7 @@ from tests.support.clustered_pairs import WRITERS, run_pair
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(1)]
 
 #: (held, rival): every cell of the clustered OSS table a held writer can show, once or twice.
 PAIRS = [

@@ -11,7 +11,7 @@ from airflow_provider_deltacc.advisor.cli import EXIT_OK, run
 from airflow_provider_deltacc.advisor.observed import xcom_reports
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 
 DAG_ID = "advisor_xcom_probe"
 DAG_FILE = f"""

@@ -20,7 +20,7 @@ from tests.support.s3_server import S3Server
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(1.5)]
 
 MERGES_DAG = "example_deltacc_concurrent_merges"
 SENSOR_DAG = "example_deltacc_sensor_downstream"

@@ -32,7 +32,7 @@ from tests.support.submit_hold import rival_during_submit
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(2.5)]
 
 SCHEMA = "id INT, p STRING, v STRING"
 TASK_ID = "append"

@@ -30,7 +30,7 @@ from tests.support.one_row_append import (
 )
 from tests.support.submit_hold import rival_during_submit
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(2)]
 
 CONN_ID = "deltacc_lost_report_local"
 

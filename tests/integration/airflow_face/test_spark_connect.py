@@ -32,7 +32,7 @@ from tests.support.gate import Gate
 if TYPE_CHECKING:
     from tests.support.spark_connect import ConnectServer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(1)]
 
 CONN_ID = "deltacc_test_connect"
 SCHEMA = "id INT, date DATE, value STRING"

@@ -31,7 +31,7 @@ from tests.support.one_row_append import (
     table_rows,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(4)]
 
 CONN_ID = "deltacc_yarn_cluster"
 

@@ -37,7 +37,11 @@ from tests.support.held import gate_udf, hold
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-pytestmark = [pytest.mark.integration, pytest.mark.filterwarnings("ignore::UserWarning")]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.slow_module(5.5),
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+]
 
 SCHEMA = "id INT, p STRING, v STRING"
 #: The ids the operations touch per partition: both in its first file (see _template), so a winner that

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCKERFILE = ROOT / "docker" / "Dockerfile"

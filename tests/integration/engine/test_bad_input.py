@@ -15,7 +15,7 @@ from tests.integration.engine.helpers import create_table, rows_source, version
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(2.5)]
 
 TABLE = "<table>"
 GOOD_SOURCE = rows_source([[1, "2026-11-20", "a"]])

@@ -14,7 +14,7 @@ from tests.integration.engine.helpers import contents, create_table, rows_source
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(5)]
 
 BASE = [(1, "2026-11-20", "a"), (2, "2026-11-20", "b"), (3, "2026-11-21", "c")]
 

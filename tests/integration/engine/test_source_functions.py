@@ -23,7 +23,7 @@ from tests.support.held import hold
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(2)]
 
 ACCOUNTS = "account STRING, balance BIGINT"
 FAST_RETRIES = {"max_attempts": 4, "min_wait_s": 0.05, "max_wait_s": 0.2}

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from tests.support.spark_connect import ConnectServer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(2)]
 
 SECOND_DRIVER = textwrap.dedent(
     """

@@ -51,7 +51,7 @@ from tests.support.redis_server import running_redis
 from tests.support.spark_connect import ConnectServer, running_connect_server
 from tests.support.spark_standalone import StandaloneCluster
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(7), pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parents[3]
 DAG_FILES = Path(__file__).resolve().parent / "dags"

@@ -15,7 +15,7 @@ from airflow_provider_deltacc.windows.lease import Lease
 from airflow_provider_deltacc.windows.sql_schema import lease_to_row, leases, metadata
 from tests.unit.windows.helpers import T0, FakeClock, grant
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 
 #: Pairs of spellings of one table: scheme aliases, a trailing slash, a file URI against a bare path, dot
 #: segments, host case, Azure's blob and dfs hosts, a catalog name's case, quoting and default parts.

@@ -23,7 +23,7 @@ from airflow_provider_deltacc.windows import store_from_url
 from tests.support.spec_views import json_view
 from tests.unit.airflow_face.conftest import make_context
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 
 TABLE = "s3a://deltacc-no-such-bucket/orders"
 ROWS = {"kind": "rows", "rows": [[1, "a"]], "schema": "id INT, p STRING"}

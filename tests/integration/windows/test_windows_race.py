@@ -14,7 +14,7 @@ import pytest
 from airflow_provider_deltacc.windows import store_from_url
 from tests.integration.windows import workers
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 
 ROUNDS = 6
 

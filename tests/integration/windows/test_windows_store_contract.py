@@ -21,7 +21,7 @@ from airflow_provider_deltacc.windows import (
 )
 from tests.unit.windows.helpers import T0, FakeClock, grant
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 
 D19, D20 = {"date": "2026-11-19"}, {"date": "2026-11-20"}
 

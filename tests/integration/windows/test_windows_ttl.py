@@ -15,7 +15,7 @@ from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.windows import LeaseRequest, decide_gate, maintenance_conflicts, store_from_url
 from tests.integration.windows import workers
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 
 # A TTL of twelve heartbeats: a loaded machine may stall the holder's heartbeats a while without it expiring.
 TTL_S = 3.0
