@@ -30,7 +30,7 @@ def _phases(**overrides: object) -> suite_summary.Phases:
         "steps": {"integration-jvm": 754.0, "ruff": 3.0},
         "exit_codes": {"integration-jvm": 1, "ruff": 0},
         "lanes": {"JVM lane": 754.0, "light lane": 3.0},
-        "calibration": {"python_loop_s": 1.1, "spark_start_s": 18.0},
+        "calibration": {"python_loop_s": 0.36, "spark_start_s": 13.2},
     }
     settings.update(overrides)
     return suite_summary.Phases(**settings)  # type: ignore[arg-type]
@@ -55,9 +55,9 @@ def test_modules_add_up_their_tests_and_the_slowest_come_first(tmp_path: Path) -
 
 
 def test_the_calibration_reads_this_box_against_the_reference() -> None:
-    line = suite_summary.calibration_line({"python_loop_s": 1.1, "spark_start_s": 18.0})
+    line = suite_summary.calibration_line({"python_loop_s": 0.36, "spark_start_s": 13.2})
     assert line.endswith("this box is 2.00x the reference")
-    assert "a fixed pure-Python loop 1.10 s (reference 0.55 s)" in line
+    assert "a fixed pure-Python loop 0.36 s (reference 0.18 s)" in line
     assert suite_summary.calibration_line({}) == "calibration: none measured"
 
 
