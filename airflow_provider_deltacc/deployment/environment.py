@@ -116,7 +116,8 @@ ENV_VARS: tuple[EnvVar, ...] = (
         CONNECT_MODE_ENV,
         "internal",
         "spark_connect mode",
-        "pyspark's mark of a Spark Connect client process; put back as it was after each session",
+        "pyspark's mark of a Spark Connect client process: held while an operation runs on a Connect "
+        "session, and put back as it was afterwards and after each session is created",
     ),
     EnvVar(
         "PYSPARK_GATEWAY_PORT",

@@ -16,6 +16,7 @@ from airflow_provider_deltacc.engine.confs import (
     runtime_confs,
     set_runtime_conf,
 )
+from airflow_provider_deltacc.engine.connect_mode import spark_connect_code
 from airflow_provider_deltacc.engine.operations import SourceHook, build_operation
 from airflow_provider_deltacc.occ.commit_loop import Turns, run_commit_loop
 from airflow_provider_deltacc.occ.report import CommitReport
@@ -75,24 +76,31 @@ def operation_session(spark: SparkSession, spark_conf: Mapping[str, str]) -> Ite
     block and restored afterwards, so a caller that runs several operations in one Connect session still
     keeps them apart as long as they run one at a time.
 
+    On a Spark Connect session the whole block (the source function's calls and the writes) runs as Spark
+    Connect code in pyspark's eyes (:func:`~airflow_provider_deltacc.engine.connect_mode.spark_connect_code`):
+    ``pyspark.sql.functions`` and UDFs in the user's code build Connect columns. The mark is process-wide;
+    while it is held, classic-session code in other threads of the process must not build
+    ``pyspark.sql.functions`` columns (see :mod:`~airflow_provider_deltacc.engine.connect_mode`).
+
     :param spark: the session the job was given.
     :param spark_conf: runtime settings for the operation.
     """
     if not is_connect(spark):
         yield isolated_session(spark, spark_conf)
         return
-    wanted = runtime_confs(spark, spark_conf)
-    previous = explicit_confs(spark, wanted)
-    applied: list[str] = []
-    try:
-        for key, value in wanted.items():
-            if set_runtime_conf(spark, key, value):
-                applied.append(key)
-        yield spark
-    finally:
-        for key in applied:
-            old = previous[key]
-            if old is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, old)
+    with spark_connect_code():
+        wanted = runtime_confs(spark, spark_conf)
+        previous = explicit_confs(spark, wanted)
+        applied: list[str] = []
+        try:
+            for key, value in wanted.items():
+                if set_runtime_conf(spark, key, value):
+                    applied.append(key)
+            yield spark
+        finally:
+            for key in applied:
+                old = previous[key]
+                if old is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, old)

@@ -10,7 +10,6 @@ package is installed there.
 from __future__ import annotations
 
 import logging
-import os
 import socket
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
@@ -18,6 +17,7 @@ from urllib.parse import quote, urlparse
 
 from airflow.sdk import BaseHook
 
+from airflow_provider_deltacc.engine.connect_mode import connect_session_keeping_mark
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
 
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.occ.commit_loop import Turns
 
 CONNECT_CONN_TYPE = "spark_connect"
-CONNECT_MODE_ENV = "SPARK_CONNECT_MODE_ENABLED"
 DEFAULT_CONNECT_PORT = 15002
 #: How long the hook waits for a TCP connection to the Connect server before it gives up.
 CONNECT_TIMEOUT_S = 5.0
@@ -173,19 +172,13 @@ def new_connect_session(url: str) -> SparkSession:
     """A new Spark Connect session (a session id of its own) on the server at ``url``.
 
     pyspark marks the whole process as a Spark Connect client when it creates one
-    (``SPARK_CONNECT_MODE_ENABLED``), which switches ``pyspark.sql.functions`` and the session builder of
-    every later caller to Spark Connect; the mark is put back as it was, so a classic session in the same
-    process keeps working.
+    (``SPARK_CONNECT_MODE_ENABLED``); the mark is put back as it was, so a classic session can still start in
+    the same process. The engine holds the mark while an operation runs on the session, so the user's
+    ``pyspark.sql.functions`` and UDFs run as Spark Connect code
+    (:mod:`airflow_provider_deltacc.engine.connect_mode`).
 
     :param url: an ``sc://`` URL.
     """
     from pyspark.sql.connect.session import SparkSession
 
-    marked = os.environ.get(CONNECT_MODE_ENV)
-    try:
-        return SparkSession.builder.remote(url).create()
-    finally:
-        if marked is None:
-            os.environ.pop(CONNECT_MODE_ENV, None)
-        else:
-            os.environ[CONNECT_MODE_ENV] = marked
+    return connect_session_keeping_mark(SparkSession.builder.remote(url).create)
