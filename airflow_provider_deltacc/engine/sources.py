@@ -146,23 +146,17 @@ def source_rows(spark: SparkSession, source: SourceSpec) -> tuple[StructType, li
 def parse_ddl(spark: SparkSession, ddl: str) -> DataType:
     """Parse a DDL type string (``id INT, day DATE`` or ``int``) with the parser of ``spark``'s kind.
 
-    ``DataType.fromDDL`` chooses the classic or the Spark Connect parser from process-wide state that pyspark
-    sets when any Connect session is created, so a process holding both kinds (tests, ``dag.test()`` of
-    mixed DAGs) cannot use it for a Connect session. A Connect session parses on its server
-    (``SparkSession._parse_ddl``, private in pyspark 4.x; ``tests/unit/engine/test_pyspark_private_api.py``
-    fails when it changes).
+    ``DataType.fromDDL`` chooses the classic or the Spark Connect parser from process-wide state (pyspark's
+    Connect mark, :mod:`~airflow_provider_deltacc.engine.connect_mode`), so in a process holding both kinds
+    (tests, the library API, ``dag.test()`` of mixed DAGs) it can pick the other kind's. Each session parses
+    with its own (``SparkSession._parse_ddl``, private in pyspark 4.x: on the Connect server, or in the
+    classic session's JVM; ``tests/unit/engine/test_pyspark_private_api.py`` fails when it changes).
 
     :param spark: the session.
     :param ddl: the type string.
     """
-    from pyspark.sql.types import DataType
-
-    from airflow_provider_deltacc.engine.backend import is_connect
-
-    if is_connect(spark):
-        parsed: DataType = spark._parse_ddl(ddl)
-        return parsed
-    return DataType.fromDDL(ddl)
+    parsed: DataType = spark._parse_ddl(ddl)
+    return parsed
 
 
 def _verify_rows(rows: list[tuple[Any, ...]], schema: StructType) -> None:

@@ -16,3 +16,12 @@ def test_connect_sessions_parse_ddl_on_their_server() -> None:
     parse = SparkSession._parse_ddl
     assert list(inspect.signature(parse).parameters) == ["self", "ddl"]
     assert "ddl_parse" in inspect.getsource(parse)
+
+
+def test_classic_sessions_parse_ddl_in_their_jvm() -> None:
+    from pyspark.core.context import SparkContext
+    from pyspark.sql.session import SparkSession
+
+    assert list(inspect.signature(SparkSession._parse_ddl).parameters) == ["self", "ddl"]
+    assert "_sc._parse_ddl" in inspect.getsource(SparkSession._parse_ddl)
+    assert list(inspect.signature(SparkContext._parse_ddl).parameters) == ["self", "ddl"]
