@@ -18,6 +18,7 @@ from airflow_provider_deltacc.engine.confs import (
 )
 from airflow_provider_deltacc.engine.connect_mode import spark_connect_code
 from airflow_provider_deltacc.engine.operations import SourceHook, build_operation
+from airflow_provider_deltacc.engine.source_function import workers_load_the_function
 from airflow_provider_deltacc.occ.commit_loop import Turns, run_commit_loop
 from airflow_provider_deltacc.occ.report import CommitReport
 
@@ -51,8 +52,11 @@ def run_operation(
     """
     with operation_session(spark, spec.spark_conf) as session:
         prepared = build_operation(session, spec, source_hook)
+        work = prepared.work
+        if spec.source is not None and spec.source.function is not None:
+            work = workers_load_the_function(work, spec.source.function.name)
         return run_commit_loop(
-            prepared.work,
+            work,
             operation=prepared.name,
             table=spec.table,
             op_class=prepared.op_class,

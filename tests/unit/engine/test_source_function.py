@@ -157,3 +157,41 @@ def test_the_newest_complete_checkpoint_is_read_from_the_listed_files() -> None:
     assert newest_complete_checkpoint(files, latest=22) == 20
     assert newest_complete_checkpoint(files[:1], latest=9) is None
     assert newest_complete_checkpoint([], latest=5) is None
+
+
+def _worker_failure() -> Exception:
+    # The shape of the error a Spark Python worker's failed import reaches the client as (its traceback in
+    # the text of a Spark error, not an ImportError of this process).
+    return RuntimeError(
+        "[PYTHON_EXCEPTION] An exception was thrown from the Python worker. Traceback (most recent call "
+        "last):\n  File \"pyspark/serializers.py\", line 1, in loads\nModuleNotFoundError: No module named "
+        "'deltacc_client_helpers'"
+    )
+
+
+def test_a_module_the_python_workers_cannot_import_is_bad_input_naming_the_function() -> None:
+    from airflow_provider_deltacc.engine.source_function import workers_load_the_function
+
+    def work(attempt: int) -> None:
+        raise _worker_failure()
+
+    with pytest.raises(InputError) as raised:
+        workers_load_the_function(work, "dags.pipeline.enrich")(1)
+    assert raised.value.field == "source" and raised.value.value == "dags.pipeline.enrich"
+    message = str(raised.value)
+    assert "'deltacc_client_helpers', which Spark's Python workers cannot import" in message
+    assert "Install the module where those workers run, or inline" in message
+
+
+def test_an_import_that_failed_in_the_function_itself_stays_the_functions_error() -> None:
+    from airflow_provider_deltacc.engine.source_function import unimportable_module
+
+    def imports(spark: Any) -> Any:
+        import deltacc_not_installed_anywhere  # type: ignore[import-not-found]  # noqa: F401
+
+    with pytest.raises(SourceFunctionError) as raised:
+        SourceFunction(imports)(None)
+    assert unimportable_module(raised.value) is None
+    wrapped = SourceFunctionError("f", _worker_failure())
+    wrapped.__cause__ = _worker_failure()
+    assert unimportable_module(wrapped) == ("ModuleNotFoundError", "deltacc_client_helpers")
