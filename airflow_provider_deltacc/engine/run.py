@@ -21,6 +21,7 @@ from airflow_provider_deltacc.engine.operations import SourceHook, build_operati
 from airflow_provider_deltacc.engine.source_function import workers_load_the_function
 from airflow_provider_deltacc.occ.commit_loop import Turns, run_commit_loop
 from airflow_provider_deltacc.occ.report import CommitReport
+from airflow_provider_deltacc.spark_job.source_travel import pickled_by_value
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -38,7 +39,10 @@ def run_operation(
     """Validate ``spec`` against the table, then run it until it commits, is skipped, or fails.
 
     The operation runs in a session of its own (see :func:`operation_session`), so that its txn identity,
-    commit tag and ``spec.spark_conf`` never reach other operations.
+    commit tag and ``spec.spark_conf`` never reach other operations. A source function's own module is
+    pickled by value meanwhile (:func:`~airflow_provider_deltacc.spark_job.source_travel.pickled_by_value`),
+    so its UDFs reach Spark's Python workers; a module they cannot import is bad input naming the function
+    (:func:`~airflow_provider_deltacc.engine.source_function.workers_load_the_function`).
 
     :param spark: a Delta-enabled session, classic or Spark Connect.
     :param spec: the parsed job spec.
@@ -50,11 +54,13 @@ def run_operation(
     :raises InputError: the spec does not fit the table (nothing was written).
     :raises CommitLoopError: the commit loop stopped; ``.report`` holds every attempt.
     """
-    with operation_session(spark, spec.spark_conf) as session:
+    function = spec.source.function if spec.source is not None else None
+    user_code = function.function if function is not None else None
+    with operation_session(spark, spec.spark_conf) as session, pickled_by_value(user_code):
         prepared = build_operation(session, spec, source_hook)
         work = prepared.work
-        if spec.source is not None and spec.source.function is not None:
-            work = workers_load_the_function(work, spec.source.function.name)
+        if function is not None:
+            work = workers_load_the_function(work, function.name)
         return run_commit_loop(
             work,
             operation=prepared.name,

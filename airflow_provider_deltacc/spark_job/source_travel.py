@@ -3,7 +3,9 @@
 The function goes by value (:func:`travel_form`): pyspark's own cloudpickle, with the module that defines it
 (a DAG file, which the driver cannot import) pickled by value, base64 text in the job spec; the driver loads
 it back with :func:`from_travel_form`. Imports nothing from pyspark until a function is pickled, so the
-operators use it on the Airflow worker when a task starts.
+operators use it on the Airflow worker when a task starts. Where the function runs in the worker
+(``in_process``, ``spark_connect``), its module is pickled by value the same way while the operation runs
+(:func:`pickled_by_value`), so a UDF made of a DAG file's own function reaches Spark's Python workers.
 """
 
 from __future__ import annotations
@@ -14,13 +16,19 @@ import inspect
 import pickle
 import sys
 import sysconfig
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.source_function import SourceFunction, python_version
+
+_by_value_lock = threading.Lock()
+# How many blocks hold each module registered (by its name).
+_by_value_holders: dict[str, int] = {}
 
 
 def travel_form(source: SourceFunction) -> dict[str, Any]:
@@ -36,11 +44,9 @@ def travel_form(source: SourceFunction) -> dict[str, Any]:
     travelling = SourceFunction(
         source.function, source.args, source.kwargs, _picklable_context(source, cloudpickle.dumps)
     )
-    modules = _defining_modules(source.function)
-    for module in modules:
-        cloudpickle.register_pickle_by_value(module)
     try:
-        payload = cloudpickle.dumps(travelling, protocol=pickle.DEFAULT_PROTOCOL)
+        with pickled_by_value(source.function):
+            payload = cloudpickle.dumps(travelling, protocol=pickle.DEFAULT_PROTOCOL)
     except Exception as exc:
         raise InputError(
             "source",
@@ -50,15 +56,48 @@ def travel_form(source: SourceFunction) -> dict[str, Any]:
             "that can be pickled (no open connections, locks, clients or sessions built outside it), or "
             "run the task with execution_mode='spark_connect' or 'in_process', where it runs in the worker",
         ) from None
-    finally:
-        for module in modules:
-            cloudpickle.unregister_pickle_by_value(module)
     return {
         "kind": "callable",
         "name": source.name,
         "python": python_version(),
         "pickled": base64.b64encode(payload).decode("ascii"),
     }
+
+
+@contextmanager
+def pickled_by_value(function: Callable[..., Any] | None) -> Iterator[None]:
+    """For the block, pyspark's cloudpickle pickles the module that defines ``function`` by value when no
+    other process can be expected to import it (a DAG file, the worker's own code: see
+    :func:`_defining_modules`): the function itself on its travel to a Spark driver, and the UDFs it makes
+    from the module's own functions on their way to Spark's Python workers (a local session's, or a Spark
+    Connect server's, which cannot import a DAG file).
+
+    Reference counted across threads per module; a module registered before (by the application) stays.
+
+    :param function: the source function; None does nothing.
+    """
+    from pyspark import cloudpickle
+
+    modules = [] if function is None else _defining_modules(function)
+    taken: list[ModuleType] = []
+    with _by_value_lock:
+        for module in modules:
+            name = module.__name__
+            if name not in _by_value_holders:
+                if name in cloudpickle.list_registry_pickle_by_value():
+                    continue
+                cloudpickle.register_pickle_by_value(module)
+            _by_value_holders[name] = _by_value_holders.get(name, 0) + 1
+            taken.append(module)
+    try:
+        yield
+    finally:
+        with _by_value_lock:
+            for module in taken:
+                _by_value_holders[module.__name__] -= 1
+                if not _by_value_holders[module.__name__]:
+                    del _by_value_holders[module.__name__]
+                    cloudpickle.unregister_pickle_by_value(module)
 
 
 def from_travel_form(name: str, python: str, pickled: str) -> SourceFunction:

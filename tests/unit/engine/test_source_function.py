@@ -164,7 +164,7 @@ def _worker_failure() -> Exception:
     # the text of a Spark error, not an ImportError of this process).
     return RuntimeError(
         "[PYTHON_EXCEPTION] An exception was thrown from the Python worker. Traceback (most recent call "
-        "last):\n  File \"pyspark/serializers.py\", line 1, in loads\nModuleNotFoundError: No module named "
+        'last):\n  File "pyspark/serializers.py", line 1, in loads\nModuleNotFoundError: No module named '
         "'deltacc_client_helpers'"
     )
 
@@ -195,3 +195,33 @@ def test_an_import_that_failed_in_the_function_itself_stays_the_functions_error(
     wrapped = SourceFunctionError("f", _worker_failure())
     wrapped.__cause__ = _worker_failure()
     assert unimportable_module(wrapped) == ("ModuleNotFoundError", "deltacc_client_helpers")
+
+
+def test_the_functions_own_module_is_pickled_by_value_while_any_operation_holds_it(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+    import sys
+
+    from pyspark import cloudpickle
+
+    from airflow_provider_deltacc.spark_job.source_travel import pickled_by_value
+
+    (tmp_path / "deltacc_dag_file.py").write_text(
+        "def tier(amount):\n    return 'gold' if amount >= 100 else 'basic'\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("deltacc_dag_file")
+
+    def registered() -> bool:
+        return "deltacc_dag_file" in cloudpickle.list_registry_pickle_by_value()
+
+    with pickled_by_value(module.tier):
+        with pickled_by_value(module.tier):  # another operation of the same DAG file, in another thread
+            assert registered()
+        assert registered()
+        payload = cloudpickle.dumps(module.tier)  # what a UDF made of it carries to a Python worker
+    assert not registered()
+    sys.path.remove(str(tmp_path))
+    sys.modules.pop("deltacc_dag_file")
+    assert pickle.loads(payload)(150) == "gold"  # loads where the DAG file cannot be imported
