@@ -1,6 +1,8 @@
 """PySpark-decorated writers racing on one balance, in every execution mode: each task reads the balance
-eagerly (a ``collect()``) and MERGEs it back plus its amount. Exactly the sum of the amounts is left only
-when no attempt reuses a value read before its turn, and every task commits exactly once."""
+eagerly (a ``collect()``) and MERGEs it back plus its amount, written as pipeline code is: columns of
+``pyspark.sql.functions``, a join and a Python UDF (which over Spark Connect runs in the server's Python
+workers). Exactly the sum of the amounts is left only when no attempt reuses a value read before its turn,
+and every task commits exactly once."""
 
 from __future__ import annotations
 
@@ -42,8 +44,13 @@ def topology_pyspark() -> None:
 
     @task.delta_merge(table=BALANCES, keys=["account"])
     def add(spark: SparkSession, amount: int) -> DataFrame:
-        row = spark.read.format("delta").load(BALANCES).where("account = 'a'").collect()[0]
-        return spark.createDataFrame([("a", row["balance"] + amount)], "account STRING, balance BIGINT")
+        from pyspark.sql import functions as F
+
+        row = spark.read.format("delta").load(BALANCES).where(F.col("account") == F.lit("a")).collect()[0]
+        current = spark.createDataFrame([("a", row["balance"])], "account STRING, balance BIGINT")
+        deposit = spark.createDataFrame([("a", amount)], "account STRING, amount BIGINT")
+        added = F.udf(lambda balance, amount: balance + amount, "bigint")
+        return current.join(deposit, "account").select("account", added("balance", "amount").alias("balance"))
 
     for mode, amounts in workload.PYSPARK_AMOUNTS.items():
         opened >> add.override(task_id=f"add_{mode}", execution_mode=mode).expand(amount=list(amounts))
