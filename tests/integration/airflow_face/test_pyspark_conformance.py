@@ -74,7 +74,7 @@ def test_every_pyspark_family_writes_its_rows_from_a_task_process(
     for name in families.FAMILIES:
         assert _rows(tmp_path / "tables" / name) == families.EXPECTED[name], name
     # A UDF made of the DAG file's own function: the file is pickled by value, as to a spark_submit driver.
-    tiers = ["basic", "gold", "basic", "basic"]
+    tiers = [1, 2, 1, 1]
     assert _rows(tmp_path / "tables" / "dag_file_udf") == [
         {"id": i + 1, "tier": t} for i, t in enumerate(tiers)
     ]

@@ -28,13 +28,13 @@ ROOT = Path(os.environ.get("DELTACC_FAMILIES_ROOT", "/tmp/deltacc-pyspark-famili
 DAG_ID = f"deltacc_pyspark_families_{MODE}"
 
 
-def tier(amount: int) -> str:
-    return "gold" if amount >= 100 else "basic"
+def tier(amount: int) -> int:
+    return 2 if amount >= 100 else 1
 
 
 def dag_file_udf(spark: SparkSession) -> DataFrame:
     """A UDF made of a function of the DAG file itself."""
-    tiers = F.udf(tier, "string")
+    tiers = F.udf(tier, "bigint")
     return spark.createDataFrame(families.ORDERS, families.ORDERS_SCHEMA).select(
         "id", tiers("amount").alias("tier")
     )
