@@ -13,7 +13,7 @@ import pytest
 
 from tests.integration.library_api_app import RESULT_PREFIX
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(1)]
 
 ROOT = Path(__file__).resolve().parents[2]
 

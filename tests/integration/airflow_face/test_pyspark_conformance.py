@@ -22,7 +22,7 @@ import pytest
 from tests.integration.airflow_face import pyspark_families as families
 from tests.integration.airflow_face.pyspark_families_run import RESULT_PREFIX
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(4.5)]
 
 ROOT = Path(__file__).resolve().parents[3]
 MODES = ("in_process", "spark_submit", "spark_connect")
