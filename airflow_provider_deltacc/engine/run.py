@@ -16,11 +16,11 @@ from airflow_provider_deltacc.engine.confs import (
     runtime_confs,
     set_runtime_conf,
 )
-from airflow_provider_deltacc.engine.connect_mode import spark_connect_code
 from airflow_provider_deltacc.engine.operations import SourceHook, build_operation
 from airflow_provider_deltacc.engine.source_function import workers_load_the_function
 from airflow_provider_deltacc.occ.commit_loop import Turns, run_commit_loop
 from airflow_provider_deltacc.occ.report import CommitReport
+from airflow_provider_deltacc.spark_jars.connect_mode import spark_connect_code
 from airflow_provider_deltacc.spark_job.source_travel import pickled_by_value
 
 if TYPE_CHECKING:
@@ -87,10 +87,11 @@ def operation_session(spark: SparkSession, spark_conf: Mapping[str, str]) -> Ite
     keeps them apart as long as they run one at a time.
 
     On a Spark Connect session the whole block (the source function's calls and the writes) runs as Spark
-    Connect code in pyspark's eyes (:func:`~airflow_provider_deltacc.engine.connect_mode.spark_connect_code`):
+    Connect code in pyspark's eyes
+    (:func:`~airflow_provider_deltacc.spark_jars.connect_mode.spark_connect_code`):
     ``pyspark.sql.functions`` and UDFs in the user's code build Connect columns. The mark is process-wide;
     while it is held, classic-session code in other threads of the process must not build
-    ``pyspark.sql.functions`` columns (see :mod:`~airflow_provider_deltacc.engine.connect_mode`).
+    ``pyspark.sql.functions`` columns (see :mod:`~airflow_provider_deltacc.spark_jars.connect_mode`).
 
     :param spark: the session the job was given.
     :param spark_conf: runtime settings for the operation.

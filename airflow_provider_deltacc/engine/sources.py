@@ -147,9 +147,9 @@ def parse_ddl(spark: SparkSession, ddl: str) -> DataType:
     """Parse a DDL type string (``id INT, day DATE`` or ``int``) with the parser of ``spark``'s kind.
 
     ``DataType.fromDDL`` chooses the classic or the Spark Connect parser from process-wide state (pyspark's
-    Connect mark, :mod:`~airflow_provider_deltacc.engine.connect_mode`), so in a process holding both kinds
-    (tests, the library API, ``dag.test()`` of mixed DAGs) it can pick the other kind's. Each session parses
-    with its own (``SparkSession._parse_ddl``, private in pyspark 4.x: on the Connect server, or in the
+    Connect mark, :mod:`~airflow_provider_deltacc.spark_jars.connect_mode`), so in a process holding both
+    kinds (tests, the library API, ``dag.test()`` of mixed DAGs) it can pick the other kind's. Each session
+    parses with its own (``SparkSession._parse_ddl``, private in pyspark 4.x: on the Connect server, or in the
     classic session's JVM; ``tests/unit/engine/test_pyspark_private_api.py`` fails when it changes).
 
     :param spark: the session.

@@ -17,9 +17,9 @@ from urllib.parse import quote, urlparse
 
 from airflow.sdk import BaseHook
 
-from airflow_provider_deltacc.engine.connect_mode import connect_session_keeping_mark
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
+from airflow_provider_deltacc.spark_jars.connect_mode import connect_session_keeping_mark
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
@@ -175,7 +175,7 @@ def new_connect_session(url: str) -> SparkSession:
     (``SPARK_CONNECT_MODE_ENABLED``); the mark is put back as it was, so a classic session can still start in
     the same process. The engine holds the mark while an operation runs on the session, so the user's
     ``pyspark.sql.functions`` and UDFs run as Spark Connect code
-    (:mod:`airflow_provider_deltacc.engine.connect_mode`).
+    (:mod:`airflow_provider_deltacc.spark_jars.connect_mode`).
 
     :param url: an ``sc://`` URL.
     """

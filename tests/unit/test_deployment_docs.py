@@ -53,8 +53,8 @@ def test_every_environment_variable_the_code_names_is_in_the_table() -> None:
 
 
 def test_the_names_spelled_in_the_table_module_are_the_hooks_own() -> None:
-    from airflow_provider_deltacc.engine.connect_mode import CONNECT_MODE_ENV as connect_env
     from airflow_provider_deltacc.hooks.spark_log import SUBMIT_OPTS_ENV as submit_opts_env
+    from airflow_provider_deltacc.spark_jars.connect_mode import CONNECT_MODE_ENV as connect_env
 
     assert (connect_env, submit_opts_env) == (CONNECT_MODE_ENV, SUBMIT_OPTS_ENV)
 

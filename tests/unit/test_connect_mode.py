@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from airflow_provider_deltacc.engine.connect_mode import (
+from airflow_provider_deltacc.spark_jars.connect_mode import (
     CONNECT_MODE_ENV,
     connect_session_keeping_mark,
     spark_connect_code,
