@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 DYNAMODB_LOG_STORE = "io.delta.storage.S3DynamoDBLogStore"
 SINGLE_DRIVER_LOG_STORE = "io.delta.storage.S3SingleDriverLogStore"
+#: The provider's own S3 log store: commit files created put-if-absent (S3 conditional writes), see
+#: :mod:`airflow_provider_deltacc.spark_jars.put_if_absent`.
+PUT_IF_ABSENT_LOG_STORE = "io.deltacc.storage.S3PutIfAbsentLogStore"
 LEGACY_LOG_STORE_CONF = "spark.delta.logStore.class"
 #: The operator/env override that lets writers on unsafe storage run concurrently anyway.
 OVERRIDE_ARGUMENT = "allow_unsafe_concurrent_writes"
@@ -62,6 +65,7 @@ class StorageSafety:
     :param reason: why, in one sentence.
     :param setting: the setting that would make it safe (when unsafe and one exists).
     :param fix: what to do about it.
+    :param log_store: the S3 log store the writers use, when it decides the verdict.
     """
 
     table: str
@@ -71,6 +75,7 @@ class StorageSafety:
     reason: str
     setting: str | None = None
     fix: str | None = None
+    log_store: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The verdict as a plain dict (for reports)."""
@@ -138,6 +143,16 @@ def spark_storage_safety(table: str, spark_conf: Mapping[str, Any] | None = None
     key = f"spark.delta.logStore.{scheme}.impl"
     store = (conf.get(key) or conf.get(LEGACY_LOG_STORE_CONF) or "").strip()
     source = key if conf.get(key) else LEGACY_LOG_STORE_CONF
+    if store == PUT_IF_ABSENT_LOG_STORE:
+        return StorageSafety(
+            table,
+            scheme,
+            "spark",
+            True,
+            f"{source}={PUT_IF_ABSENT_LOG_STORE}: commit files are created put-if-absent (S3 conditional "
+            "writes), so of two writers racing for a version exactly one wins",
+            log_store=PUT_IF_ABSENT_LOG_STORE,
+        )
     if store == DYNAMODB_LOG_STORE:
         return StorageSafety(
             table,
@@ -162,6 +177,25 @@ def spark_storage_safety(table: str, spark_conf: Mapping[str, Any] | None = None
         f"{scheme}:// with Delta's single-driver S3 log store: two Spark drivers committing at once can "
         "silently overwrite each other's commit (data loss without an error)",
         setting=f"{key}={DYNAMODB_LOG_STORE}",
+        fix=_override_fix(),
+        log_store=store or SINGLE_DRIVER_LOG_STORE,
+    )
+
+
+def without_conditional_writes(verdict: StorageSafety, endpoint: str, why: str) -> StorageSafety:
+    """The verdict for writers whose put-if-absent log store meets a store that does not do conditional
+    writes: unsafe, like Delta's single-driver log store (a create the store does not check overwrites).
+
+    :param verdict: the verdict of :func:`spark_storage_safety` for the put-if-absent log store.
+    :param endpoint: the S3 endpoint the probe asked.
+    :param why: what the probe found.
+    """
+    return replace(
+        verdict,
+        safe=False,
+        reason=f"the S3 endpoint {endpoint} does not do conditional writes ({why}), so the put-if-absent "
+        "log store cannot keep two writers from overwriting each other's commit",
+        setting=f"spark.delta.logStore.{verdict.scheme}.impl={DYNAMODB_LOG_STORE}",
         fix=_override_fix(),
     )
 
@@ -251,6 +285,16 @@ def mixed_storage_safety(
         if not verdict.safe:
             return verdict
     scheme = table_scheme(table)
+    if scheme in S3_SCHEMES and verdicts[0].log_store == PUT_IF_ABSENT_LOG_STORE:
+        return StorageSafety(
+            table,
+            scheme,
+            "spark+delta-rs",
+            True,
+            "Spark (the put-if-absent log store) and delta-rs >= 1.0 (conditional put) both create commit "
+            "files put-if-absent, so of any two writers racing for a version exactly one wins",
+            log_store=PUT_IF_ABSENT_LOG_STORE,
+        )
     if scheme in S3_SCHEMES:
         return StorageSafety(
             table,

@@ -33,7 +33,9 @@ def server_command(
     """The spark-submit command line that runs a Delta-enabled Spark Connect server.
 
     Local masters get the small-job defaults of the provider's local sessions (no Spark UI, shuffle and
-    snapshot partitions sized to the master's cores); ``conf`` overrides them and anything else.
+    snapshot partitions sized to the master's cores); the put-if-absent S3 log store is Delta's S3 log store
+    unless ``conf`` or the ``spark-defaults.conf`` spark-submit reads sets one; ``conf`` overrides them and
+    anything else.
 
     :param host: the address the gRPC service binds to.
     :param port: its port.
@@ -43,8 +45,11 @@ def server_command(
     """
     from airflow_provider_deltacc.spark_jars.delta_conf import DELTA_SPARK_CONF, local_defaults
     from airflow_provider_deltacc.spark_jars.delta_jars import cached_jars, pyspark_home
+    from airflow_provider_deltacc.spark_jars.put_if_absent import log_store_defaults
+    from airflow_provider_deltacc.spark_jars.spark_defaults import spark_defaults
 
     settings = {**local_defaults(master), **DELTA_SPARK_CONF}
+    settings.update(log_store_defaults({**spark_defaults(), **(conf or {})}))
     settings["spark.connect.grpc.binding.address"] = host
     settings["spark.connect.grpc.binding.port"] = str(port)
     settings.update(conf or {})

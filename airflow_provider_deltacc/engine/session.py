@@ -17,6 +17,8 @@ from airflow_provider_deltacc.spark_jars.delta_conf import (
     local_master_cores,
 )
 from airflow_provider_deltacc.spark_jars.delta_jars import cached_jars
+from airflow_provider_deltacc.spark_jars.put_if_absent import log_store_defaults
+from airflow_provider_deltacc.spark_jars.spark_defaults import spark_defaults
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -40,7 +42,9 @@ def local_delta_session(
     extra_conf: Mapping[str, str] | None = None,
     log_level: str = "ERROR",
 ) -> SparkSession:
-    """Return a local SparkSession with the Delta extension and catalog, using the cached jars.
+    """Return a local SparkSession with the Delta extension and catalog, using the cached jars, and the
+    put-if-absent S3 log store as Delta's S3 log store unless ``extra_conf`` or ``spark-defaults.conf`` sets
+    one (:func:`~airflow_provider_deltacc.spark_jars.put_if_absent.log_store_defaults`).
 
     If a session is already active in this process it is returned (Spark allows one JVM per process);
     the Delta settings are static, so a session started without them is rejected.
@@ -72,7 +76,9 @@ def local_delta_session(
 
     jars = ",".join(str(p) for p in cached_jars())
     builder = SparkSession.builder.appName(app_name).master(master).config("spark.jars", jars)
-    for key, value in {**local_defaults(master), "spark.driver.memory": "1g", **DELTA_SPARK_CONF}.items():
+    log_store = log_store_defaults({**spark_defaults(), **(extra_conf or {})})
+    settings = {**local_defaults(master), "spark.driver.memory": "1g", **DELTA_SPARK_CONF, **log_store}
+    for key, value in settings.items():
         builder = builder.config(key, value)
     if warehouse_dir:
         builder = builder.config("spark.sql.warehouse.dir", warehouse_dir)

@@ -9,7 +9,6 @@ table's Delta log (see :mod:`airflow_provider_deltacc.delta_log.outcome_recovery
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import os
@@ -41,6 +40,7 @@ from airflow_provider_deltacc.hooks.submit_options import (
     check_submit_options,
     joined,
 )
+from airflow_provider_deltacc.spark_jars.spark_defaults import pip_spark_home
 from airflow_provider_deltacc.spark_job.report_line import REPORT_PREFIX, parse_report_line
 
 if TYPE_CHECKING:
@@ -201,16 +201,20 @@ class SparkSubmitRunner:
 
     def submit_conf(self, master: str, spec: dict[str, Any]) -> dict[str, str]:
         """The ``--conf`` settings: the small-job defaults of a local master (only those no ``spark_conf``
-        sets), the Delta settings, then ``spark_conf``.
+        sets), the Delta settings, the put-if-absent S3 log store (unless a log store is configured: in
+        ``spark_conf``, the spec's or the ``spark-defaults.conf`` spark-submit reads), then ``spark_conf``.
 
         :param master: the master URL.
         :param spec: the job spec (its ``spark_conf`` is applied by the job's session builder).
         """
         from airflow_provider_deltacc.spark_jars.delta_conf import DELTA_SPARK_CONF, local_defaults
+        from airflow_provider_deltacc.spark_jars.put_if_absent import log_store_defaults
+        from airflow_provider_deltacc.spark_jars.spark_defaults import spark_defaults
 
         chosen = {**self.spark_conf, **(spec.get("spark_conf") or {})}
         defaults = {k: v for k, v in local_defaults(master).items() if k not in chosen}
-        return {**defaults, **DELTA_SPARK_CONF, **self.spark_conf}
+        log_store = log_store_defaults({**spark_defaults(), **chosen})
+        return {**defaults, **DELTA_SPARK_CONF, **log_store, **self.spark_conf}
 
     def master_addresses(self) -> list[tuple[str, int]]:
         """The host and port of each master a ``spark://`` URL names (several for standby masters; port 7077
@@ -458,16 +462,6 @@ def killing_signal(code: int | None) -> str | None:
             return f"signal {-code}"
     if code in _SHELL_SIGNAL_CODES:
         return signal.Signals(code - 128).name
-    return None
-
-
-def pip_spark_home() -> str | None:
-    """The Spark home of a pip-installed pyspark (the package folder, with ``bin/spark-submit``), found
-    without importing pyspark; None when pyspark is not installed that way."""
-    spec = importlib.util.find_spec("pyspark")
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        if (Path(location) / "bin" / "spark-submit").exists():
-            return str(location)
     return None
 
 

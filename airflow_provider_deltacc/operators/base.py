@@ -398,7 +398,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         """The class the Spark job runs this task's operation as, for Airflow's retry policy: the operation
         registry decides it from :meth:`class_options` and the Spark settings this worker can see (a MERGE
         under schema auto-merge is schema-changing)."""
-        from airflow_provider_deltacc.hooks.spark_defaults import visible_spark_conf
+        from airflow_provider_deltacc.spark_jars.spark_defaults import visible_spark_conf
 
         conf = self.spark_conf if isinstance(self.spark_conf, dict) else None
         return operation_class(
@@ -412,12 +412,38 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
     def storage_safety(self) -> StorageSafety:
         """Whether concurrent Spark writers are safe on this table's storage, from what the task can see:
         the table path, the operator's ``spark_conf`` and the ``spark-defaults.conf`` spark-submit reads on
-        this worker (see :func:`~airflow_provider_deltacc.hooks.spark_defaults.visible_spark_conf`; the
-        Spark job checks again with the driver's effective settings)."""
-        from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
-        from airflow_provider_deltacc.hooks.spark_defaults import visible_spark_conf
+        this worker (see :func:`~airflow_provider_deltacc.spark_jars.spark_defaults.visible_spark_conf`; the
+        Spark job checks again with the driver's effective settings).
 
-        return spark_storage_safety(self.table, visible_spark_conf(self.execution_mode, self.spark_conf))
+        Where no log store is configured, the driver's S3 log store is the provider's put-if-absent one
+        (:func:`~airflow_provider_deltacc.spark_jars.put_if_absent.log_store_defaults`; in ``spark_connect``
+        mode only when ``spark_conf`` names it, since the server's settings are not visible here); it is
+        safe for concurrent writers where the S3 endpoint proves it does conditional writes
+        (:func:`~airflow_provider_deltacc.object_storage.conditional_writes.conditional_writes`, once per
+        endpoint), else the writers are serialized as with Delta's own S3 log store."""
+        from airflow_provider_deltacc.contract.storage_safety import (
+            PUT_IF_ABSENT_LOG_STORE,
+            spark_storage_safety,
+            without_conditional_writes,
+        )
+        from airflow_provider_deltacc.spark_jars.put_if_absent import log_store_defaults
+        from airflow_provider_deltacc.spark_jars.spark_defaults import visible_spark_conf
+
+        conf = visible_spark_conf(self.execution_mode, self.spark_conf)
+        if self.execution_mode != "spark_connect":
+            conf = {**log_store_defaults(conf), **conf}
+        verdict = spark_storage_safety(self.table, conf)
+        if verdict.log_store != PUT_IF_ABSENT_LOG_STORE:
+            return verdict
+        from airflow_provider_deltacc.object_storage.conditional_writes import (
+            conditional_writes,
+            options_from_spark_conf,
+        )
+
+        answer = conditional_writes(self.table, self.hook.storage_options or options_from_spark_conf(conf))
+        if answer.supported:
+            return verdict
+        return without_conditional_writes(verdict, answer.endpoint, answer.reason)
 
     def unsafe_writes_allowed(self) -> bool:
         """The explicit override: the operator argument or ``$DELTACC_ALLOW_UNSAFE_CONCURRENT_WRITES``."""

@@ -94,8 +94,10 @@ def jar_dir(coords: DeltaCoordinates | None = None) -> Path:
 
 def cached_jars(coords: DeltaCoordinates | None = None) -> list[Path]:
     """The cached jars every Spark the provider starts gets: delta-spark first, its dependencies, then the
-    S3 jars when the set-up step fetched them (:mod:`~airflow_provider_deltacc.spark_jars.s3_jars`); raise
-    :class:`DeltaJarsMissingError` when the Delta jars are absent."""
+    S3 jars when the set-up step fetched them (:mod:`~airflow_provider_deltacc.spark_jars.s3_jars`) and the
+    put-if-absent S3 log store when it built it (:mod:`~airflow_provider_deltacc.spark_jars.put_if_absent`);
+    raise :class:`DeltaJarsMissingError` when the Delta jars are absent."""
+    from airflow_provider_deltacc.spark_jars.put_if_absent import cached_log_store_jar
     from airflow_provider_deltacc.spark_jars.s3_jars import cached_s3_jars
 
     coords = coords or installed_coordinates()
@@ -108,7 +110,8 @@ def cached_jars(coords: DeltaCoordinates | None = None) -> list[Path]:
             "to use another cache directory."
         )
     others = sorted(p for p in directory.glob("*.jar") if p != main_jar)
-    return [main_jar, *others, *cached_s3_jars()]
+    log_store = cached_log_store_jar()
+    return [main_jar, *others, *cached_s3_jars(), *([log_store] if log_store else [])]
 
 
 def _pom(coords: DeltaCoordinates) -> str:
@@ -209,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fetch", action="store_true", help="download the jars with Maven if missing")
     args = parser.parse_args(argv)
+    from airflow_provider_deltacc.spark_jars.put_if_absent import cached_log_store_jar
     from airflow_provider_deltacc.spark_jars.s3_jars import cached_s3_jars, fetch_s3_jars, s3_jar_dir
 
     coords = installed_coordinates()
@@ -220,12 +224,38 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     s3_jars = cached_s3_jars()
-    print(f"{coords.maven}: {len(jars) - len(s3_jars)} jars in {directory}")
+    print(f"{coords.maven}: {len(jars) - len(s3_jars) - bool(cached_log_store_jar())} jars in {directory}")
     if not s3_jars:
         print(f"error: the S3 jars are not in {s3_directory}; run `{FETCH_COMMAND}`", file=sys.stderr)
         return 1
     print(f"hadoop-aws and the AWS SDK modules it uses: {len(s3_jars)} jars in {s3_directory}")
-    return 0
+    return _report_log_store(args.fetch)
+
+
+def _report_log_store(build: bool) -> int:
+    """Build (with ``--fetch``) and report the put-if-absent S3 log store. Without a JDK it is only
+    reported missing (the writers of S3 tables are then serialized); with one, a missing jar fails the
+    listing, so the set-up step runs ``--fetch`` and builds it."""
+    from airflow_provider_deltacc.spark_jars import put_if_absent
+
+    jar = put_if_absent.cached_log_store_jar()
+    if jar is None and build:
+        try:
+            jar = put_if_absent.build_log_store_jar()
+        except DeltaJarsMissingError as exc:
+            print(f"warning: {exc}; writers of one S3 table will be serialized", file=sys.stderr)
+            return 0
+        except subprocess.CalledProcessError as exc:
+            print(f"error: the put-if-absent S3 log store did not compile: {exc}", file=sys.stderr)
+            return 1
+    if jar is not None:
+        print(f"the put-if-absent S3 log store ({put_if_absent.PUT_IF_ABSENT_LOG_STORE}): {jar}")
+        return 0
+    if shutil.which("javac") is None:
+        print("warning: the put-if-absent S3 log store is not built (no javac here)", file=sys.stderr)
+        return 0
+    print(f"error: the put-if-absent S3 log store is not built; run `{FETCH_COMMAND}`", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

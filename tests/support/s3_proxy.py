@@ -8,6 +8,9 @@ It forwards every request unchanged, except around the upload of one commit file
   lands, the window in which Delta's single-driver S3 log store cannot keep two drivers apart.
 - :class:`OutageAfterCommit` lets the upload land, then answers nothing more (the commit's own answer
   included) until the test ends the outage: a store that went down mid-write, after the commit.
+
+:class:`NoConditionalWrites` acts on every upload: a store without conditional writes, which either drops the
+``If-None-Match`` header (an old MinIO, a gateway: the create overwrites) or refuses it with 501.
 """
 
 from __future__ import annotations
@@ -68,6 +71,38 @@ class CommitBarrier:
         return False
 
 
+class NoConditionalWrites:
+    """A store that does not do conditional writes.
+
+    :param refuse: answer 501 NotImplemented to an upload with ``If-None-Match`` (else drop the header and
+        forward the upload).
+    """
+
+    def __init__(self, refuse: bool = False) -> None:
+        self.refuse = refuse
+        self.conditional_uploads = 0
+
+    def hold(self, path: str, headers: Any) -> None:
+        return None
+
+    def record(self, path: str, status: int) -> None:
+        return None
+
+    def is_down(self) -> bool:
+        return False
+
+    def answer(self, method: str, headers: Any) -> int | None:
+        """The status to answer instead of forwarding, or None to forward."""
+        if method == "PUT" and headers.get("If-None-Match") is not None:
+            self.conditional_uploads += 1
+            return 501 if self.refuse else None
+        return None
+
+    def forwarded(self, headers: dict[str, str]) -> dict[str, str]:
+        """The headers the store gets: without ``If-None-Match``."""
+        return {k: v for k, v in headers.items() if k.lower() != "if-none-match"}
+
+
 class OutageAfterCommit:
     """The store goes down right after the commit file lands, before its answer reaches the writer.
 
@@ -110,8 +145,20 @@ def s3_proxy(upstream_port: int, rule: ProxyRule) -> Iterator[str]:
                 return
             if self.command == "PUT":
                 rule.hold(self.path, self.headers)
+            answer = getattr(rule, "answer", None)
+            status = answer(self.command, self.headers) if answer is not None else None
+            if status is not None:
+                error = f"<Error><Code>NotImplemented</Code><Message>{status}</Message></Error>".encode()
+                self.send_response_only(status)
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(error)))
+                self.end_headers()
+                self.wfile.write(error)
+                return
             upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
             headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
+            forwarded = getattr(rule, "forwarded", None)
+            headers = forwarded(headers) if forwarded is not None else headers
             upstream.request(self.command, self.path, body=body, headers=headers)
             response = upstream.getresponse()
             data = response.read()

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.hooks.spark_defaults import parse_spark_defaults, spark_defaults_file
 from airflow_provider_deltacc.operators import DeltaMergeOperator
+from airflow_provider_deltacc.spark_jars.put_if_absent import SWITCH_CONF
+from airflow_provider_deltacc.spark_jars.spark_defaults import parse_spark_defaults, spark_defaults_file
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
@@ -51,6 +52,8 @@ spark.empty
 
 
 def test_the_log_store_in_spark_defaults_makes_s3_safe_for_concurrent_writers(conf_dir: Path) -> None:
+    # The put-if-absent log store turned off there: Delta's single-driver S3 log store is left.
+    (conf_dir / "spark-defaults.conf").write_text(f"{SWITCH_CONF} false\n")
     operator = _merge(execution_mode="spark_submit")
     assert not operator.storage_safety().safe
     spec = parse_spec(

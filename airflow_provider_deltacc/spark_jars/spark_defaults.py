@@ -9,6 +9,7 @@ and are not read here.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from pathlib import Path
@@ -31,10 +32,18 @@ def visible_spark_conf(execution_mode: str, spark_conf: dict[str, str] | None) -
     return {**defaults, **(spark_conf or {})}
 
 
+def pip_spark_home() -> str | None:
+    """The Spark home of a pip-installed pyspark (the package folder, with ``bin/spark-submit``), found
+    without importing pyspark; None when pyspark is not installed that way."""
+    spec = importlib.util.find_spec("pyspark")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(location) / "bin" / "spark-submit").exists():
+            return str(location)
+    return None
+
+
 def spark_defaults_file() -> Path | None:
     """The ``spark-defaults.conf`` spark-submit would read here, or None when there is none."""
-    from airflow_provider_deltacc.hooks.submit import pip_spark_home
-
     if os.environ.get(CONF_DIR_ENV):
         candidates = [Path(os.environ[CONF_DIR_ENV])]
     else:
