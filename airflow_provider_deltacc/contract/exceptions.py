@@ -240,6 +240,37 @@ class ExclusiveLeaseUnavailable(RuntimeError):
         self.blocking = list(blocking)
 
 
+class LeaseLapsedError(RuntimeError):
+    """The lease that keeps this write safe lapsed before the commit: the lease store may already have let
+    another writer (or VACUUM) in, so the attempt is abandoned before it commits. An infrastructure failure:
+    the next try takes the lease again.
+
+    :param table: the table.
+    :param lease: the lease, as it may be logged (kind, holder, id).
+    :param ttl_s: the lease's TTL.
+    :param why: what the heartbeat found (expired, or not renewed within the TTL).
+    """
+
+    def __init__(self, table: str, lease: str, ttl_s: float, why: str) -> None:
+        super().__init__(
+            f"the lease that keeps writes to {table} safe lapsed before the commit: {lease} ({why}; "
+            f"lease TTL {ttl_s:.0f} s); nothing was committed by this attempt. Airflow retries the task; "
+            "if the lease store is often slow, raise lease_ttl"
+        )
+        self.table = table
+        self.lease = lease
+        self.ttl_s = ttl_s
+        self.why = why
+
+    @property
+    def unreachable(self) -> str:
+        """What became unavailable, for the job's report."""
+        return f"the lease store (lease {self.lease} on {self.table} lapsed, TTL {self.ttl_s:.0f} s)"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.table, self.lease, self.ttl_s, self.why)
+
+
 class UnguardedUnsafeWrite(ValueError):
     """A writer that takes no lease (``use_write_lease=False``) on storage that cannot exclude others."""
 

@@ -24,7 +24,7 @@ from airflow_provider_deltacc.spark_jars.connect_mode import spark_connect_code
 from airflow_provider_deltacc.spark_job.source_travel import pickled_by_value
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 
 def run_operation(
@@ -50,12 +50,17 @@ def run_operation(
     :param source_hook: see :data:`~airflow_provider_deltacc.engine.operations.SourceHook`.
     :param sleep: the backoff sleep (tests pass a fake).
     :param turns: the writer's place among the writers of its table (see
-        :class:`~airflow_provider_deltacc.occ.commit_loop.Turns`).
+        :class:`~airflow_provider_deltacc.occ.commit_loop.Turns`). When it has a ``before_commit()`` (a
+        :class:`~airflow_provider_deltacc.windows.fence.LeaseFence`), that is called after the source is
+        built, right before the write that commits.
     :raises InputError: the spec does not fit the table (nothing was written).
     :raises CommitLoopError: the commit loop stopped; ``.report`` holds every attempt.
     """
     function = spec.source.function if spec.source is not None else None
     user_code = function.function if function is not None else None
+    before_commit = getattr(turns, "before_commit", None)
+    if before_commit is not None:
+        source_hook = _fenced(source_hook, before_commit)
     with operation_session(spark, spec.spark_conf) as session, pickled_by_value(user_code):
         prepared = build_operation(session, spec, source_hook)
         work = prepared.work
@@ -75,6 +80,17 @@ def run_operation(
             sleep=sleep,
             turns=turns,
         )
+
+
+def _fenced(hook: SourceHook | None, before_commit: Callable[[], object]) -> SourceHook:
+    """The source hook, then ``before_commit``: the last check before an attempt's write commits."""
+
+    def fenced(source: DataFrame, attempt: int) -> DataFrame:
+        frame = hook(source, attempt) if hook is not None else source
+        before_commit()
+        return frame
+
+    return fenced
 
 
 @contextmanager

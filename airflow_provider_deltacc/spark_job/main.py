@@ -19,6 +19,7 @@ from airflow_provider_deltacc.contract.exceptions import (
     ConflictFatalError,
     ConflictRetriesExhaustedError,
     InputError,
+    LeaseLapsedError,
     UnsafeStorageError,
     short_repr,
 )
@@ -89,7 +90,7 @@ def run_job(
             return ExitCode.BAD_INPUT, _loop_report(exc, "bad_input", cause)
         if (bad := storage_input_error(cause, parsed.table)) is not None:
             return ExitCode.BAD_INPUT, _loop_report(exc, "bad_input", bad)
-        if (gone := unavailable_reason(cause) or storage_unreachable(cause, parsed.table)) is not None:
+        if (gone := _gone(cause, parsed.table)) is not None:
             return ExitCode.UNAVAILABLE, _unavailable(_loop_report(exc, exc.report.status, cause), gone)
         return ExitCode.FAILURE, _loop_report(exc, exc.report.status, cause)
     except InputError as exc:  # found before the first attempt (the table, the source, the storage): one line
@@ -99,7 +100,7 @@ def run_job(
         if (bad := storage_input_error(exc, parsed.table)) is not None:
             log.error("bad input, nothing was written: %s", bad)
             return ExitCode.BAD_INPUT, _bare_report(raw, parsed, "bad_input", bad)
-        if (gone := unavailable_reason(exc) or storage_unreachable(exc, parsed.table)) is not None:
+        if (gone := _gone(exc, parsed.table)) is not None:
             log.error("%s went away before the first attempt: %s", gone, _first_line(exc))
             return ExitCode.UNAVAILABLE, _unavailable(_bare_report(raw, parsed, "error", exc), gone)
         log.exception("the Delta job failed before its first attempt")
@@ -242,6 +243,14 @@ def _error(exc: BaseException) -> dict[str, Any]:
         )
         error["reason"] = exc.message[:_MESSAGE_LIMIT]  # what is wrong and the fix, without field=value
     return error
+
+
+def _gone(exc: BaseException, table: str) -> str | None:
+    """What went away, when ``exc`` is an infrastructure failure: Spark, the storage, or the lease that kept
+    the write safe (a lapsed lease abandons the attempt before its commit)."""
+    if isinstance(exc, LeaseLapsedError):
+        return exc.unreachable
+    return unavailable_reason(exc) or storage_unreachable(exc, table)
 
 
 def _unavailable(report: dict[str, Any], gone: str) -> dict[str, Any]:

@@ -7,7 +7,9 @@
    writer must be alone on the table (:func:`guard_storage`).
 2. **The log.** A write the table's Delta log already answers (a committed duplicate) takes no lease; any
    other write is told what the log showed (its txn identity unrecorded), so its job need not read it again.
-3. **The lease.** An exclusive lease on unsafe storage (or :class:`ExclusiveLeaseUnavailable`), else the
+3. **The lease.** An exclusive lease on unsafe storage (or :class:`ExclusiveLeaseUnavailable`), checked
+   before each commit (:class:`~airflow_provider_deltacc.windows.fence.LeaseFence`: a lapsed one abandons the
+   attempt), else the
    writer's lease (:func:`~airflow_provider_deltacc.windows.writer.writer_lease`: bounded wait for
    conflicting maintenance, heartbeat, release, never fails the write) and the writer's place in the
    table's queue (:class:`~airflow_provider_deltacc.windows.admission.TurnQueue`).
@@ -28,6 +30,7 @@ from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.contract.storage_safety import StorageSafety
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows.admission import TurnQueue
+from airflow_provider_deltacc.windows.fence import LeaseFence
 from airflow_provider_deltacc.windows.lease import LeaseRequest
 from airflow_provider_deltacc.windows.store import LeaseStore
 from airflow_provider_deltacc.windows.writer import (
@@ -77,11 +80,14 @@ class GuardedWrite:
     :param spec: the job spec, marked with its ``storage_guard`` on unsafe storage.
     :param answered: the report when the Delta log answered the write (nothing runs).
     :param turns: the writer's place among the writers of its table, or None.
+    :param fence: the check of the lease that keeps this write safe (the exclusive lease on storage that
+        cannot exclude concurrent writers), or None where safety does not depend on the lease.
     """
 
     spec: JobSpec
     answered: dict[str, Any] | None = None
     turns: TurnQueue | None = None
+    fence: LeaseFence | None = None
 
     def run(
         self, run_job: RunJob, *, loop_takes_turns: bool, serve_turns_to_job: bool = False
@@ -99,6 +105,10 @@ class GuardedWrite:
         """
         if self.answered is not None:
             return self.answered
+        if self.fence is not None:
+            self.fence.check()  # before any Spark starts; a loop in this process checks before each commit
+            if loop_takes_turns:
+                return run_job(self.spec, turns=LeaseFence(self.fence.held, self.turns))
         if self.turns is None or loop_takes_turns:
             return run_job(self.spec, turns=self.turns)
         waited = self.turns.first() or 0.0
@@ -186,8 +196,10 @@ def guarded_write(
         job = answer.spec_to_run(job)
     if exclusive:
         request = _request(job, guard, partitions=False)
-        with exclusive_writer_lease(open_store, request, wait_timeout_s=guard.unsafe_storage_wait_timeout_s):
-            yield GuardedWrite(job)
+        with exclusive_writer_lease(
+            open_store, request, wait_timeout_s=guard.unsafe_storage_wait_timeout_s
+        ) as held:
+            yield GuardedWrite(job, fence=LeaseFence(held))
     elif not guard.use_write_lease:
         yield GuardedWrite(job)
     else:

@@ -41,6 +41,8 @@ class HeldLease:
     waited_s: float = 0.0
     store: LeaseStore | None = field(default=None, repr=False)
     _lost: threading.Event = field(default_factory=threading.Event, repr=False)
+    #: When the store last renewed the lease (``time.monotonic()``, taken before the request was sent).
+    renewed_at: float = field(default_factory=time.monotonic, repr=False)
 
     @property
     def acquired(self) -> bool:
@@ -52,22 +54,40 @@ class HeldLease:
         """Whether a heartbeat found the lease already expired, so others may have stopped respecting it."""
         return self._lost.is_set()
 
+    def lapsed(self, now: float | None = None) -> str | None:
+        """Why the lease can no longer be trusted, or None while it holds: a heartbeat found it expired, or
+        the store has not renewed it for a whole TTL (it does not answer, or this process was paused), so
+        the store may have let others in.
+
+        :param now: the ``time.monotonic()`` to judge at (now by default).
+        """
+        if self.lease is None:
+            return None
+        if self.lost:
+            return "a heartbeat found it expired"
+        silent = (time.monotonic() if now is None else now) - self.renewed_at
+        if silent >= self.lease.ttl_s:
+            return f"the lease store has not renewed it for {silent:.0f} s"
+        return None
+
 
 class _Heartbeat(threading.Thread):
     """Renews one lease every ``interval_s`` until stopped or the lease is found lost."""
 
-    def __init__(self, store: LeaseStore, lease: Lease, interval_s: float, lost: threading.Event) -> None:
+    def __init__(self, store: LeaseStore, held: HeldLease, lease: Lease, interval_s: float) -> None:
         super().__init__(name=f"deltacc-lease-heartbeat-{lease.lease_id[:8]}", daemon=True)
         self._store = store
+        self._held = held
         self._lease = lease
         self._interval_s = interval_s
-        self._lost = lost
+        self._lost = held._lost
         self._stopped = threading.Event()
         #: True while the store does not answer (warned once per outage).
         self.failing = False
 
     def run(self) -> None:
         while not self._stopped.wait(self._interval_s):
+            sent = time.monotonic()
             try:
                 renewed = self._store.heartbeat(self._lease.lease_id)
             except Exception as exc:
@@ -87,6 +107,8 @@ class _Heartbeat(threading.Thread):
                 else:
                     log.debug("heartbeat for %s failed again (%s)", self._lease.describe(), exc)
                 continue
+            if renewed:
+                self._held.renewed_at = sent
             if self.failing and renewed:
                 log.info("heartbeat for %s on %s renewed again", self._lease.describe(), self._lease.table)
                 self.failing = False
@@ -147,6 +169,7 @@ def hold_lease(
     started = time.monotonic()
     logged_wait = False
     while True:
+        acquiring = time.monotonic()
         result = store.try_acquire(request, conflicts)
         waited = time.monotonic() - started
         if result.lease is not None:
@@ -174,10 +197,10 @@ def hold_lease(
             logged_wait = True
         time.sleep(min(poll_s, remaining))
 
-    held = HeldLease(request, result.lease, [], waited, store)
+    held = HeldLease(request, result.lease, [], waited, store, renewed_at=acquiring)
     lease = result.lease
     log.info("holding %s on %s (id %s, waited %.1f s)", lease.describe(), lease.table, lease.lease_id, waited)
-    beat = _Heartbeat(store, lease, interval, held._lost)
+    beat = _Heartbeat(store, held, lease, interval)
     beat.start()
     _observe(store, lease.table)  # after the heartbeat starts: an observer must not delay it
     try:
