@@ -31,8 +31,9 @@ def raise_for_outcome(code: int, report: dict[str, Any] | None) -> dict[str, Any
             f"bad input: {message}", field=error.get("field"), value=error.get("value"), report=report
         )
     if code == ExitCode.UNAVAILABLE:
+        lapsed = error.get("type") == "LeaseLapsedError"
         raise DeltaCCInfrastructureError(
-            f"Spark went away while the job ran: {message}",
+            message if lapsed else f"Spark went away while the job ran: {message}",
             unreachable=error.get("unreachable") or "the Spark cluster",
             report=report,
         )

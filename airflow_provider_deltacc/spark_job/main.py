@@ -123,7 +123,8 @@ def check_storage_safety(session: SparkSession, spec: JobSpec) -> dict[str, Any]
 
     :param session: the job's session.
     :param spec: the parsed spec.
-    :returns: the verdict and the guard (for the report) when the storage is unsafe, else None.
+    :returns: the verdict and the guard (for the report) when the storage is unsafe or the spec is guarded,
+        else None.
     :raises UnsafeStorageError: when it is unsafe and ``storage_guard`` is not set.
     """
     from airflow_provider_deltacc.contract.storage_safety import (
@@ -147,7 +148,8 @@ def check_storage_safety(session: SparkSession, spec: JobSpec) -> dict[str, Any]
     conf.update(spec.spark_conf)
     verdict = spark_storage_safety(spec.table, conf)
     if verdict.safe:
-        return None
+        # The worker judged the table unsafe from what it could see and guarded the write: say so.
+        return None if spec.storage_guard is None else {**verdict.to_dict(), "guard": spec.storage_guard}
     if spec.storage_guard is None:
         raise UnsafeStorageError(
             "storage_guard",

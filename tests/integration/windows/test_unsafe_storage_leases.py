@@ -1,7 +1,8 @@
 """Object-storage safety with real lease stores: two writer operators on an ``s3a://`` table without a
-multi-writer log store never overlap. The second refuses (naming the table, the missing setting and the
-override) while the first holds its exclusive lease; the override lets it through; a lone writer runs
-normally; maintenance waits for the writer; with the DynamoDB log store writers overlap as usual.
+multi-writer log store (Delta's own S3 log store: the provider's put-if-absent one turned off) never
+overlap. The second refuses (naming the table, the missing setting and the override) while the first holds
+its exclusive lease; the override lets it through; a lone writer runs normally; maintenance waits for the
+writer; with the DynamoDB log store writers overlap as usual.
 
 No S3 is needed: the refusal happens before any Spark work, so the jobs are stand-ins that record the spec
 they were given (the first one blocks until the test lets it finish)."""
@@ -19,6 +20,7 @@ from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 from airflow_provider_deltacc.engine.storage_safety import DYNAMODB_LOG_STORE, OVERRIDE_ENV
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaUnsafeStorageError
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator, DeltaOptimizeOperator
+from airflow_provider_deltacc.spark_jars.put_if_absent import SWITCH_CONF
 from airflow_provider_deltacc.windows import store_from_url
 from tests.support.spec_views import json_view
 from tests.unit.airflow_face.conftest import make_context
@@ -69,6 +71,7 @@ def _writer(task_id: str, store_url: str, job: StandInJob, **kwargs: Any) -> Del
         lease_store_url=store_url,
         unsafe_storage_wait_timeout=kwargs.pop("unsafe_storage_wait_timeout", 1.0),
         lease_ttl=30.0,
+        spark_conf={SWITCH_CONF: "false", **kwargs.pop("spark_conf", {})},
         **kwargs,
     )
     op.__dict__["hook"] = job  # the cached hook property
@@ -117,6 +120,7 @@ def test_second_writer_refuses_while_the_first_holds_its_lease(
         execution_mode="in_process",
         lease_store_url=store_url,
         unsafe_storage_wait_timeout=1.0,
+        spark_conf={SWITCH_CONF: "false"},
     )
     merge.__dict__["hook"] = job_b
     started = time.monotonic()
@@ -149,6 +153,7 @@ def test_second_writer_refuses_while_the_first_holds_its_lease(
         poll_interval=0.2,
         gate_wait_timeout=1.0,
         table_traits={"partitioned": True},
+        spark_conf={SWITCH_CONF: "false"},
     )
     optimize.__dict__["hook"] = job_m
     with pytest.raises(Exception, match="gave up waiting") as waited:
