@@ -66,3 +66,30 @@ def test_spark_with_it_and_delta_rs_exclude_each_other_on_one_table() -> None:
     assert both.safe and both.engine == "spark+delta-rs"
     dynamodb = {"spark.delta.logStore.s3a.impl": DYNAMODB_LOG_STORE}
     assert not mixed_storage_safety("s3a://lake/t", dynamodb).safe
+
+
+def test_spark_submit_drivers_and_the_connect_server_get_it_unless_a_log_store_is_set(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import json
+
+    from airflow_provider_deltacc.deployment.connect_server import server_command
+    from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))  # no spark-defaults.conf
+    monkeypatch.setenv("AIRFLOW_CONN_DELTACC_PIA_UNIT", json.dumps({"conn_type": "spark", "host": "yarn"}))
+    runner = DeltaCCHook(conn_id="deltacc_pia_unit").submit_runner
+    assert DEFAULTS.items() <= runner.submit_conf("yarn", {}).items()
+    dynamo = {"spark.delta.logStore.s3a.impl": DYNAMODB_LOG_STORE}
+    submitted = runner.submit_conf("yarn", {"spark_conf": dynamo})
+    assert (
+        "spark.delta.logStore.s3.impl" not in submitted and "spark.delta.logStore.s3a.impl" not in submitted
+    )
+
+    command = server_command(host="127.0.0.1", port=15002, master="local[1]")
+    jars = command[command.index("--jars") + 1].split(",")
+    assert str(put_if_absent.cached_log_store_jar()) in jars
+    assert f"spark.delta.logStore.s3a.impl={PUT_IF_ABSENT_LOG_STORE}" in command
+    (tmp_path / "spark-defaults.conf").write_text(f"spark.delta.logStore.s3a.impl {DYNAMODB_LOG_STORE}\n")
+    command = server_command(host="127.0.0.1", port=15002, master="local[1]")
+    assert not any(part.startswith("spark.delta.logStore.") for part in command)

@@ -114,7 +114,11 @@ public class S3PutIfAbsentLogStore extends HadoopFileSystemLogStore {
 
     /** The error itself, or FileAlreadyExistsException when it says the file was there first. */
     static IOException alreadyExists(Path path, IOException error) {
-        return lostTheRace(error) ? withCause(new FileAlreadyExistsException(path.toString()), error) : error;
+        if (!lostTheRace(error)) {
+            return error;
+        }
+        LOG.info("{} was created by another writer first ({}); Delta tries the next version", path, error.toString());
+        return withCause(new FileAlreadyExistsException(path.toString()), error);
     }
 
     /** S3A reports a failed precondition (HTTP 412) as RemoteFileChangedException, and an existing file
