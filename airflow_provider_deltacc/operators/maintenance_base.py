@@ -164,7 +164,9 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
         decision: GateDecision,
     ) -> dict[str, Any] | GateDecision:
         """Once the gate said go: the job's report if the lease is won, else the decision to wait on."""
+        from airflow_provider_deltacc.conflict_matrix import OpKind
         from airflow_provider_deltacc.windows import GateDecision, LeaseRequest, hold_lease
+        from airflow_provider_deltacc.windows.fence import LeaseFence
 
         run, partitions = self.apply_decision(spec, decision)
         lease = LeaseRequest(
@@ -179,7 +181,13 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
         ) as held:
             if held.acquired:
                 self.validate_spec(run)
-                return self.hook.run(run)
+                if request.maintenance_op is not OpKind.VACUUM and not request.exclusive:
+                    return self.hook.run(run)
+                # VACUUM's lease (and the serializing guard's) is what keeps the data safe: a lapsed one
+                # stops the run before it starts, and before each attempt of a loop in this process.
+                fence = LeaseFence(held)
+                fence.check()
+                return self.hook.run(run, turns=fence if self.hook.loop_runs_here else None)
         blockers = "; ".join(lease.describe() for lease in held.blocking)
         reason = f"waiting: a writer took a conflicting lease after the gate said go: {blockers}"
         self.log.info("gate: %s on %s: %s", request.maintenance_op.name, self.table, reason)
