@@ -382,7 +382,10 @@ def _storage_accepted(job: JobSpec) -> bool:
 
     if job.storage_guard is not None or table_scheme(job.table) not in S3_SCHEMES:
         return True
-    return spark_storage_safety(job.table, job.spark_conf).safe
+    from airflow_provider_deltacc.spark_jars.put_if_absent import log_store_defaults
+
+    # A Spark the provider starts has the put-if-absent log store unless the spec's settings name another.
+    return spark_storage_safety(job.table, {**log_store_defaults(job.spark_conf), **job.spark_conf}).safe
 
 
 def _txn_entries_may_expire(snapshot: LogSnapshot) -> bool:

@@ -201,10 +201,13 @@ def test_a_scheme_less_path_on_another_default_file_system_falls_through(table: 
 
 def test_s3_without_a_storage_guard_falls_through_where_the_job_would_refuse_it() -> None:
     spec = _merge("s3a://lake/orders", 4)
-    job = parse_spec(spec)
     from airflow_provider_deltacc.delta_log.fast_path import log_may_answer
 
-    assert not log_may_answer(job)
+    # A Spark the provider starts has the put-if-absent log store: the job would accept the table.
+    assert log_may_answer(parse_spec(spec))
+    single = {"spark.delta.logStore.s3a.impl": "io.delta.storage.S3SingleDriverLogStore"}
+    spec = {**spec, "spark_conf": single}
+    assert not log_may_answer(parse_spec(spec))
     assert log_may_answer(parse_spec({**spec, "storage_guard": "exclusive_lease"}))
     dynamo = {"spark.delta.logStore.s3a.impl": "io.delta.storage.S3DynamoDBLogStore"}
     assert log_may_answer(parse_spec({**spec, "spark_conf": dynamo}))
