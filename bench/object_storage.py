@@ -2,6 +2,7 @@
 serialization costs concurrent writers.
 
     .venv/bin/python bench/object_storage.py [--rounds 3] [--merge-rows 1000] [--writers 8] [--modes ...]
+                                             [--parts 1,2,3]
 
 An S3 API server (moto's server mode) is started on 127.0.0.1; every S3 task reaches it through an Airflow
 ``aws`` connection (``aws_conn_id``), as a DAG would.
@@ -10,9 +11,11 @@ An S3 API server (moto's server mode) is started on 127.0.0.1; every S3 task rea
    1-row append and of a 1,000-row pinned MERGE, each with its own txn identity, on a local table and on an
    S3 table; rounds rotate the order. Prints medians and the ratio S3/local.
 2. **Concurrent writers**: ``--writers`` appends (operators, ``in_process``, one thread each, one lease store)
-   into one S3 table, which the storage guard serializes (Delta's default S3 log store cannot keep drivers
-   apart), against the same number of writers into as many S3 tables (nothing to serialize). Prints commits
-   per second of each and their ratio.
+   into one S3 table with the provider's put-if-absent log store (the writers run side by side; a lost race
+   for a version is a 412 and Delta's retry at the next one), against the same number of writers into as many
+   S3 tables (nothing to race for), and beside them the same writers into one S3 table with that log store
+   turned off, which the storage guard serializes (Delta's own S3 log store cannot keep drivers apart).
+   Prints commits per second of each and the ratios to the independent tables.
 3. **delta-rs on S3**: the same number of concurrent delta-rs appends into one S3 table with no lock at all
    (delta-rs commits with S3 conditional writes, ``If-None-Match``, which moto's server honours); prints
    whether every append landed, and the commits per second.
@@ -100,9 +103,10 @@ def per_task(server: S3Server, work: Path, rounds: int, merge_rows: int, modes: 
 
 def concurrent_writers(server: S3Server, work: Path, writers: int) -> None:
     from airflow_provider_deltacc.operators import DeltaAppendOperator
+    from airflow_provider_deltacc.spark_jars.put_if_absent import SWITCH_CONF
     from tests.integration.object_storage.side_by_side import run_side_by_side, statuses
 
-    def operators(tables: list[str], store: str) -> list[Any]:
+    def operators(tables: list[str], store: str, conf: dict[str, str]) -> list[Any]:
         return [
             DeltaAppendOperator(
                 task_id=f"writer_{i}",
@@ -117,24 +121,36 @@ def concurrent_writers(server: S3Server, work: Path, writers: int) -> None:
                 aws_conn_id=AWS_CONN,
                 lease_store_url=f"sqlite:///{work / store}",
                 unsafe_storage_wait_timeout=900.0,
+                spark_conf=conf,
             )
             for i in range(writers)
         ]
 
     results = {}
-    for label, count in (("one table (serialized)", 1), (f"{writers} tables", writers)):
+    runs = (
+        ("warm-up (not timed)", writers, {}),  # the JVM's first S3 writes pay class loading and connections
+        ("one table, put-if-absent", 1, {}),
+        (f"{writers} tables", writers, {}),
+        ("one table, serialized", 1, {SWITCH_CONF: "false"}),
+    )
+    for label, count, conf in runs:
         bucket = server.new_bucket("writers")
         tables = [f"s3a://{bucket}/t{i}" for i in range(count)]
         for table in tables:  # created first, so every writer below appends
             _run("in_process", table, append_spec(table, "seed", 1))
         start = now()
-        outcomes = run_side_by_side(operators(tables, f"leases-{count}.db"), timeout_s=900)
+        outcomes = run_side_by_side(operators(tables, f"leases-{label[:3]}-{count}.db", conf), timeout_s=900)
         seconds = now() - start
         assert set(statuses(outcomes).values()) == {"committed"}, outcomes
+        guards = {o.get("storage_safety", {}).get("guard") for o in outcomes.values()}
         results[label] = writers / seconds
-        print(f"   {label:<24} {writers} commits in {seconds:6.1f} s: {writers / seconds:5.2f} commits/s")
-    one, many = results.values()
-    print(f"   serialized / independent: {one / many:.2f}x the commit rate")
+        print(
+            f"   {label:<26} {writers} commits in {seconds:6.1f} s: {writers / seconds:5.2f} commits/s "
+            f"(storage guard: {', '.join(sorted(str(g) for g in guards))})"
+        )
+    _warm, shared, many, serialized = results.values()
+    print(f"   one table, put-if-absent / {writers} tables: {shared / many:.2f}x the commit rate")
+    print(f"   one table, serialized / {writers} tables: {serialized / many:.2f}x the commit rate")
 
 
 def delta_rs_writers(server: S3Server, writers: int) -> None:
@@ -173,23 +189,29 @@ def main() -> int:
     parser.add_argument("--merge-rows", type=int, default=1000)
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--parts", default="1,2,3", help="which parts to run, e.g. 2")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     work = Path(tempfile.mkdtemp(prefix="bench-object-storage-"))
     os.environ.setdefault("DELTACC_LEASE_STORE_URL", f"sqlite:///{work / 'leases.db'}")
     server = S3Server(port=_free_port(), log=work / "moto.log")
     server.start()
-    connect, port = start_connect_server(work)
+    connect, port = start_connect_server(work) if "1" in parts else (None, 0)
     os.environ[f"AIRFLOW_CONN_{AWS_CONN.upper()}"] = server.connection_uri()
     os.environ[f"AIRFLOW_CONN_{SUBMIT_CONN.upper()}"] = json.dumps({"conn_type": "spark", "host": "local[2]"})
     os.environ[f"AIRFLOW_CONN_{CONNECT_CONN.upper()}"] = f"spark-connect://127.0.0.1:{port}"
     try:
-        per_task(server, work, args.rounds, args.merge_rows, tuple(args.modes.split(",")))
-        print(f"\n2. {args.writers} concurrent writers (operators, in_process), S3")
-        concurrent_writers(server, work, args.writers)
-        delta_rs_writers(server, args.writers)
+        if "1" in parts:
+            per_task(server, work, args.rounds, args.merge_rows, tuple(args.modes.split(",")))
+        if "2" in parts:
+            print(f"\n2. {args.writers} concurrent writers (operators, in_process), S3")
+            concurrent_writers(server, work, args.writers)
+        if "3" in parts:
+            delta_rs_writers(server, args.writers)
     finally:
-        connect.terminate()
-        connect.wait(timeout=60)
+        if connect is not None:
+            connect.terminate()
+            connect.wait(timeout=60)
         server.halt()
     return 0
 
