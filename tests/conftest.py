@@ -33,6 +33,8 @@ os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(ROOT / "dags")
 os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{AIRFLOW_HOME / 'airflow.db'}"
 os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+# Every JVM spark-submit starts for a test (a local session, a Connect server, a task's driver) reads it.
+os.environ.setdefault("SPARK_CONF_DIR", str(ROOT / "tests" / "support" / "spark_conf"))
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
