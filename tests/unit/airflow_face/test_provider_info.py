@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-import warnings
 from functools import cache
 from types import ModuleType
 
@@ -31,10 +30,7 @@ def _modules() -> list[ModuleType]:
     for info in pkgutil.walk_packages(airflow_provider_deltacc.__path__, prefix):
         if info.name.rsplit(".", 1)[-1] in _ENTRY_POINTS:
             continue
-        with warnings.catch_warnings():
-            # The old paths of modules that moved into rooms warn on import; what they give is checked there.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            found.append(importlib.import_module(info.name))
+        found.append(importlib.import_module(info.name))
     return found
 
 
