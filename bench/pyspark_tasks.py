@@ -81,8 +81,8 @@ def provider_write(
 
     :returns: the commit report (raises a classified exception when the write did not succeed).
     """
-    from airflow_provider_deltacc.engine.source_function import SourceFunction
-    from airflow_provider_deltacc.engine.storage_safety import spark_storage_safety
+    from airflow_provider_deltacc.contract.source_function import SourceFunction
+    from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
     from airflow_provider_deltacc.windows import SqliteLeaseStore, WriteGuard, guarded_write
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from airflow.sdk import DAG
 
-from airflow_provider_deltacc.advisor import DeltaConflictWarning
+from airflow_provider_deltacc.exceptions import DeltaConflictWarning
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
     DeltaDeleteOperator,

@@ -88,7 +88,7 @@ def add_to_balance(spark: SparkSession, table: str, amount: int) -> DataFrame:
 
 def balance_spec(table: str, amount: int, version: int) -> dict[str, Any]:
     """A MERGE keyed on the account whose source is :func:`add_to_balance`, with its exactly-once identity."""
-    from airflow_provider_deltacc.engine.source_function import SourceFunction
+    from airflow_provider_deltacc.contract.source_function import SourceFunction
 
     function = SourceFunction(add_to_balance, kwargs={"table": table, "amount": amount})
     return {
@@ -106,8 +106,8 @@ def taking_turns(
 ) -> tuple[int, dict[str, Any]]:
     """Run ``spec`` as a writer operator does in ``in_process`` mode: the write guarded on its table (its
     write lease from the SQLite lease store, and its turn among the writers of the table)."""
+    from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
     from airflow_provider_deltacc.delta_log.fast_path import consult_log
-    from airflow_provider_deltacc.engine.storage_safety import spark_storage_safety
     from airflow_provider_deltacc.windows import SqliteLeaseStore, WriteGuard, guarded_write
 
     guard = WriteGuard(holder=holder, ttl_s=60.0, admission_wait_timeout_s=600.0)

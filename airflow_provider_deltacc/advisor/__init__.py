@@ -13,7 +13,3 @@ round. Nothing here imports pyspark.
 """
 
 from __future__ import annotations
-
-from airflow_provider_deltacc.exceptions import DeltaConflictWarning
-
-__all__ = ["DeltaConflictWarning"]

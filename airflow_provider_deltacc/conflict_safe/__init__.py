@@ -22,13 +22,13 @@ pair makes the write exactly-once: a re-run with the same pair writes nothing an
 Each function returns the :class:`~airflow_provider_deltacc.occ.report.CommitReport` (every attempt, the
 committed version, ``skipped_duplicate``) and raises, with the report on the exception:
 
-- :class:`~airflow_provider_deltacc.contract.errors.InputError`: bad input (an option, a source that does not
-  fit the table, a function that returns no DataFrame); nothing was written (``report`` is set when the
+- :class:`~airflow_provider_deltacc.contract.exceptions.InputError`: bad input (an option, a source that does
+  not fit the table, a function that returns no DataFrame); nothing was written (``report`` is set when the
   first attempt found it);
-- :class:`~airflow_provider_deltacc.occ.errors.ConflictRetriesExhaustedError`: a retryable conflict
+- :class:`~airflow_provider_deltacc.contract.exceptions.ConflictRetriesExhaustedError`: a retryable conflict
   outlasted ``retry_policy``; run the whole call again later;
-- :class:`~airflow_provider_deltacc.occ.errors.ConflictFatalError`: a conflict retrying cannot fix;
-- :class:`~airflow_provider_deltacc.occ.errors.CommitLoopError`: anything else, e.g. ``build_source``
+- :class:`~airflow_provider_deltacc.contract.exceptions.ConflictFatalError`: a conflict retrying cannot fix;
+- :class:`~airflow_provider_deltacc.contract.exceptions.CommitLoopError`: anything else, e.g. ``build_source``
   raised (its exception is ``__cause__``).
 
 Ship it to a cluster with the bundle the provider builds for spark-submit

@@ -10,9 +10,7 @@ Spark job (:mod:`airflow_provider_deltacc.spark_job`) and the library API
 What a job is without Spark (the spec, table names, literals, DDL names, storage safety, retention, txn
 identities, commit tags, redaction, the input error) lives in :mod:`airflow_provider_deltacc.contract`; the
 jar cache and a Delta session's settings in :mod:`airflow_provider_deltacc.spark_jars`. The Airflow face and
-the lease windows never import this package (``tests/unit/test_import_rules.py``). ``errors``,
-``storage_safety``, ``redaction``, ``ddl``, ``spec``, ``delta_jars`` and ``s3_jars`` here only re-export
-the names that moved; the other modules re-export theirs beside what stayed.
+the lease windows never import this package (``tests/unit/test_import_rules.py``).
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ attempt sets ``spark.databricks.delta.commitInfo.userMetadata`` to a fresh token
 A job that carries a run token (the spec's ``outcome.run_token``, see :func:`tagging_run`) prefixes every
 attempt's token with it, ``deltacc:<run token>:<attempt>``, so whoever submitted the job can find the commits
 of that run in the log without the driver's report. The tag format and the reading of commit files without
-Spark (:func:`run_tag_prefix`, :func:`scan_for_txn_commit`, ...) moved to
-:mod:`airflow_provider_deltacc.contract.commits`; their names are re-exported here.
+Spark (:func:`~airflow_provider_deltacc.contract.commits.run_tag_prefix`,
+:func:`~airflow_provider_deltacc.contract.commits.scan_for_txn_commit`, ...) live in
+:mod:`airflow_provider_deltacc.contract.commits`.
 """
 
 from __future__ import annotations
@@ -25,9 +26,7 @@ from airflow_provider_deltacc.contract.commits import (
     TAG_PREFIX,
     TXN_SCAN_VERSIONS,
     metric_value,
-    records_txn,
     run_tag_prefix,
-    scan_for_txn_commit,
 )
 from airflow_provider_deltacc.contract.table import table_sql
 
@@ -38,18 +37,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLOCK_SKEW_S",
-    "TAG_PREFIX",
-    "TXN_SCAN_VERSIONS",
     "USER_METADATA_CONF",
     "TaggedCommits",
     "find_tagged_commits",
     "find_txn_commit",
     "history_commits",
-    "metric_value",
     "new_commit_tag",
-    "records_txn",
-    "run_tag_prefix",
-    "scan_for_txn_commit",
     "tagging_run",
 ]
 

@@ -1,38 +1,14 @@
-"""Which string-literal mode a Spark session parses in. The quoting itself moved to
-:mod:`airflow_provider_deltacc.contract.literals`; its names are re-exported here."""
+"""Which string-literal mode a Spark session parses in. The quoting itself is in
+:mod:`airflow_provider_deltacc.contract.literals`."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.contract.literals import (
-    LiteralError,
-    SparkType,
-    embedded_expression,
-    equals_predicate,
-    in_predicate,
-    quote_identifier,
-    sql_literal,
-    string_literal,
-    type_name,
-)
-
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = [
-    "ESCAPED_STRING_LITERALS_CONF",
-    "LiteralError",
-    "SparkType",
-    "embedded_expression",
-    "equals_predicate",
-    "escaped_string_literals",
-    "in_predicate",
-    "quote_identifier",
-    "sql_literal",
-    "string_literal",
-    "type_name",
-]
+__all__ = ["ESCAPED_STRING_LITERALS_CONF", "escaped_string_literals"]
 
 ESCAPED_STRING_LITERALS_CONF = "spark.sql.parser.escapedStringLiterals"
 

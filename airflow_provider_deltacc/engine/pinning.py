@@ -12,13 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.contract.exceptions import InputError
-from airflow_provider_deltacc.contract.literals import (
-    LiteralError,
-    equals_predicate,
-    in_predicate,
-    quote_identifier,
-)
+from airflow_provider_deltacc.contract.exceptions import InputError, LiteralError
+from airflow_provider_deltacc.contract.literals import equals_predicate, in_predicate, quote_identifier
 from airflow_provider_deltacc.engine.table import TableState
 
 if TYPE_CHECKING:

@@ -1,30 +1,15 @@
 """VACUUM retention on Spark: whether this Delta ignores a RETAIN clause. The table's own retention
-(:func:`parse_interval_hours`, :func:`table_retention_hours`) moved to
-:mod:`airflow_provider_deltacc.contract.retention`; its names are re-exported here."""
+(``parse_interval_hours``, ``table_retention_hours``) is read in
+:mod:`airflow_provider_deltacc.contract.retention`."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.contract.retention import (
-    DEFAULT_RETENTION_HOURS,
-    RETENTION_PROPERTY,
-    parse_interval_hours,
-    table_retention_hours,
-)
-
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = [
-    "DEFAULT_RETENTION_HOURS",
-    "RETENTION_CHECK_CONF",
-    "RETENTION_PROPERTY",
-    "RETENTION_WINDOW_IGNORE_CONF",
-    "parse_interval_hours",
-    "retention_window_ignored",
-    "table_retention_hours",
-]
+__all__ = ["RETENTION_CHECK_CONF", "RETENTION_WINDOW_IGNORE_CONF", "retention_window_ignored"]
 
 RETENTION_CHECK_CONF = "spark.databricks.delta.retentionDurationCheck.enabled"
 #: Delta >= 4.1 ignores a non-zero RETAIN (using the table property instead) while this is true.

@@ -1,5 +1,5 @@
-"""Build a local, Delta-enabled SparkSession from the cached Delta jars. Its settings moved to
-:mod:`airflow_provider_deltacc.spark_jars.delta_conf`; their names are re-exported here."""
+"""Build a local, Delta-enabled SparkSession from the cached Delta jars. Its settings are in
+:mod:`airflow_provider_deltacc.spark_jars.delta_conf`."""
 
 from __future__ import annotations
 
@@ -9,12 +9,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.spark_jars.delta_conf import (
-    CORE_SIZED_SETTINGS,
     DELTA_SPARK_CONF,
     HANDLED_CONFLICT_LOGGERS,
-    LOCAL_DEFAULTS,
     local_defaults,
-    local_master_cores,
 )
 from airflow_provider_deltacc.spark_jars.delta_jars import cached_jars
 from airflow_provider_deltacc.spark_jars.put_if_absent import log_store_defaults
@@ -23,15 +20,7 @@ from airflow_provider_deltacc.spark_jars.spark_defaults import spark_defaults
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = [
-    "CORE_SIZED_SETTINGS",
-    "DELTA_SPARK_CONF",
-    "HANDLED_CONFLICT_LOGGERS",
-    "LOCAL_DEFAULTS",
-    "local_defaults",
-    "local_delta_session",
-    "local_master_cores",
-]
+__all__ = ["local_delta_session"]
 
 
 def local_delta_session(

@@ -1,6 +1,6 @@
-"""Call a source function on the attempt's session and check what it returned. The function itself moved to
-:mod:`airflow_provider_deltacc.contract.source_function` and its travel to the driver to
-:mod:`airflow_provider_deltacc.spark_job.source_travel`; their names are re-exported here."""
+"""Call a source function on the attempt's session and check what it returned. The function itself is in
+:mod:`airflow_provider_deltacc.contract.source_function`, its travel to the driver in
+:mod:`airflow_provider_deltacc.spark_job.source_travel`."""
 
 from __future__ import annotations
 
@@ -9,15 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from airflow_provider_deltacc.contract.exceptions import InputError, UserCodeError
-from airflow_provider_deltacc.contract.source_function import (
-    SESSION_PARAMETER,
-    SourceFunction,
-    SourceFunctionError,
-    function_name,
-    python_version,
-    takes_session_by_name,
-)
-from airflow_provider_deltacc.spark_job.source_travel import from_travel_form, travel_form
+from airflow_provider_deltacc.contract.source_function import SESSION_PARAMETER, SourceFunction
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -28,19 +20,7 @@ T = TypeVar("T")
 # its traceback (a PythonException over Spark Connect, a Py4JJavaError on a classic session).
 _WORKER_IMPORT_ERROR = re.compile(r"\b(ModuleNotFoundError|ImportError): No module named '([\w.]+)'")
 
-__all__ = [
-    "SESSION_PARAMETER",
-    "SourceFunction",
-    "SourceFunctionError",
-    "from_travel_form",
-    "function_name",
-    "python_version",
-    "source_frame",
-    "takes_session_by_name",
-    "travel_form",
-    "unimportable_module",
-    "workers_load_the_function",
-]
+__all__ = ["source_frame", "unimportable_module", "workers_load_the_function"]
 
 
 def source_frame(source: SourceFunction, spark: SparkSession) -> DataFrame:

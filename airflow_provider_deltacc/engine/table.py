@@ -2,8 +2,8 @@
 
 The snapshot is read by the session's backend (:mod:`airflow_provider_deltacc.engine.backend`): the JVM
 ``DeltaLog`` on a classic session, the server's ``DESCRIBE DETAIL`` on a Spark Connect session. Naming a
-table without Spark (:func:`is_path`, :func:`check_table_name`, :func:`table_sql`, ...) moved to
-:mod:`airflow_provider_deltacc.contract.table`; its names are re-exported here.
+table without Spark (``is_path``, ``check_table_name``, ``table_sql``, ...) is
+:mod:`airflow_provider_deltacc.contract.table`'s.
 """
 
 from __future__ import annotations
@@ -15,10 +15,7 @@ from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.table import (
-    CATALOG_NAME_RE,
-    check_table_name,
     is_path,
-    local_path,
     table_sql,
 )
 
@@ -27,11 +24,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
 __all__ = [
-    "CATALOG_NAME_RE",
     "TableState",
-    "check_table_name",
-    "is_path",
-    "local_path",
     "provider",
     "read_table_state",
     "read_table_state_if_exists",
@@ -39,7 +32,6 @@ __all__ = [
     "require_table_state",
     "table_exists",
     "table_frame",
-    "table_sql",
 ]
 
 

@@ -13,8 +13,7 @@ credentials and always understands the table protocol the writer uses. Delta's o
 time, so a duplicate that lands between our check and our commit is skipped by Delta (or fails with
 ConcurrentTransactionException, which the commit loop retries into a skip).
 
-The identity itself, and how to derive one for Airflow, moved to :mod:`airflow_provider_deltacc.contract.txn`;
-its names are re-exported here.
+The identity itself, and how to derive one for Airflow, live in :mod:`airflow_provider_deltacc.contract.txn`.
 """
 
 from __future__ import annotations
@@ -24,11 +23,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.contract.txn import (
-    MAX_TXN_VERSION,
     TxnIdentity,
-    already_committed,
-    committed_reason,
-    duplicate_metrics,
 )
 from airflow_provider_deltacc.engine.confs import session_confs
 
@@ -36,15 +31,10 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = [
-    "MAX_TXN_VERSION",
     "TXN_APP_ID_CONF",
     "TXN_AUTO_RESET_CONF",
     "TXN_CONFS",
     "TXN_VERSION_CONF",
-    "TxnIdentity",
-    "already_committed",
-    "committed_reason",
-    "duplicate_metrics",
     "txn_session_confs",
 ]
 

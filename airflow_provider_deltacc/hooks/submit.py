@@ -279,13 +279,9 @@ class SparkSubmitRunner:
         :param turns: not used: the commit loop runs in the driver, which cannot reach the lease store, so
             its retries back off by the policy (the writer took its first turn before submitting).
         """
+        from airflow_provider_deltacc.contract.exceptions import DeltaJarsMissingError
         from airflow_provider_deltacc.hooks.bundle import build_bundle
-        from airflow_provider_deltacc.spark_jars.delta_jars import (
-            JAR_CACHE_ENV,
-            DeltaJarsMissingError,
-            cache_root,
-            cached_jars,
-        )
+        from airflow_provider_deltacc.spark_jars.delta_jars import JAR_CACHE_ENV, cache_root, cached_jars
 
         spec = spec_to_json(spec) if isinstance(spec, JobSpec) else dict(spec)
         master = self.connection_master

@@ -10,12 +10,6 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from airflow_provider_deltacc.contract.exceptions import (
-        CommitLoopError,
-        ConflictError,
-        ConflictFatalError,
-        ConflictRetriesExhaustedError,
-    )
     from airflow_provider_deltacc.occ.advice import ADVICE
     from airflow_provider_deltacc.occ.classifier import classify
     from airflow_provider_deltacc.occ.commit_loop import run_commit_loop
@@ -40,10 +34,6 @@ _LAZY: dict[str, str] = {
     "ConflictDecision": "decisions",
     "decide_conflict": "decisions",
     "decision_table_markdown": "decisions",
-    "CommitLoopError": "errors",
-    "ConflictError": "errors",
-    "ConflictFatalError": "errors",
-    "ConflictRetriesExhaustedError": "errors",
     "Conflict": "kinds",
     "ConflictKind": "kinds",
     "WorkOutcome": "outcome",
@@ -55,15 +45,11 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "ADVICE",
     "AttemptRecord",
-    "CommitLoopError",
     "CommitReport",
     "CommitRetryPolicy",
     "Conflict",
     "ConflictDecision",
-    "ConflictError",
-    "ConflictFatalError",
     "ConflictKind",
-    "ConflictRetriesExhaustedError",
     "OperationClass",
     "WorkOutcome",
     "classify",

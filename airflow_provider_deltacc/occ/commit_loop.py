@@ -82,7 +82,7 @@ def run_commit_loop(
     :param turns: the writer's place among the writers of its table (:class:`Turns`); None races them and
         backs off by the policy alone.
     :raises CommitLoopError: the work raised something that is not a conflict (a
-        :class:`~airflow_provider_deltacc.occ.errors.UserCodeError` never is one).
+        :class:`~airflow_provider_deltacc.contract.exceptions.UserCodeError` never is one).
     :raises ConflictFatalError: a conflict that must not be retried.
     :raises ConflictRetriesExhaustedError: a retryable conflict outlasted the policy.
     """

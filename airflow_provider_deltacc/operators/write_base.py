@@ -124,11 +124,11 @@ class DeltaWriteOperator(DeltaBaseOperator):
     def run_spec(self, context: Context, spec: JobSpec) -> dict[str, Any]:
         """Run the spec inside the write guarded on its table (see
         :func:`airflow_provider_deltacc.windows.guarded_write`)."""
-        from airflow_provider_deltacc.windows import (
+        from airflow_provider_deltacc.contract.exceptions import (
             ExclusiveLeaseUnavailable,
             UnguardedUnsafeWrite,
-            guarded_write,
         )
+        from airflow_provider_deltacc.windows import guarded_write
 
         verdict = self.storage_safety()
         try:

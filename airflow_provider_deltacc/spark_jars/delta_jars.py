@@ -2,9 +2,8 @@
 
 The jars live in a cache directory, ``$DELTACC_JAR_CACHE`` or ``~/.cache/airflow-provider-deltacc/jars``,
 one sub-directory per Maven coordinate. Only the set-up step (``python -m
-airflow_provider_deltacc.engine.delta_jars --fetch``, the command's path from before this module moved here;
-scripts, images and docs name it) downloads; every other caller just reads the cache and fails with a
-message that names the set-up command.
+airflow_provider_deltacc.spark_jars.delta_jars --fetch``) downloads; every other caller just reads the cache
+and fails with a message that names the set-up command.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from pathlib import Path
 from airflow_provider_deltacc.contract.exceptions import DeltaJarsMissingError
 
 JAR_CACHE_ENV = "DELTACC_JAR_CACHE"
-FETCH_COMMAND = "python -m airflow_provider_deltacc.engine.delta_jars --fetch"
+FETCH_COMMAND = "python -m airflow_provider_deltacc.spark_jars.delta_jars --fetch"
 
 # Spark's own classpath wins: Delta's transitive dependencies from these groups are already
 # provided by pyspark (usually in a newer version), and a second copy would shadow it.

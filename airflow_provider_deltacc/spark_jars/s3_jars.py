@@ -16,8 +16,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from airflow_provider_deltacc.contract.exceptions import DeltaJarsMissingError
 from airflow_provider_deltacc.spark_jars.delta_jars import (
-    DeltaJarsMissingError,
     cache_root,
     pyspark_home,
     resolve_into,

@@ -24,11 +24,12 @@ from airflow_provider_deltacc.contract.exceptions import (
     short_repr,
 )
 from airflow_provider_deltacc.contract.redaction import hide_jvm_protocol_log
+from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.report_file import leave_report
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
-from airflow_provider_deltacc.spark_job.spec import JobSpec, parse_spec
+from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.spark_job.storage_errors import storage_input_error, storage_unreachable
 from airflow_provider_deltacc.spark_job.unavailable import unavailable_reason
 
@@ -181,11 +182,8 @@ def get_or_create_session(spark_conf: Mapping[str, str] | None = None) -> SparkS
     if active is not None:
         return active
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        from airflow_provider_deltacc.spark_jars.delta_jars import (
-            JAR_CACHE_ENV,
-            DeltaJarsMissingError,
-            cache_root,
-        )
+        from airflow_provider_deltacc.contract.exceptions import DeltaJarsMissingError
+        from airflow_provider_deltacc.spark_jars.delta_jars import JAR_CACHE_ENV, cache_root
 
         try:
             return local_delta_session(app_name="deltacc-job", extra_conf=dict(spark_conf or {}))

@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from airflow_provider_deltacc.contract.exceptions import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError, SpecError
 from airflow_provider_deltacc.contract.source_function import SourceFunction
 from airflow_provider_deltacc.contract.spec import (
     DEFAULT_WHEN_MATCHED,
@@ -50,10 +50,10 @@ from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, check_table
 from airflow_provider_deltacc.contract.txn import TxnIdentity
 from airflow_provider_deltacc.occ.operations import OPERATIONS, OperationClass
 from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
-from airflow_provider_deltacc.spark_job.fields import Fields, SpecError, check_one_statement
+from airflow_provider_deltacc.spark_job.fields import Fields, check_one_statement
 from airflow_provider_deltacc.spark_job.source_travel import from_travel_form
 
-__all__ = ["JobSpec", "SourceSpec", "SpecError", "parse_spec"]
+__all__ = ["parse_spec"]
 
 TOP_LEVEL = (
     "operation",

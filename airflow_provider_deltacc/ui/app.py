@@ -49,8 +49,9 @@ def create_app() -> FastAPI:
         :meth:`~airflow_provider_deltacc.ui.filters.ViewFilters.from_query`)."""
         from airflow.utils.session import create_session
 
+        from airflow_provider_deltacc.contract.exceptions import ViewInputError
         from airflow_provider_deltacc.ui.aggregate import summarise
-        from airflow_provider_deltacc.ui.filters import ViewFilters, ViewInputError
+        from airflow_provider_deltacc.ui.filters import ViewFilters
         from airflow_provider_deltacc.ui.pages import conflicts_page, error_page
         from airflow_provider_deltacc.ui.pairs import conflict_pairs
 
@@ -74,9 +75,9 @@ def create_app() -> FastAPI:
         """Who is fighting over ``table`` (any spelling) from ``since`` to ``until`` (the last 24 hours)."""
         from datetime import UTC, datetime
 
+        from airflow_provider_deltacc.contract.exceptions import ViewInputError
         from airflow_provider_deltacc.ui.fighting import parse_time_range, table_view
         from airflow_provider_deltacc.ui.fighting_page import fighting_page
-        from airflow_provider_deltacc.ui.filters import ViewInputError
         from airflow_provider_deltacc.ui.pages import error_page
 
         try:

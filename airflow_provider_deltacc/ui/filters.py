@@ -18,7 +18,6 @@ __all__ = [
     "PAGE_SIZE",
     "TimeRange",
     "ViewFilters",
-    "ViewInputError",
     "parse_when",
     "time_range",
 ]

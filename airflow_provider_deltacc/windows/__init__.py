@@ -4,7 +4,8 @@
 - :class:`LeaseStore` (:class:`SqliteLeaseStore`, :class:`PostgresLeaseStore`, :func:`store_from_url`):
   live leases writers and maintenance hold, acquired atomically, renewed by heartbeat, expiring by TTL;
   :func:`store_url_from_connection` builds a store's URL from an Airflow connection's fields.
-  :class:`LeaseStoreUnavailable` is raised when a store server cannot be reached.
+  :class:`~airflow_provider_deltacc.contract.exceptions.LeaseStoreUnavailable` is raised when a store
+  server cannot be reached.
 - :func:`hold_lease`: hold a lease around a block of work.
 - :func:`decide_gate`: the gate; :func:`maintenance_conflicts` and :func:`maintenance_lease_conflicts` are the
   predicates maintenance runs and writers acquire their leases with.
@@ -36,13 +37,7 @@ from airflow_provider_deltacc.windows.factory import (
     store_url_from_connection,
 )
 from airflow_provider_deltacc.windows.gate import DELTA_DEFAULT_RETENTION_HOURS, GateDecision, decide_gate
-from airflow_provider_deltacc.windows.guarded import (
-    GuardedWrite,
-    UnguardedUnsafeWrite,
-    WriteGuard,
-    guard_storage,
-    guarded_write,
-)
+from airflow_provider_deltacc.windows.guarded import GuardedWrite, WriteGuard, guard_storage, guarded_write
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
 from airflow_provider_deltacc.windows.lease import (
     DEFAULT_TTL_S,
@@ -54,15 +49,9 @@ from airflow_provider_deltacc.windows.lease import (
 from airflow_provider_deltacc.windows.postgres_store import PostgresLeaseStore, mask_url
 from airflow_provider_deltacc.windows.request import GateRequest, poll_delay, store_url_and_source
 from airflow_provider_deltacc.windows.sqlite_store import LEASE_DB_ENV, SqliteLeaseStore, default_sqlite_path
-from airflow_provider_deltacc.windows.store import (
-    AcquireResult,
-    ConflictPredicate,
-    LeaseStore,
-    LeaseStoreUnavailable,
-)
+from airflow_provider_deltacc.windows.store import AcquireResult, ConflictPredicate, LeaseStore
 from airflow_provider_deltacc.windows.table_facts import TableFacts, read_table_facts, table_partitions
 from airflow_provider_deltacc.windows.writer import (
-    ExclusiveLeaseUnavailable,
     exclusive_writer_lease,
     writer_lease,
     writer_op_kind,
@@ -78,7 +67,6 @@ __all__ = [
     "AcquireResult",
     "Clash",
     "ConflictPredicate",
-    "ExclusiveLeaseUnavailable",
     "GateDecision",
     "GateRequest",
     "GuardedWrite",
@@ -86,14 +74,12 @@ __all__ = [
     "Lease",
     "LeaseRequest",
     "LeaseStore",
-    "LeaseStoreUnavailable",
     "PostgresLeaseStore",
     "RetryTurns",
     "SqliteLeaseStore",
     "TableFacts",
     "Turn",
     "TurnQueue",
-    "UnguardedUnsafeWrite",
     "WriteGuard",
     "WriteWindow",
     "await_turn",

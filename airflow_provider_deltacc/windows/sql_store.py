@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from sqlalchemy import Connection, Engine, delete, insert, or_, select, update
 
+from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable
 from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.windows.clock import Clock, require_aware, utc_now
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
@@ -25,12 +26,7 @@ from airflow_provider_deltacc.windows.sql_migrations import (
     recorded_version,
 )
 from airflow_provider_deltacc.windows.sql_schema import lease_to_row, leases, metadata, row_to_lease
-from airflow_provider_deltacc.windows.store import (
-    AcquireResult,
-    ConflictPredicate,
-    LeaseStore,
-    LeaseStoreUnavailable,
-)
+from airflow_provider_deltacc.windows.store import AcquireResult, ConflictPredicate, LeaseStore
 
 log = logging.getLogger(__name__)
 

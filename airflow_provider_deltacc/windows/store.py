@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Self
 
-from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable  # noqa: F401 (re-exported)
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
 
 #: Given an active lease on the same table, True if it must keep the request from being granted.

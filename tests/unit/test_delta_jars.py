@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from airflow_provider_deltacc.contract.exceptions import DeltaJarsMissingError
 from airflow_provider_deltacc.spark_jars import delta_jars
-from airflow_provider_deltacc.spark_jars.delta_jars import DeltaCoordinates, DeltaJarsMissingError
+from airflow_provider_deltacc.spark_jars.delta_jars import DeltaCoordinates
 
 pytestmark = pytest.mark.unit
 

@@ -33,7 +33,6 @@ BUNDLED_CORE = [
     "import airflow_provider_deltacc.conflict_matrix",
     "import airflow_provider_deltacc.spark_job.spec, airflow_provider_deltacc.spark_job.exit_codes",
     "import airflow_provider_deltacc.spark_jars.delta_jars, airflow_provider_deltacc.spark_jars.delta_conf",
-    "import airflow_provider_deltacc.engine.delta_jars",
     "import airflow_provider_deltacc.conflict_safe as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.engine.source_function",
     "import airflow_provider_deltacc.contract.table_identity",

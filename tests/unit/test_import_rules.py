@@ -13,7 +13,6 @@ constant name. A subprocess check beside them imports each contract module and l
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import subprocess
 import sys
@@ -143,16 +142,16 @@ def test_the_rule_sees_every_kind_of_import(tmp_path: Path) -> None:
         (fake / init).write_text("")
     sources = {
         "hooks/plain.py": f"import {ENGINE}.session\n",
-        "hooks/from_module.py": f"from {ENGINE}.table import is_path\n",
+        "hooks/from_module.py": f"from {ENGINE}.table import table_frame\n",
         "hooks/from_package.py": f"from {PACKAGE} import engine\n",
         "hooks/lazy.py": f"def f():\n    from {ENGINE} import txn\n    return txn\n",
         "hooks/typing_only.py": (
-            f"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from {ENGINE}.spec import JobSpec\n"
+            f"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from {ENGINE}.txn import TXN_CONFS\n"
         ),
         "hooks/relative.py": "from ..engine import commits\n",
-        "hooks/sub/relative_deeper.py": "from ...engine.errors import InputError\n",
+        "hooks/sub/relative_deeper.py": "from ...engine.txn import txn_session_confs\n",
         "hooks/by_name.py": f"import importlib\nimportlib.import_module('{ENGINE}.session')\n",
-        "hooks/clean.py": f"from {PACKAGE}.contract import errors\nimport os\n",
+        "hooks/clean.py": f"from {PACKAGE}.contract import exceptions\nimport os\n",
     }
     for name, text in sources.items():
         (fake / name).write_text(text)
@@ -161,116 +160,17 @@ def test_the_rule_sees_every_kind_of_import(tmp_path: Path) -> None:
     assert files == set(sources) - {"hooks/clean.py"}, found
     assert f"{PACKAGE}/hooks/lazy.py:2 imports {ENGINE}" in found
     assert f"{PACKAGE}/hooks/relative.py:1 imports {ENGINE}" in found
-    assert f"{PACKAGE}/hooks/sub/relative_deeper.py:1 imports {ENGINE}.errors" in found
+    assert f"{PACKAGE}/hooks/sub/relative_deeper.py:1 imports {ENGINE}.txn" in found
     assert not violations(("hooks",), ("pyspark",), root=fake)
 
 
-def _public_definitions(module_name: str) -> list[str]:
-    """The public names a module defines at its top level (functions, classes, assignments)."""
-    path = ROOT.parent / (module_name.replace(".", "/") + ".py")
-    names = set()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names.update(target.id for target in node.targets if isinstance(target, ast.Name))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            names.add(node.target.id)
-    return sorted(name for name in names if not name.startswith("_"))
-
-
-@pytest.mark.parametrize(
-    ("old", "new", "names"),
-    [
-        ("engine.errors", "contract.errors", "InputError short_repr"),
-        (
-            "engine.storage_safety",
-            "contract.storage_safety",
-            "DYNAMODB_LOG_STORE LEGACY_LOG_STORE_CONF OVERRIDE_ARGUMENT OVERRIDE_ENV S3_SCHEMES "
-            "SINGLE_DRIVER_LOG_STORE StorageSafety delta_rs_storage_safety is_truthy mixed_storage_safety "
-            "spark_storage_safety table_scheme",
-        ),
-        (
-            "engine.redaction",
-            "contract.redaction",
-            "MIN_SECRET_LENGTH REDACTED SENSITIVE_KEY_RE hide_jvm_protocol_log is_sensitive_key redact_conf "
-            "redact_text sensitive_values",
-        ),
-        (
-            "engine.retention",
-            "contract.retention",
-            "DEFAULT_RETENTION_HOURS RETENTION_PROPERTY parse_interval_hours table_retention_hours",
-        ),
-        (
-            "engine.txn",
-            "contract.txn",
-            "MAX_TXN_VERSION TxnIdentity already_committed committed_reason duplicate_metrics",
-        ),
-        (
-            "engine.literals",
-            "contract.literals",
-            "SparkType embedded_expression equals_predicate in_predicate quote_identifier sql_literal "
-            "string_literal type_name",
-        ),
-        ("engine.ddl", "contract.ddl", "ddl_column_names delta_primitive_type split_ddl_columns"),
-        ("engine.table", "contract.table", "CATALOG_NAME_RE check_table_name is_path local_path table_sql"),
-        (
-            "engine.spec",
-            "contract.spec",
-            "AppendOptions DEFAULT_WHEN_MATCHED DEFAULT_WHEN_NOT_MATCHED DeleteOptions JobSpec MergeClause "
-            "MergeOptions OperationOptions OptimizeOptions OutcomeSpec OverwritePartitionsOptions "
-            "PARTITION_AND_CLUSTER PartitionValues SOURCE_KINDS STORAGE_GUARDS SourceSpec SqlOptions "
-            "UpdateOptions VacuumOptions",
-        ),
-        (
-            "engine.source_function",
-            "contract.source_function",
-            "SESSION_PARAMETER SourceFunction function_name python_version takes_session_by_name",
-        ),
-        ("engine.source_function", "spark_job.source_travel", "from_travel_form travel_form"),
-        (
-            "engine.commits",
-            "contract.commits",
-            "TAG_PREFIX TXN_SCAN_VERSIONS metric_value records_txn run_tag_prefix scan_for_txn_commit",
-        ),
-        (
-            "engine.session",
-            "spark_jars.delta_conf",
-            "CORE_SIZED_SETTINGS DELTA_SPARK_CONF HANDLED_CONFLICT_LOGGERS LOCAL_DEFAULTS local_defaults "
-            "local_master_cores",
-        ),
-        (
-            "engine.delta_jars",
-            "spark_jars.delta_jars",
-            "DeltaCoordinates FETCH_COMMAND JAR_CACHE_ENV SPARK_OWNED_GROUPS cache_root cached_jars fetch "
-            "installed_coordinates jar_dir main pyspark_home resolve_into shipped_by_spark "
-            "spark_artifact_ids",
-        ),
-        (
-            "engine.s3_jars",
-            "spark_jars.s3_jars",
-            "SDK_MODULES cached_s3_jars fetch_s3_jars hadoop_version keep_s3_jar s3_jar_dir sdk_version",
-        ),
-    ],
-)
-def test_the_old_engine_paths_give_the_moved_names_and_no_others(old: str, new: str, names: str) -> None:
-    """Users' imports, the bundled core and the tests keep working: each old module re-exports the very
-    objects of the new one, exactly the names that moved (frozen: a name the new home gains later is not
-    added to the old path, which exists only for imports written before the move)."""
-    old_module = importlib.import_module(f"{PACKAGE}.{old}")
-    new_module = importlib.import_module(f"{PACKAGE}.{new}")
-    # A new home that is itself an older path now (contract.errors) re-exports: its __all__ are its names.
-    public = _public_definitions(new_module.__name__) or list(getattr(new_module, "__all__", []))
-    given = {name for name in public if getattr(old_module, name, None) is getattr(new_module, name)}
-    moved = set(names.split())
-    assert not moved - given, f"{old} no longer gives {sorted(moved - given)} of {new}"
-    assert not given - moved, f"{old} grew: {sorted(given - moved)} of {new} did not move from it"
-
-
-def test_the_old_fetch_command_still_runs() -> None:
-    """``python -m airflow_provider_deltacc.engine.delta_jars`` (scripts/setup.sh, the Docker image, the docs)
-    still reaches the jar cache's command line."""
+def test_the_fetch_command_runs() -> None:
+    """``python -m airflow_provider_deltacc.spark_jars.delta_jars`` (scripts/setup.sh, the Docker image, the
+    docs) reaches the jar cache's command line."""
     result = subprocess.run(
-        [sys.executable, "-m", f"{ENGINE}.delta_jars", "--help"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", f"{PACKAGE}.spark_jars.delta_jars", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert "--fetch" in result.stdout

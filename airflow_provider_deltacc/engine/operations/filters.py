@@ -5,13 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_deltacc.contract.exceptions import InputError
-from airflow_provider_deltacc.contract.literals import (
-    LiteralError,
-    embedded_expression,
-    equals_predicate,
-    quote_identifier,
-)
+from airflow_provider_deltacc.contract.exceptions import InputError, LiteralError
+from airflow_provider_deltacc.contract.literals import embedded_expression, equals_predicate, quote_identifier
 from airflow_provider_deltacc.engine.operations.base import check_columns
 from airflow_provider_deltacc.engine.pinning import (
     PartitionValues,

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from airflow_provider_deltacc.contract.exceptions import InputError
-from airflow_provider_deltacc.contract.literals import (
-    LiteralError,
-    embedded_expression,
-    quote_identifier,
-    sql_literal,
-)
+from airflow_provider_deltacc.contract.exceptions import InputError, LiteralError
+from airflow_provider_deltacc.contract.literals import embedded_expression, quote_identifier, sql_literal
 from airflow_provider_deltacc.contract.spec import JobSpec, UpdateOptions
 from airflow_provider_deltacc.contract.table import table_sql
 from airflow_provider_deltacc.engine.literals import escaped_string_literals

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from airflow_provider_deltacc.engine.errors import InputError
+from airflow_provider_deltacc.contract.exceptions import InputError
+from airflow_provider_deltacc.contract.spec import SourceSpec
 from airflow_provider_deltacc.engine.pinning import source_partition_values
 from airflow_provider_deltacc.engine.sources import load_source, source_rows
-from airflow_provider_deltacc.engine.spec import SourceSpec
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

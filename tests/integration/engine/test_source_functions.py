@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from airflow_provider_deltacc.engine.source_function import SourceFunction
+from airflow_provider_deltacc.contract.source_function import SourceFunction
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from tests.support.gate import Gate
@@ -298,7 +298,7 @@ def test_racing_read_modify_writes_take_turns_and_add_up_exactly(
     an ``in_process`` (classic session) or ``spark_connect`` task guards its write: a write lease and a turn
     in the table's queue. Each calls its function after its turn, so none loses an attempt and none loses an
     update."""
-    from airflow_provider_deltacc.engine.storage_safety import spark_storage_safety
+    from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
     from airflow_provider_deltacc.windows import SqliteLeaseStore, WriteGuard, guarded_write
 
     _create(spark, table_path, [("a", 0)], ACCOUNTS)

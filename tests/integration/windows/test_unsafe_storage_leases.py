@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_deltacc.contract.storage_safety import DYNAMODB_LOG_STORE, OVERRIDE_ENV
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
-from airflow_provider_deltacc.engine.storage_safety import DYNAMODB_LOG_STORE, OVERRIDE_ENV
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaUnsafeStorageError
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator, DeltaOptimizeOperator
 from airflow_provider_deltacc.spark_jars.put_if_absent import SWITCH_CONF

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.advisor.cli import EXIT_BAD_INPUT, run
-from airflow_provider_deltacc.advisor.loader import AdvisorInputError
 from airflow_provider_deltacc.advisor.observed import attach_observed, load_reports, report_task
+from airflow_provider_deltacc.contract.exceptions import AdvisorInputError
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator, DeltaUpdateOperator
 from tests.unit.advisor.helpers import T, add_column, dag, pair, rows
 from tests.unit.advisor.helpers import run as analyse_dags

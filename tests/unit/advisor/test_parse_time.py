@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from airflow_provider_deltacc.advisor import DeltaConflictWarning
+from airflow_provider_deltacc.exceptions import DeltaConflictWarning
 from airflow_provider_deltacc.operators import (
     DeltaMergeOperator,
     DeltaSqlOperator,

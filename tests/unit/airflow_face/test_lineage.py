@@ -54,7 +54,8 @@ def test_a_query_source_is_the_jobs_sql() -> None:
 
 
 def test_a_source_function_reports_the_table_it_wrote_and_no_made_up_input() -> None:
-    from airflow_provider_deltacc.engine.source_function import SourceFunction, travel_form
+    from airflow_provider_deltacc.contract.source_function import SourceFunction
+    from airflow_provider_deltacc.spark_job.source_travel import travel_form
 
     def build(spark: object) -> object:
         return spark

@@ -12,17 +12,17 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.engine.session import (
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+from airflow_provider_deltacc.hooks.spark_log import SUBMIT_OPTS_ENV, driver_log_env, log4j2_properties
+from airflow_provider_deltacc.operators import DeltaAppendOperator
+from airflow_provider_deltacc.spark_jars.delta_conf import (
     CORE_SIZED_SETTINGS,
     HANDLED_CONFLICT_LOGGERS,
     LOCAL_DEFAULTS,
     local_defaults,
     local_master_cores,
 )
-from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
-from airflow_provider_deltacc.hooks.spark_log import SUBMIT_OPTS_ENV, driver_log_env, log4j2_properties
-from airflow_provider_deltacc.operators import DeltaAppendOperator
 
 pytestmark = pytest.mark.unit
 

@@ -65,30 +65,6 @@ def test_the_face_module_reaches_every_core_error_as_the_same_class() -> None:
     assert all(getattr(face, name) is getattr(core, name) for name in core_errors)
 
 
-@pytest.mark.parametrize(
-    ("old_path", "name"),
-    [
-        ("airflow_provider_deltacc.occ.errors", "ConflictFatalError"),
-        ("airflow_provider_deltacc.contract.errors", "InputError"),
-        ("airflow_provider_deltacc.engine.errors", "InputError"),
-        ("airflow_provider_deltacc.spark_job.fields", "SpecError"),
-        ("airflow_provider_deltacc.spark_job.spec", "SpecError"),
-        ("airflow_provider_deltacc.occ.sql_text", "SqlTextError"),
-        ("airflow_provider_deltacc.contract.literals", "LiteralError"),
-        ("airflow_provider_deltacc.contract.source_function", "SourceFunctionError"),
-        ("airflow_provider_deltacc.windows", "LeaseStoreUnavailable"),
-        ("airflow_provider_deltacc.windows.writer", "ExclusiveLeaseUnavailable"),
-        ("airflow_provider_deltacc.windows.guarded", "UnguardedUnsafeWrite"),
-        ("airflow_provider_deltacc.spark_jars.delta_jars", "DeltaJarsMissingError"),
-        ("airflow_provider_deltacc.advisor.loader", "AdvisorInputError"),
-    ],
-)
-def test_an_older_import_path_gives_the_same_class(old_path: str, name: str) -> None:
-    from importlib import import_module
-
-    assert getattr(import_module(old_path), name) is getattr(core, name)
-
-
 def test_errors_cross_a_process_boundary_whole() -> None:
     spec_error = pickle.loads(pickle.dumps(core.SpecError("options.keys", [], "must name a column")))
     assert (spec_error.field, spec_error.value, str(spec_error)) == (

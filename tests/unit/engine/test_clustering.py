@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import TableTraits
+from airflow_provider_deltacc.contract.exceptions import SpecError
+from airflow_provider_deltacc.contract.spec import AppendOptions, OptimizeOptions
 from airflow_provider_deltacc.engine.clustering import is_unsupported_full
-from airflow_provider_deltacc.engine.spec import AppendOptions, OptimizeOptions
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaOptimizeOperator
-from airflow_provider_deltacc.spark_job.fields import SpecError
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows.table_facts import TableFacts, latest_clustering_columns
 

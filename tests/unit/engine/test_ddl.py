@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_deltacc.engine.ddl import delta_primitive_type, split_ddl_columns
+from airflow_provider_deltacc.contract.ddl import delta_primitive_type, split_ddl_columns
 
 pytestmark = pytest.mark.unit
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.engine.literals import (
-    LiteralError,
+from airflow_provider_deltacc.contract.exceptions import LiteralError
+from airflow_provider_deltacc.contract.literals import (
     equals_predicate,
     in_predicate,
     quote_identifier,

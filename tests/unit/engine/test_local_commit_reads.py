@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from airflow_provider_deltacc.contract.table import local_path
 from airflow_provider_deltacc.engine.backend_connect import _local_commit_lines, _tagged_entry
-from airflow_provider_deltacc.engine.table import local_path
 
 pytestmark = pytest.mark.unit
 

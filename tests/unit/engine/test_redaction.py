@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_deltacc.engine.redaction import (
+from airflow_provider_deltacc.contract.exceptions import SpecError
+from airflow_provider_deltacc.contract.redaction import (
     REDACTED,
     is_sensitive_key,
     redact_conf,
     redact_text,
     sensitive_values,
 )
-from airflow_provider_deltacc.spark_job.spec import SpecError, parse_spec
+from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
 

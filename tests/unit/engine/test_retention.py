@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_deltacc.engine.retention import parse_interval_hours, table_retention_hours
+from airflow_provider_deltacc.contract.retention import parse_interval_hours, table_retention_hours
 
 pytestmark = pytest.mark.unit
 

@@ -11,16 +11,13 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.contract.exceptions import CommitLoopError
-from airflow_provider_deltacc.engine.errors import InputError
-from airflow_provider_deltacc.engine.source_function import (
+from airflow_provider_deltacc.contract.exceptions import CommitLoopError, InputError, SourceFunctionError
+from airflow_provider_deltacc.contract.source_function import (
     SourceFunction,
-    SourceFunctionError,
-    from_travel_form,
     python_version,
     takes_session_by_name,
-    travel_form,
 )
+from airflow_provider_deltacc.spark_job.source_travel import from_travel_form, travel_form
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit

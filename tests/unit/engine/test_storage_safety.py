@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.engine.storage_safety import (
+from airflow_provider_deltacc.contract.storage_safety import (
     DYNAMODB_LOG_STORE,
     OVERRIDE_ARGUMENT,
     SINGLE_DRIVER_LOG_STORE,

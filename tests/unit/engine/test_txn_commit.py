@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from airflow_provider_deltacc.engine.commits import records_txn
+from airflow_provider_deltacc.contract.commits import records_txn
 
 pytestmark = pytest.mark.unit
 

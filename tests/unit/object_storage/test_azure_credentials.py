@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.engine.redaction import is_sensitive_key
+from airflow_provider_deltacc.contract.redaction import is_sensitive_key
 from airflow_provider_deltacc.object_storage.azure import CLIENT_CREDS_PROVIDER, AzureCredentials
 
 pytestmark = pytest.mark.unit

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.engine.redaction import is_sensitive_key
+from airflow_provider_deltacc.contract.redaction import is_sensitive_key
 from airflow_provider_deltacc.object_storage.gcp import GcpCredentials
 
 pytestmark = pytest.mark.unit

@@ -9,14 +9,16 @@ from collections.abc import Callable
 
 import pytest
 
-from airflow_provider_deltacc.occ import (
+from airflow_provider_deltacc.contract.exceptions import (
     CommitLoopError,
-    CommitReport,
-    CommitRetryPolicy,
     ConflictError,
     ConflictFatalError,
-    ConflictKind,
     ConflictRetriesExhaustedError,
+)
+from airflow_provider_deltacc.occ import (
+    CommitReport,
+    CommitRetryPolicy,
+    ConflictKind,
     OperationClass,
     WorkOutcome,
     run_commit_loop,

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import FOOTPRINTS
+from airflow_provider_deltacc.contract.exceptions import SpecError
 from airflow_provider_deltacc.occ.operations import (
     MAINTENANCE_KINDS,
     OPERATIONS,
@@ -19,7 +20,7 @@ from airflow_provider_deltacc.occ.operations import (
     operation_class,
     statement_kind,
 )
-from airflow_provider_deltacc.spark_job.spec import SpecError, parse_spec
+from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from airflow_provider_deltacc.contract.exceptions import SpecError, SqlTextError
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.occ.operations import (
     STATEMENT_KINDS,
@@ -12,8 +13,8 @@ from airflow_provider_deltacc.occ.operations import (
     enables_allow_listed_feature,
     statement_kind,
 )
-from airflow_provider_deltacc.occ.sql_text import SqlTextError, split_statements
-from airflow_provider_deltacc.spark_job.spec import SpecError, parse_spec
+from airflow_provider_deltacc.occ.sql_text import split_statements
+from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
 

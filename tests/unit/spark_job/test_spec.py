@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.engine.spec import (
+from airflow_provider_deltacc.contract.exceptions import SpecError
+from airflow_provider_deltacc.contract.spec import (
     AppendOptions,
     MergeClause,
     MergeOptions,
@@ -18,7 +19,7 @@ from airflow_provider_deltacc.occ.operations import OperationClass
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from airflow_provider_deltacc.spark_job.report_line import format_report_line, parse_report_line
-from airflow_provider_deltacc.spark_job.spec import SpecError, parse_spec
+from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
 

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.advisor import DeltaConflictWarning
-from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictWarning
 from airflow_provider_deltacc.task_groups import staging_append_then_merge, table_maintenance
 
 pytestmark = pytest.mark.unit

@@ -18,6 +18,7 @@ import pytest
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.contract.commits import TAG_PREFIX
+from airflow_provider_deltacc.contract.exceptions import ViewInputError
 from airflow_provider_deltacc.occ.kinds import ConflictKind
 from airflow_provider_deltacc.ui import fighting
 from airflow_provider_deltacc.ui.fighting import (
@@ -34,7 +35,6 @@ from airflow_provider_deltacc.ui.fighting import (
     table_commits,
 )
 from airflow_provider_deltacc.ui.fighting_page import fighting_page
-from airflow_provider_deltacc.ui.filters import ViewInputError
 from airflow_provider_deltacc.windows.lease import Lease
 from tests.support.commit_reports import committed_try, final_report, lost_try
 from tests.support.ui_auth import app_client, bearer

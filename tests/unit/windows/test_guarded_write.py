@@ -13,17 +13,11 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import OpKind
+from airflow_provider_deltacc.contract.exceptions import ExclusiveLeaseUnavailable, UnguardedUnsafeWrite
+from airflow_provider_deltacc.contract.storage_safety import StorageSafety
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
-from airflow_provider_deltacc.engine.storage_safety import StorageSafety
 from airflow_provider_deltacc.spark_job.spec import parse_spec
-from airflow_provider_deltacc.windows import (
-    ExclusiveLeaseUnavailable,
-    LeaseStore,
-    SqliteLeaseStore,
-    UnguardedUnsafeWrite,
-    WriteGuard,
-    guarded_write,
-)
+from airflow_provider_deltacc.windows import LeaseStore, SqliteLeaseStore, WriteGuard, guarded_write
 from tests.unit.windows.helpers import grant
 
 pytestmark = pytest.mark.unit

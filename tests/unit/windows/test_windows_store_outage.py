@@ -9,7 +9,8 @@ import socket
 import pytest
 from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 
-from airflow_provider_deltacc.windows import LeaseStoreUnavailable, PostgresLeaseStore, store_from_url
+from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable
+from airflow_provider_deltacc.windows import PostgresLeaseStore, store_from_url
 from airflow_provider_deltacc.windows.postgres_store import normalize_postgres_url
 
 pytestmark = pytest.mark.unit
