@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator, XComArg
 
-from airflow_provider_deltacc.api_support.deprecations import RenamesArguments
+from airflow_provider_deltacc.api_support.arguments import RefusesRenamedArguments, refuse_renamed
 from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
@@ -46,7 +46,7 @@ DEFAULT_RETRY_POLICY = DeltaConflictRetryPolicy()
 ADVISOR_JSON = "advisor_json"
 
 
-class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
+class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, ABC):
     """Run one Delta operation through the bundled OCC job and publish its commit report.
 
     Subclasses say which operation they run, build its ``source`` and ``options``, and run the spec
@@ -140,6 +140,7 @@ class DeltaBaseOperator(RenamesArguments, UsesLeaseStore, BaseOperator, ABC):
         # retries/retry_policy are named parameters (not kwargs.setdefault) so that ``.partial()`` of mapped
         # tasks picks these defaults up and DAG/task-group ``default_args`` can still override them. The
         # report is pushed once, as ``deltacc_report``: not again as ``return_value`` (do_xcom_push).
+        refuse_renamed(kwargs, self.renamed_arguments, owner=type(self).__name__)
         super().__init__(retries=retries, retry_policy=retry_policy, do_xcom_push=do_xcom_push, **kwargs)
         self.table = table
         self.conn_id = conn_id

@@ -19,7 +19,6 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.api_support.deprecations import renamed_argument
 from airflow_provider_deltacc.api_support.durations import optional_seconds, seconds_argument
 from airflow_provider_deltacc.deployment.config import default_deferrable
 from airflow_provider_deltacc.occ.operations import op_kind
@@ -60,7 +59,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
         ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False).
     :param poll_interval: the longest pause, in seconds, between two gate decisions while waiting.
     :param gate_wait_timeout: give up after waiting for the gate this long in total (seconds or a
-        timedelta); None waits as long as the writers keep writing. (``max_wait`` is its deprecated name.)
+        timedelta); None waits as long as the writers keep writing.
     :param expected_duration: how long the maintenance is expected to take (seconds or a timedelta): a
         declared window that opens within it also blocks.
     :param storage_options: delta-rs storage options, for reading the table's layout and properties; they
@@ -87,9 +86,6 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
         storage_options: dict[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
-        gate_wait_timeout = renamed_argument(
-            kwargs, "max_wait", "gate_wait_timeout", gate_wait_timeout, owner=type(self).__name__
-        )
         super().__init__(**kwargs)
         self.write_windows = write_windows
         self.profile = profile

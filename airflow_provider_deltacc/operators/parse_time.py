@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from airflow_provider_deltacc.api_support.deprecations import dag_file_stacklevel
+from airflow_provider_deltacc.api_support.arguments import dag_file_stacklevel
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictWarning
 from airflow_provider_deltacc.occ.operations import OPERATIONS, statement_kind
 

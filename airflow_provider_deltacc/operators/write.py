@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.api_support.deprecations import renamed_argument
 from airflow_provider_deltacc.contract.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.occ.operations import OperationClass
@@ -284,8 +283,7 @@ class DeltaSqlOperator(DeltaWriteOperator):
     :param source: an optional source (see :class:`DeltaAppendOperator`). (templated)
     :param args: named parameters bound by Spark (``:name`` markers). (templated)
     :param op_class: ``read_modify_write`` (default), ``blind_append``, ``maintenance`` or
-        ``schema_changing``; decides which conflicts are retried (the job spec's ``op_class``; formerly
-        ``statement_class``, which still works for a release with a DeprecationWarning).
+        ``schema_changing``; decides which conflicts are retried (the job spec's ``op_class``).
     """
 
     operation = "sql"
@@ -304,14 +302,6 @@ class DeltaSqlOperator(DeltaWriteOperator):
         op_class: str = OperationClass.READ_MODIFY_WRITE.value,
         **kwargs: Any,
     ) -> None:
-        op_class = renamed_argument(
-            kwargs,
-            "statement_class",
-            "op_class",
-            op_class,
-            owner=type(self).__name__,
-            default=OperationClass.READ_MODIFY_WRITE.value,
-        )
         super().__init__(**kwargs)
         self.statement = statement
         self.source = kept_source(source, task_id=self.task_id)

@@ -7,7 +7,6 @@ from datetime import timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.api_support.deprecations import renamed_argument
 from airflow_provider_deltacc.api_support.durations import seconds_argument
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaUnsafeStorageError
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_holder
@@ -45,7 +44,7 @@ class DeltaWriteOperator(DeltaBaseOperator):
         other write, say), queued first come first served, and after a lost conflict for the writers ahead
         of it that it can conflict with, before retrying. Writers that cannot conflict never wait for each
         other. Past it the writer goes ahead. 0 turns the queue off (writers race and the commit loop
-        retries). Capped by ``execution_timeout``. (``admission_timeout`` is its deprecated name.)
+        retries). Capped by ``execution_timeout``.
     :param unsafe_storage_wait_timeout: seconds (or a timedelta) a writer on storage that cannot exclude
         concurrent writers waits for the table to be free before it fails with ``DeltaUnsafeStorageError``.
 
@@ -70,14 +69,6 @@ class DeltaWriteOperator(DeltaBaseOperator):
         unsafe_storage_wait_timeout: float | timedelta = 300.0,
         **kwargs: Any,
     ) -> None:
-        admission_wait_timeout = renamed_argument(
-            kwargs,
-            "admission_timeout",
-            "admission_wait_timeout",
-            admission_wait_timeout,
-            owner=type(self).__name__,
-            default=DEFAULT_ADMISSION_WAIT_TIMEOUT,
-        )
         super().__init__(**kwargs)
         self.exactly_once = exactly_once
         self.txn_identity = txn_identity

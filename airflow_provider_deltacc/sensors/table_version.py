@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_provider_deltacc.api_support.deprecations import RenamesArguments
+from airflow_provider_deltacc.api_support.arguments import RefusesRenamedArguments
 from airflow_provider_deltacc.api_support.durations import seconds_argument
 from airflow_provider_deltacc.deployment.config import default_deferrable
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.delta_log.reads import TableCondition
 
 
-class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
+class DeltaTableVersionSensor(RefusesRenamedArguments, BaseSensorOperator):
     """Wait until a Delta table has a commit newer than a version, a commit of an operation, or data in
     a partition (all given conditions must hold).
 
@@ -36,8 +36,7 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
     :param after_version: wait for a commit newer than this version. (templated)
     :param operation: wait for a commit of this operation, e.g. ``MERGE``. (templated)
     :param partition_values: wait for data in this partition: its column → value, as in Delta's
-        ``partitionValues``, e.g. ``{"date": "2026-11-19"}``. (templated; ``partition`` is its deprecated
-        name)
+        ``partitionValues``, e.g. ``{"date": "2026-11-19"}``. (templated)
     :param storage_options: delta-rs storage options (object-store credentials); they win over those
         ``aws_conn_id`` gives.
     :param aws_conn_id: an ``aws`` connection for a table on S3: its keys, region and endpoint as delta-rs
@@ -49,7 +48,7 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False). (It was True before
         this release: set ``[deltacc] default_deferrable = True``, or pass ``deferrable=True``, to keep that.)
     :param poke_interval: seconds (or a timedelta) between reads of the log, in the triggerer or on a worker;
-        30 s by default. (``poll_interval`` is its deprecated name.)
+        30 s by default.
     """
 
     template_fields: Sequence[str] = (
@@ -79,13 +78,8 @@ class DeltaTableVersionSensor(RenamesArguments, BaseSensorOperator):
         poke_interval: float | timedelta = DEFAULT_POKE_INTERVAL,
         **kwargs: Any,
     ) -> None:
-        partition_values, poke_interval = sensor_arguments(
-            kwargs,
-            owner=type(self).__name__,
-            old_partition_name="partition",
-            partition_values=partition_values,
-            poke_interval=poke_interval,
-            deferrable=deferrable,
+        sensor_arguments(
+            kwargs, owner=type(self).__name__, renamed=self.renamed_arguments, deferrable=deferrable
         )
         super().__init__(poke_interval=poke_interval, **kwargs)
         self.table = table

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
-from airflow_provider_deltacc.api_support.deprecations import RenamesArguments
+from airflow_provider_deltacc.api_support.arguments import RefusesRenamedArguments
 from airflow_provider_deltacc.api_support.durations import seconds_argument
 from airflow_provider_deltacc.deployment.config import default_deferrable
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.windows import GateRequest, WriteWindow
 
 
-class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperator):
+class DeltaWriteWindowSensor(RefusesRenamedArguments, UsesLeaseStore, BaseSensorOperator):
     """Wait until the maintenance gate would let ``maintenance_op`` run on a table now.
 
     "Quiet" means what the gate means: no declared write window and no live write lease that can conflict
@@ -46,8 +46,7 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
     :param table: the table's name or path, as the writers' leases spell it. (templated)
     :param maintenance_op: ``optimize``, ``optimize_zorder`` or ``vacuum``.
     :param partition_values: for OPTIMIZE, wait until all of these partitions are quiet, e.g.
-        ``[{"date": "2026-11-19"}]``; None for the whole table. (templated; ``partitions`` is its deprecated
-        name)
+        ``[{"date": "2026-11-19"}]``; None for the whole table. (templated)
     :param write_windows: declared write windows (objects or dicts).
     :param profile: the engine profile the writers commit with.
     :param table_traits: the table's traits; None reads them from the log when the table is a path.
@@ -63,7 +62,7 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
     :param deferrable: wait in the triggerer instead of rescheduling on a worker; the default is
         ``[deltacc] default_deferrable``, else ``[operators] default_deferrable`` (False).
     :param poke_interval: the longest pause between two gate decisions, in seconds (or a timedelta), in the
-        triggerer or on a worker; 30 s by default. (``poll_interval`` is its deprecated name.)
+        triggerer or on a worker; 30 s by default.
     :param lease_store_conn_id: the lease store's ``postgres`` or ``sqlite`` connection; None reads
         ``[deltacc] lease_store_conn_id``, then ``lease_store_url``.
     :param retries: Airflow retries, as for the Delta operators: a lease store that cannot be reached fails
@@ -105,13 +104,8 @@ class DeltaWriteWindowSensor(RenamesArguments, UsesLeaseStore, BaseSensorOperato
         retry_policy: RetryPolicy | None = DEFAULT_RETRY_POLICY,
         **kwargs: Any,
     ) -> None:
-        partition_values, poke_interval = sensor_arguments(
-            kwargs,
-            owner=type(self).__name__,
-            old_partition_name="partitions",
-            partition_values=partition_values,
-            poke_interval=poke_interval,
-            deferrable=deferrable,
+        sensor_arguments(
+            kwargs, owner=type(self).__name__, renamed=self.renamed_arguments, deferrable=deferrable
         )
         super().__init__(poke_interval=poke_interval, retries=retries, retry_policy=retry_policy, **kwargs)
         self.table = table

@@ -10,16 +10,13 @@ Shape::
      "outcome": {"run_token": "<hex>", "report_dir": "<path or URI>" | null} | null,
      "turn_service": {"url": "http://host:port", "token": "<secret>", "timeout_s": 1800} | null}
 
-Every problem raises :class:`SpecError` naming the field, the bad value and the fix. ``commit_retry`` was
-``retry_policy`` before (Airflow's own name for its task retry policy); a spec written by an older provider
-still parses, with a :class:`DeprecationWarning`.
+Every problem raises :class:`SpecError` naming the field, the bad value and the fix.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -67,8 +64,8 @@ TOP_LEVEL = (
     "outcome",
     "turn_service",
 )
-#: ``commit_retry``'s old name, still read for one release.
-OLD_COMMIT_RETRY = "retry_policy"
+#: Top-level fields by their names before the rename -> their names now.
+RENAMED = {"retry_policy": "commit_retry"}
 _RUN_TOKEN_RE = re.compile(r"^[0-9a-f]{8,64}$")
 #: The longest VACUUM retention accepted (100 years); beyond it Delta's millisecond arithmetic overflows.
 MAX_RETENTION_HOURS = 876_000.0
@@ -91,7 +88,10 @@ def parse_spec(spec: str | bytes | Mapping[str, Any] | JobSpec) -> JobSpec:
             text = spec if isinstance(spec, str) else spec.decode("utf-8", "replace")
             raise SpecError("<spec>", text, f"is not valid JSON ({exc}); pass one JSON object") from None
     top = Fields(data, "")
-    Fields({k: v for k, v in top.data.items() if k != OLD_COMMIT_RETRY}, "").only(TOP_LEVEL, "a job spec")
+    for old, new in RENAMED.items():
+        if old in top.data:
+            raise SpecError(old, top.data[old], f"is called {new}: name the field {new}")
+    top.only(TOP_LEVEL, "a job spec")
     operation = top.data.get("operation")
     if operation not in OPERATIONS:
         raise SpecError("operation", operation, f"unknown operation; use one of {', '.join(OPERATIONS)}")
@@ -165,22 +165,8 @@ def _storage_guard(raw: Any) -> str | None:
 
 
 def _commit_retry(top: Fields) -> CommitRetryPolicy:
-    """``commit_retry``, or ``retry_policy`` (its name in a spec an older provider wrote); not both."""
+    """``commit_retry``, the in-job retry policy."""
     name = "commit_retry"
-    if top.has(OLD_COMMIT_RETRY):
-        if top.has(name):
-            raise SpecError(
-                OLD_COMMIT_RETRY,
-                top.data[OLD_COMMIT_RETRY],
-                f"is the old name of {name}, which is given too; give only {name}",
-            )
-        name = OLD_COMMIT_RETRY
-        warnings.warn(
-            f"job spec: {OLD_COMMIT_RETRY!r} is deprecated and will be removed in the next release; "
-            "name the in-job retry policy commit_retry",
-            DeprecationWarning,
-            stacklevel=3,
-        )
     raw = top.data.get(name)
     if raw is None:
         return CommitRetryPolicy()

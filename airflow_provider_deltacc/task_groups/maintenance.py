@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.api_support.deprecations import renamed_argument
+from airflow_provider_deltacc.api_support.arguments import refuse_renamed
 from airflow_provider_deltacc.deployment.config import default_deferrable
 from airflow_provider_deltacc.task_groups._checks import (
     boolean,
@@ -102,7 +102,7 @@ def table_maintenance(
     :param poll_interval: the longest pause between two gate decisions, in seconds: the operators'
         ``poll_interval`` and the gate sensor's ``poke_interval``.
     :param gate_wait_timeout: OPTIMIZE/VACUUM give up after waiting for the gate this long (seconds or a
-        timedelta); None waits. (``max_wait`` is its deprecated name.)
+        timedelta); None waits.
     :param lease_store_conn_id: the lease store's ``postgres`` or ``sqlite`` connection, for all three tasks;
         None reads ``[deltacc] lease_store_conn_id`` (then the older ``lease_store_url``, which
         ``operator_kwargs`` may carry).
@@ -113,15 +113,14 @@ def table_maintenance(
     :param tooltip: the task group's tooltip.
     :returns: the task group.
     :raises DeltaCCInputError: at parse time, naming the bad argument.
+    :raises TypeError: an unknown argument, or ``max_wait`` (``gate_wait_timeout``'s name before the rename).
     """
     from airflow.sdk import TaskGroup
 
     from airflow_provider_deltacc.operators import DeltaOptimizeOperator, DeltaVacuumOperator
     from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
 
-    gate_wait_timeout = renamed_argument(
-        renamed, "max_wait", "gate_wait_timeout", gate_wait_timeout, owner=FACTORY
-    )
+    refuse_renamed(renamed, {"max_wait": "gate_wait_timeout"}, owner=FACTORY)
     if renamed:
         raise TypeError(f"{FACTORY}() got unexpected keyword arguments {sorted(renamed)}")
     table_argument(FACTORY, "table", table)

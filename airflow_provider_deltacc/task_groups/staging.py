@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.api_support.deprecations import renamed_argument
+from airflow_provider_deltacc.api_support.arguments import refuse_renamed
 from airflow_provider_deltacc.contract.literals import quote_identifier, string_literal
 from airflow_provider_deltacc.contract.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, is_path, table_sql
@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from airflow.sdk import TaskGroup
 
 FACTORY = "staging_append_then_merge"
+#: The group's arguments by their names before the rename -> their names now.
+_RENAMED = {"partition_columns": "partition_by", "cluster_columns": "cluster_by"}
 DEFAULT_BATCH_COLUMN = "batch_id"
 _SRC_ALIAS = "__deltacc_src"
 #: Arguments the factory sets itself; ``operator_kwargs`` must not repeat them.
@@ -125,12 +127,11 @@ def staging_append_then_merge(
     :param partition_by: the target's partition columns (used when the group creates it, as
         ``DeltaAppendOperator(partition_by=...)``). Every one of them must be a key with the default
         ``partition_pin="keyed"``, so the MERGE is pinned to the partitions the batches touch.
-        (``partition_columns`` is its deprecated name.)
     :param cluster_by: liquid-clustering columns of the target (used when the group creates it, as
         ``DeltaAppendOperator(cluster_by=...)``); not with ``partition_by``. A clustered target has no
         partitions to pin, and in OSS Delta predicates on its clustering columns do not keep writers apart:
         this group's one MERGE per run is what protects it (see ``docs/clustering.md``), so ``partition_pin``
-        must stay ``"keyed"`` or None. (``cluster_columns`` is its deprecated name.)
+        must stay ``"keyed"`` or None.
     :param dedup_order_by: keep only the latest staged row per key, by this column (a timestamp or a
         sequence number); None keeps them all (then two staged rows with one key fail the MERGE).
     :param latest_wins: with ``dedup_order_by``, update a target row only when the staged row is not older
@@ -152,7 +153,8 @@ def staging_append_then_merge(
     :param tooltip: the task group's tooltip in the UI.
     :returns: the task group.
     :raises DeltaCCInputError: at parse time, naming the bad argument.
-    :raises TypeError: an unknown argument, or a renamed one given under both names.
+    :raises TypeError: an unknown argument, or one by its name before the rename (``partition_columns``,
+        ``cluster_columns``).
     """
     from airflow.sdk import TaskGroup, task
 
@@ -162,8 +164,7 @@ def staging_append_then_merge(
         DeltaMergeOperator,
     )
 
-    partition_by = renamed_argument(renamed, "partition_columns", "partition_by", partition_by, owner=FACTORY)
-    cluster_by = renamed_argument(renamed, "cluster_columns", "cluster_by", cluster_by, owner=FACTORY)
+    refuse_renamed(renamed, _RENAMED, owner=FACTORY)
     if renamed:
         raise TypeError(f"{FACTORY}() got unexpected keyword arguments {sorted(renamed)}")
     checked = _check_arguments(

@@ -8,15 +8,14 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_provider_deltacc.api_support.deprecations import renamed_argument
+from airflow_provider_deltacc.api_support.arguments import refuse_renamed
 from airflow_provider_deltacc.delta_log.reads import TableCondition, check_table
 
 
 class DeltaTableTrigger(BaseTrigger):
     """Yield one event when the table satisfies the condition, or an error event if reading fails.
 
-    :param table: the table's storage location (path or URI). (``table_uri`` is its deprecated name: a
-        trigger serialized before the rename still resumes.)
+    :param table: the table's storage location (path or URI).
     :param condition: a :class:`~airflow_provider_deltacc.delta_log.reads.TableCondition` as a dict.
     :param poll_interval: seconds between reads of the log.
     :param storage_options: delta-rs storage options (credentials are encrypted with the trigger).
@@ -39,7 +38,7 @@ class DeltaTableTrigger(BaseTrigger):
         **renamed: Any,
     ) -> None:
         super().__init__()
-        table = renamed_argument(renamed, "table_uri", "table", table, owner=type(self).__name__)
+        refuse_renamed(renamed, {"table_uri": "table"}, owner=type(self).__name__)
         if renamed or table is None:
             raise TypeError(f"{type(self).__name__} takes table= and condition=; got {sorted(renamed)}")
         self.table = table

@@ -7,7 +7,6 @@ merge into one busy period, so :meth:`WriteWindow.active_at` reports when writin
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
@@ -16,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
-from airflow_provider_deltacc.api_support.deprecations import dag_file_stacklevel, renamed_argument
+from airflow_provider_deltacc.api_support.arguments import refuse_renamed
 from airflow_provider_deltacc.conflict_matrix import OpKind
 from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.windows.clock import require_aware
@@ -27,6 +26,8 @@ from airflow_provider_deltacc.windows.partitions import PartitionScope, format_s
 MAX_BUSY = timedelta(days=8)
 
 _EPSILON = timedelta(microseconds=1)
+#: A window's fields by their names before the rename -> their names now.
+_RENAMED = {"partitions": "partition_values"}
 
 
 def _zone(name: str) -> ZoneInfo:
@@ -59,7 +60,7 @@ class WriteWindow:
         :class:`~airflow_provider_deltacc.conflict_matrix.OpKind` or its name (``BLIND_APPEND``, ``UPDATE``,
         ...), as write leases name it; MERGE by default (the cautious choice).
     :param partition_values: the partitions they write, a list of ``{column: value}`` dicts as the
-        operators' ``partition_values``, or None for the whole table. (``partitions`` is its deprecated name.)
+        operators' ``partition_values``, or None for the whole table.
     :param name: a label for logs and reasons; defaults to a description of the schedule.
     """
 
@@ -86,26 +87,13 @@ class WriteWindow:
         name: str = "",
         **renamed: Any,
     ) -> None:
-        partition_values = renamed_argument(
-            renamed, "partitions", "partition_values", partition_values, owner="WriteWindow"
-        )
+        refuse_renamed(renamed, _RENAMED, owner="WriteWindow")
         if renamed:
             raise TypeError(f"WriteWindow() got unexpected keyword arguments {sorted(renamed)}")
         values = (table, cron, duration, start, end, timezone, op_kind, partition_values, name)
         for attribute, value in zip(_FIELDS, values, strict=True):
             object.__setattr__(self, attribute, value)
         self.__post_init__()
-
-    @property
-    def partitions(self) -> PartitionScope:
-        """Deprecated: :attr:`partition_values`."""
-        warnings.warn(
-            "WriteWindow.partitions is deprecated and will be removed in the next release; "
-            "read WriteWindow.partition_values",
-            DeprecationWarning,
-            stacklevel=dag_file_stacklevel(),
-        )
-        return self.partition_values
 
     def __post_init__(self) -> None:
         if not isinstance(self.table, str) or not self.table.strip():
@@ -274,25 +262,21 @@ class WriteWindow:
         """Build a window from a dict such as an Airflow Variable's JSON.
 
         Accepts ``duration_s`` (seconds) or ``duration`` (seconds, or a timedelta), and ISO-8601 strings for
-        ``start`` / ``end``. ``partitions``, the old name of ``partition_values`` (in the windows of a trigger
-        an older provider serialized, or a Variable written for it), is read with a
-        :class:`DeprecationWarning`.
+        ``start`` / ``end``.
 
         :param data: the window's fields.
-        :raises ValueError: an unknown field, a bad value, or both ``partitions`` and ``partition_values``.
+        :raises ValueError: an unknown field (``partitions`` among them: it is called ``partition_values``),
+            or a bad value.
         """
         known = {"table", "cron", "duration", "duration_s", "start", "end", "timezone", "op_kind"}
         known |= {"partition_values", "name"}
-        unknown = sorted(set(data) - known - {"partitions"})
-        if unknown:
-            raise ValueError(f"write window has unknown fields {unknown}; the fields are {sorted(known)}")
-        renamed = {"partitions": data["partitions"]} if "partitions" in data else {}
         try:
-            partition_values = renamed_argument(
-                renamed, "partitions", "partition_values", data.get("partition_values"), owner="WriteWindow"
-            )
+            refuse_renamed(data, _RENAMED, owner="write window")
         except TypeError as exc:
             raise ValueError(str(exc)) from None
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"write window has unknown fields {unknown}; the fields are {sorted(known)}")
         duration = data.get("duration_s", data.get("duration"))
         if duration is not None and not isinstance(duration, timedelta):
             duration = timedelta(seconds=float(duration))
@@ -309,7 +293,7 @@ class WriteWindow:
             end=times.get("end"),
             timezone=data.get("timezone", "UTC"),
             op_kind=data.get("op_kind", OpKind.MERGE),
-            partition_values=partition_values,
+            partition_values=data.get("partition_values"),
             name=data.get("name", ""),
         )
 

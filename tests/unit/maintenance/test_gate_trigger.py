@@ -60,20 +60,6 @@ def test_serialize_round_trip(store_url: str) -> None:
     assert kwargs["request"]["windows"][0]["partition_values"] == [{"d": "1"}]
 
 
-def test_a_trigger_an_older_provider_serialized_resumes_with_its_windows(store_url: str) -> None:
-    """Trigger kwargs stored before the rename name a window's partitions ``partitions``."""
-    window = WriteWindow(
-        table=TABLE, cron="0 2 * * *", duration=timedelta(hours=1), partition_values=[{"d": "1"}]
-    )
-    request = GateRequest(TABLE, OpKind.OPTIMIZE, windows=(window,))
-    stored = request.to_dict()
-    old_window = dict(stored["windows"][0])
-    old_window["partitions"] = old_window.pop("partition_values")
-    stored["windows"] = [old_window]
-    with pytest.warns(DeprecationWarning, match="use partition_values="):
-        assert GateRequest.from_dict(stored) == request
-
-
 def test_go_event_once_the_blocking_lease_is_released(store_url: str) -> None:
     with store_from_url(store_url) as store:
         lease = grant(store, TABLE, OpKind.MERGE)

@@ -240,23 +240,17 @@ def test_invalid_specs_name_the_field(spec: Any, field: str) -> None:
     assert str(info.value).startswith(f"{field}=")
 
 
-def test_a_spec_from_an_older_provider_names_commit_retry_retry_policy() -> None:
-    old = {
-        "operation": "delete",
-        "table": "/t",
-        "options": {"condition": "true"},
-        "retry_policy": {"max_attempts": 2},
-    }
-    with pytest.warns(DeprecationWarning, match="'retry_policy' is deprecated .* commit_retry"):
-        spec = parse_spec(old)
-    assert spec.commit_retry.max_attempts == 2
-    with pytest.warns(DeprecationWarning), pytest.raises(SpecError) as info:
-        parse_spec({**old, "retry_policy": {"retries": 3}})
-    assert info.value.field == "retry_policy.retries"  # errors name the key the spec used
-    with pytest.raises(SpecError, match="is the old name of commit_retry, which is given too; give only"):
-        parse_spec({**old, "commit_retry": {"max_attempts": 2}})
+@pytest.mark.parametrize("value", [{"max_attempts": 2}, None])
+def test_retry_policy_is_refused_naming_commit_retry(value: Any) -> None:
+    """``retry_policy`` was ``commit_retry``'s name before the rename; nothing was released under it."""
+    spec = {"operation": "delete", "table": "/t", "options": {"condition": "true"}, "retry_policy": value}
+    with pytest.raises(SpecError) as info:
+        parse_spec(spec)
+    assert (info.value.field, info.value.value) == ("retry_policy", value)
+    assert str(info.value) == f"retry_policy={value!r}: is called commit_retry: name the field commit_retry"
+    rest = {key: field for key, field in spec.items() if key != "retry_policy"}
     with pytest.raises(SpecError, match="valid fields are commit_retry, operation"):
-        parse_spec({**old, "retry_polcy": {}})  # the old name is not offered as a valid field
+        parse_spec({**rest, "retry_polcy": {}})  # the old name is not offered as a valid field
 
 
 def test_run_job_reports_bad_input_without_spark() -> None:

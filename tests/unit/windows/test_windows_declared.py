@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import warnings
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -164,35 +163,18 @@ def test_unknown_dict_fields_are_named() -> None:
         WriteWindow("t", cron="0 2 * * *", duration=timedelta(hours=1), partiton_values=[])  # type: ignore[call-arg]
 
 
-def test_partitions_is_the_deprecated_name_of_partition_values() -> None:
+def test_partitions_is_refused_naming_partition_values() -> None:
+    """``partitions`` was the field's name before the rename; nothing was released under it."""
     scope = [{"date": "2026-11-20"}]
-    new = WriteWindow("t", cron="0 2 * * *", duration=timedelta(hours=1), partition_values=scope)
-    with pytest.warns(
-        DeprecationWarning, match=r"WriteWindow: 'partitions' is deprecated .* use partition_values="
-    ) as caught:
-        old = WriteWindow("t", cron="0 2 * * *", duration=timedelta(hours=1), partitions=scope)  # type: ignore[call-arg]
-    assert caught[0].filename == __file__  # the warning points at the caller's line
-    assert old == new and old.partition_values == scope
-    with pytest.warns(DeprecationWarning, match="read WriteWindow.partition_values"):
-        assert new.partitions == scope
-    with pytest.raises(TypeError, match="'partitions' is the old name of 'partition_values'; give only"):
-        WriteWindow(
-            "t", cron="0 2 * * *", duration=timedelta(hours=1), partitions=scope, partition_values=scope
-        )  # type: ignore[call-arg]
-
-
-def test_the_dict_form_reads_the_old_partitions_key_too() -> None:
-    """A window dict written for an older provider (a Variable, a stored trigger's request)."""
-    data = {"table": "t", "cron": "0 2 * * *", "duration_s": 3600, "partitions": [{"date": "2026-11-20"}]}
-    with pytest.warns(DeprecationWarning, match="use partition_values="):
-        window = WriteWindow.from_dict(data)
-    assert window.partition_values == [{"date": "2026-11-20"}]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert WriteWindow.from_dict(window.to_dict()) == window
-    both = {**data, "partition_values": [{"date": "2026-11-21"}]}
-    with pytest.raises(ValueError, match="'partitions' is the old name of 'partition_values'"):
-        WriteWindow.from_dict(both)
+    said = "got partitions=[{'date': '2026-11-20'}]; it is called partition_values: pass partition_values="
+    with pytest.raises(TypeError, match=re.escape(f"WriteWindow {said}")):
+        WriteWindow("t", cron="0 2 * * *", duration=timedelta(hours=1), partitions=scope)  # type: ignore[call-arg]
+    data = {"table": "t", "cron": "0 2 * * *", "duration_s": 3600, "partitions": scope}
+    with pytest.raises(ValueError, match=re.escape(f"write window {said}")):
+        WriteWindow.from_dict(data)
+    window = WriteWindow("t", cron="0 2 * * *", duration=timedelta(hours=1), partition_values=scope)
+    assert not hasattr(window, "partitions")
+    assert WriteWindow.from_dict(window.to_dict()) == window
 
 
 def test_naive_now_is_refused() -> None:
