@@ -63,6 +63,9 @@ DRIVER = textwrap.dedent(
     """
 )
 SCHEMA = "writer STRING, n INT"
+PARTITIONED_SCHEMA = "writer STRING, n INT, p STRING"
+#: What a MERGE that read a partition another writer committed to meanwhile may lose on, and retry.
+RETRYABLE_KINDS = {"append", "delete_read", "concurrent_transaction"}
 
 
 def _driver(table: str, conf: dict[str, str], writer: str, n: int) -> subprocess.Popen[str]:
@@ -172,11 +175,13 @@ def test_four_writers_of_three_drivers_and_a_delta_rs_writer_race_on_one_s3_tabl
     caplog: pytest.LogCaptureFixture,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    """The same set-up, through the operators: two writers in this worker's JVM (an append and a MERGE), one
-    in a spark-submit driver of its own and one on the Spark Connect server, all with an ``aws_conn_id``
-    whose endpoint is the holding proxy, and a delta-rs writer beside them. The first upload of version 1 is
-    held until a second writer uploads it. With the put-if-absent log store nobody holds an exclusive lease:
-    the writers overlap, the losing upload fails with 412, and every writer commits exactly once."""
+    """The same set-up, through the operators, on a table partitioned by ``p``: an append and a pinned MERGE
+    in this worker's JVM (partition a), an append in a spark-submit driver of its own and a pinned MERGE on
+    the Spark Connect server (partition b), all with an ``aws_conn_id`` whose endpoint is the holding proxy,
+    and a delta-rs append beside them (partition c). The first upload of version 1 is held until a second
+    writer uploads it. With the put-if-absent log store nobody holds an exclusive lease: the writers
+    overlap, the losing upload fails with 412, a MERGE that lost to its partition's append retries on a
+    classified conflict, and every writer commits exactly once."""
     bucket = s3_server.new_bucket("guarded")
     table = f"s3a://{bucket}/t"
     barrier = CommitBarrier(f"{bucket}/t/_delta_log/{1:020d}.json", timeout_s=30.0)
@@ -195,27 +200,34 @@ def test_four_writers_of_three_drivers_and_a_delta_rs_writer_race_on_one_s3_tabl
             "unsafe_storage_wait_timeout": 240.0,
         }
 
-        def rows(writer: str, n: int) -> dict[str, Any]:
-            return {"kind": "rows", "rows": [[writer, n]], "schema": SCHEMA}
+        def rows(writer: str, n: int, part: str) -> dict[str, Any]:
+            return {"kind": "rows", "rows": [[writer, n, part]], "schema": PARTITIONED_SCHEMA}
 
         create = DeltaAppendOperator(
-            task_id="create", source=rows("setup", 0), execution_mode="in_process", **common
+            task_id="create",
+            source={**rows("setup-a", 0, "a"), "rows": [["setup-a", 0, "a"], ["setup-b", 0, "b"]]},
+            partition_by=["p"],
+            execution_mode="in_process",
+            **common,
         )
         assert create.execute(make_context(task_id="create"))["status"] == "committed"
+        # Partition a: an append and a MERGE pinned to a (its keys hold the partition column), in this JVM;
+        # partition b: an append in a spark-submit driver and a pinned MERGE on the Connect server;
+        # partition c: the delta-rs append.
         writers = [
             DeltaAppendOperator(
-                task_id="in_process", source=rows("in_process", 1), execution_mode="in_process", **common
+                task_id="in_process", source=rows("in_process", 1, "a"), execution_mode="in_process", **common
             ),
             DeltaMergeOperator(
                 task_id="in_process_merge",
-                source=rows("setup", 5),  # updates the setup row
-                keys=["writer"],
+                source=rows("setup-a", 5, "a"),  # updates a's setup row
+                keys=["writer", "p"],
                 execution_mode="in_process",
                 **common,
             ),
             DeltaAppendOperator(
                 task_id="spark_submit",
-                source=rows("spark_submit", 2),
+                source=rows("spark_submit", 2, "b"),
                 execution_mode="spark_submit",
                 conn_id="deltacc_s3_race_submit",
                 driver_python=sys.executable,
@@ -224,8 +236,8 @@ def test_four_writers_of_three_drivers_and_a_delta_rs_writer_race_on_one_s3_tabl
             ),
             DeltaMergeOperator(
                 task_id="spark_connect",
-                source=rows("spark_connect", 3),  # a new key: inserted
-                keys=["writer"],
+                source=rows("setup-b", 3, "b"),  # updates b's setup row
+                keys=["writer", "p"],
                 execution_mode="spark_connect",
                 conn_id="deltacc_s3_race_connect",
                 # The server's own settings are not visible to the worker: this says which log store it has.
@@ -237,7 +249,7 @@ def test_four_writers_of_three_drivers_and_a_delta_rs_writer_race_on_one_s3_tabl
 
         def delta_rs_writer() -> None:
             try:
-                frame = pa.table({"writer": ["delta_rs"], "n": pa.array([4], pa.int32())})
+                frame = pa.table({"writer": ["delta_rs"], "n": pa.array([4], pa.int32()), "p": ["c"]})
                 options = {**s3_server.storage_options(), "AWS_ENDPOINT_URL": endpoint}
                 write_deltalake(
                     table.replace("s3a://", "s3://"), frame, mode="append", storage_options=options
@@ -252,10 +264,19 @@ def test_four_writers_of_three_drivers_and_a_delta_rs_writer_race_on_one_s3_tabl
         assert statuses(outcomes) == {op.task_id: "committed" for op in writers}, outcomes
         assert not delta_rs_errors, delta_rs_errors
         assert all("storage_safety" not in outcome for outcome in outcomes.values()), outcomes
+        # A try that lost did so on a classified, retryable conflict, and only a MERGE can lose one (blind
+        # appends never conflict); its next attempt redid the read-modify-write and committed.
+        for task_id, outcome in outcomes.items():
+            *lost, last = outcome["attempts"]
+            assert last["outcome"] == "committed", (task_id, outcome["attempts"])
+            for attempt in lost:
+                assert task_id.endswith(("merge", "connect")), (task_id, attempt)
+                assert attempt["outcome"] == "conflict", (task_id, attempt)
+                assert attempt["conflict"]["kind"] in RETRYABLE_KINDS, (task_id, attempt)
 
         # A writer run again is answered by delta-rs from the S3 log, with the connection's options.
         again = DeltaAppendOperator(
-            task_id="in_process", source=rows("in_process", 1), execution_mode="in_process", **common
+            task_id="in_process", source=rows("in_process", 1, "a"), execution_mode="in_process", **common
         )
         assert again.execute(make_context(task_id="in_process"))["status"] == "skipped_duplicate"
     # Two writers (or more) uploaded version 1, put-if-absent: one won, the others lost with 412 and
@@ -264,13 +285,13 @@ def test_four_writers_of_three_drivers_and_a_delta_rs_writer_race_on_one_s3_tabl
     assert barrier.statuses.count(200) == 1 and set(barrier.statuses) == {200, 412}, barrier.statuses
     delta = DeltaTable(table.replace("s3a://", "s3://"), storage_options=s3_server.storage_options())
     assert delta.version() == 5
-    found = sorted((r["writer"], r["n"]) for r in delta.to_pyarrow_table().to_pylist())
+    found = sorted((r["p"], r["writer"], r["n"]) for r in delta.to_pyarrow_table().to_pylist())
     assert found == [
-        ("delta_rs", 4),
-        ("in_process", 1),
-        ("setup", 5),
-        ("spark_connect", 3),
-        ("spark_submit", 2),
+        ("a", "in_process", 1),
+        ("a", "setup-a", 5),
+        ("b", "setup-b", 3),
+        ("b", "spark_submit", 2),
+        ("c", "delta_rs", 4),
     ]
     txns = [(t["appId"], t["version"]) for c in s3_server.log_commits(table) for t in c["txn"]]
     assert len(txns) == 5 and len(set(txns)) == 5, txns
