@@ -38,8 +38,10 @@ from airflow_provider_deltacc.contract.exceptions import (
     SourceFunctionError,
     SpecError,
     SqlTextError,
+    TableNotFoundError,
     UnguardedUnsafeWrite,
     UnsafeStorageError,
+    UnsupportedLog,
     UserCodeError,
     ViewInputError,
 )
@@ -66,8 +68,10 @@ __all__ = [
     "SourceFunctionError",
     "SpecError",
     "SqlTextError",
+    "TableNotFoundError",
     "UnguardedUnsafeWrite",
     "UnsafeStorageError",
+    "UnsupportedLog",
     "UserCodeError",
     "ViewInputError",
 ]

@@ -20,6 +20,8 @@ The Airflow face (:mod:`airflow_provider_deltacc.exceptions`) re-exports all of 
     UnguardedUnsafeWrite (ValueError)        a lease-less writer on storage that cannot exclude others
     DeltaJarsMissingError (RuntimeError)     the Delta jars for this pyspark are not in the cache
     AdvisorInputError (ValueError)           the advisor's paths or DAG files cannot be read
+    TableNotFoundError (FileNotFoundError)   no Delta table where a JVM-free read looked
+    UnsupportedLog                           a Delta log the provider's log reader leaves to delta-rs
 
 Where the face turns one into its own: :class:`InputError` and :class:`UnguardedUnsafeWrite` become
 ``DeltaCCInputError`` (the field kept), :class:`ConflictFatalError` ``DeltaConflictFatal``,
@@ -281,3 +283,20 @@ class DeltaJarsMissingError(RuntimeError):
 
 class AdvisorInputError(ValueError):
     """A path that is not there, or DAG files that do not import."""
+
+
+class TableNotFoundError(FileNotFoundError):
+    """There is no Delta table at the location (its ``_delta_log`` holds no commit); named like delta-rs's
+    error, which the pages and logs showed before the provider read logs itself."""
+
+
+class UnsupportedLog(Exception):
+    """The provider's log reader cannot read this table's log exactly: delta-rs reads it instead. Never
+    reaches a caller of :func:`airflow_provider_deltacc.delta_log.log_reader.log_state`.
+
+    :param reason: why, for the debug log.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -1,0 +1,457 @@
+"""The provider's own reader of a table's ``_delta_log``, for the facts its JVM-free reads need: the newest
+version, the protocol, the metadata (partition columns, properties, schema), the versions recorded for txn
+app ids, the commits' ``commitInfo`` and, only when asked, the partitions that hold data.
+
+delta-rs opens a ``DeltaTable`` with its whole file list, so its cost grows with the files; this reads the
+newest checkpoint for only the columns asked for (see :mod:`airflow_provider_deltacc.delta_log.checkpoint`)
+and the JSON commits after it. ``_last_checkpoint`` names where to start looking, and the folder's listing
+from there is what counts: a newer checkpoint or commit than it names (a stale ``_last_checkpoint``) is
+used, a checkpoint it names that is gone or incomplete is passed over.
+
+delta-rs stays the reader of data, and of every log this does not read exactly: a reader feature it does not
+know (``catalogManaged``, anything newer than protocol 3), partitions under column mapping (the log keys them
+by physical name), a missing commit, a file it cannot parse, storage it has no file system for. Those are
+read with delta-rs (:func:`log_state`, :func:`commit_infos`), the reason logged at debug; nothing is guessed.
+
+Airflow-free and pyspark-free; pyarrow and deltalake are imported only when a log is read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from airflow_provider_deltacc.contract.exceptions import TableNotFoundError, UnsupportedLog
+from airflow_provider_deltacc.delta_log.checkpoint import (
+    CheckpointActions,
+    complete_checkpoints,
+    read_checkpoint,
+)
+from airflow_provider_deltacc.delta_log.log_storage import LogFiles, open_log_files
+
+log = logging.getLogger(__name__)
+
+LAST_CHECKPOINT = "_last_checkpoint"
+#: Reader features whose tables this reader replays exactly: they change what a data file means or how a
+#: checkpoint is laid out (``v2Checkpoint``), not which actions make the snapshot.
+KNOWN_READER_FEATURES = frozenset(
+    {
+        "columnMapping",
+        "deletionVectors",
+        "timestampNtz",
+        "typeWidening",
+        "typeWidening-preview",
+        "v2Checkpoint",
+        "vacuumProtocolCheck",
+        "variantType",
+        "variantType-preview",
+    }
+)
+_COLUMN_MAPPING_MODE = "delta.columnMapping.mode"
+_COMMIT_SUFFIX = ".json"
+_COMMIT_NAME_LENGTH = 20 + len(_COMMIT_SUFFIX)
+
+ReadBy = Literal["log-reader", "delta-rs"]
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class LogState:
+    """A table's latest snapshot, as far as the provider reads it.
+
+    :param version: the table version.
+    :param min_reader_version: the protocol's minimum reader version.
+    :param min_writer_version: the protocol's minimum writer version.
+    :param reader_features: the protocol's reader features.
+    :param writer_features: the protocol's writer features.
+    :param partition_columns: the partition columns, in table order.
+    :param configuration: the table properties.
+    :param schema_string: the table schema, as the log's JSON.
+    :param txn_versions: the version recorded for each txn app id asked for, absent when none is.
+    :param partitions: the distinct partition values of the table's files (``{column: value or None}``),
+        when asked for; None otherwise.
+    :param read_by: which reader read it.
+    """
+
+    version: int
+    min_reader_version: int
+    min_writer_version: int
+    reader_features: frozenset[str]
+    writer_features: frozenset[str]
+    partition_columns: tuple[str, ...]
+    configuration: Mapping[str, str]
+    schema_string: str
+    txn_versions: Mapping[str, int] = field(default_factory=dict)
+    partitions: tuple[dict[str, str | None], ...] | None = None
+    read_by: ReadBy = "log-reader"
+
+    def schema_fields(self) -> list[dict[str, Any]]:
+        """The schema's top-level fields, as the log's JSON spells them (``name``, ``type``, ``nullable``,
+        ``metadata``; a nested type is an object)."""
+        fields = json.loads(self.schema_string or "{}").get("fields") or []
+        return [dict(f) for f in fields if isinstance(f, Mapping)]
+
+
+def log_state(
+    table: str,
+    storage_options: Mapping[str, str] | None = None,
+    *,
+    app_ids: Iterable[str] = (),
+    partitions: bool = False,
+) -> LogState:
+    """The table's latest snapshot, read by the provider's reader or, where it cannot, by delta-rs.
+
+    :param table: the table's path or URI.
+    :param storage_options: delta-rs storage options (None: the environment's).
+    :param app_ids: txn app ids whose recorded versions to read.
+    :param partitions: read the partitions that hold data (reads the file actions).
+    :raises TableNotFoundError: when there is no Delta table there.
+    :raises Exception: whatever delta-rs raises when it reads the log instead.
+    """
+    wanted = tuple(app_ids)
+    return _ours_or_delta_rs(
+        table,
+        lambda: read_log_state(table, storage_options, app_ids=wanted, partitions=partitions),
+        lambda: delta_rs_state(table, storage_options, app_ids=wanted, partitions=partitions),
+    )
+
+
+def commit_infos(
+    table: str, storage_options: Mapping[str, str] | None = None, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """The newest commits' ``commitInfo`` with their ``version``, newest first, like delta-rs's
+    ``DeltaTable.history(limit)``; read by delta-rs where the provider's reader cannot.
+
+    :param table: the table's path or URI.
+    :param storage_options: delta-rs storage options.
+    :param limit: the most commits (None: every commit the log still holds).
+    :raises TableNotFoundError: when there is no Delta table there.
+    """
+    return _ours_or_delta_rs(
+        table,
+        lambda: read_commit_infos(table, storage_options, limit),
+        lambda: list(_delta_rs_table(table, storage_options).history(limit)),
+    )
+
+
+def _ours_or_delta_rs(table: str, ours: Callable[[], _T], delta_rs: Callable[[], _T]) -> _T:
+    """``ours()``, or ``delta_rs()`` when the log reader cannot read the log exactly (the reason at debug)."""
+    try:
+        return ours()
+    except TableNotFoundError:
+        raise
+    except UnsupportedLog as exc:
+        log.debug("the log of %s is read with delta-rs: %s", table, exc.reason)
+    except Exception as exc:  # a log this cannot parse: delta-rs reads it, or says what is wrong
+        log.debug("the log of %s is read with delta-rs: the log reader failed (%r)", table, exc)
+    return delta_rs()
+
+
+def _delta_rs_table(table: str, storage_options: Mapping[str, str] | None) -> Any:
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError as DeltaRsTableNotFound
+
+    try:
+        return DeltaTable(table, storage_options=dict(storage_options or {}) or None)
+    except DeltaRsTableNotFound as exc:
+        raise TableNotFoundError(f"no Delta table at {table}: {exc}") from None
+
+
+def read_log_state(
+    table: str,
+    storage_options: Mapping[str, str] | None = None,
+    *,
+    app_ids: Iterable[str] = (),
+    partitions: bool = False,
+) -> LogState:
+    """The table's latest snapshot, read by the provider's reader only.
+
+    :param table: the table's path or URI.
+    :param storage_options: delta-rs storage options.
+    :param app_ids: txn app ids whose recorded versions to read.
+    :param partitions: read the partitions that hold data.
+    :raises UnsupportedLog: for a log this does not read exactly (see the module).
+    :raises TableNotFoundError: when the location has no Delta log.
+    """
+    files = open_log_files(table, storage_options)
+    names = files.names()
+    listing = _Listing.of(files, names)
+    commits = [_parse_commit(files.read(f"{v:020d}{_COMMIT_SUFFIX}")) for v in listing.commits_after()]
+    removed = {path for commit in commits for path in commit.removed}
+    state = CheckpointActions()
+    if listing.checkpoint is not None:
+        add_columns = ((("path",) if removed else ()) + ("partitionValues",)) if partitions else ()
+        state = read_checkpoint(files, listing.checkpoint, txn=bool(app_ids), add_columns=add_columns)
+    protocol, metadata, txns = state.protocol, state.metadata, dict(state.txns)
+    for commit in commits:
+        protocol = commit.protocol or protocol
+        metadata = commit.metadata or metadata
+        txns.update(commit.txns)
+    if protocol is None or metadata is None:
+        raise UnsupportedLog(f"no protocol or metadata by version {listing.version}")
+    _check_protocol(protocol)
+    configuration = {str(k): str(v) for k, v in (metadata.get("configuration") or {}).items()}
+    found = None
+    if partitions:
+        if configuration.get(_COLUMN_MAPPING_MODE, "none").lower() != "none":
+            raise UnsupportedLog("partitions under column mapping are keyed by physical names")
+        found = _partitions(metadata, state, commits, removed)
+    return LogState(
+        version=listing.version,
+        min_reader_version=int(protocol["minReaderVersion"]),
+        min_writer_version=int(protocol["minWriterVersion"]),
+        reader_features=frozenset(protocol.get("readerFeatures") or ()),
+        writer_features=frozenset(protocol.get("writerFeatures") or ()),
+        partition_columns=tuple(str(c) for c in metadata.get("partitionColumns") or ()),
+        configuration=configuration,
+        schema_string=str(metadata.get("schemaString") or ""),
+        txn_versions={app_id: txns[app_id] for app_id in app_ids if app_id in txns},
+        partitions=found,
+    )
+
+
+def read_commit_infos(
+    table: str, storage_options: Mapping[str, str] | None = None, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """The newest commits' ``commitInfo`` with their ``version``, newest first, read by the provider's reader
+    only: the commit files back from the newest, stopping at the first one the log no longer holds.
+
+    :param table: the table's path or URI.
+    :param storage_options: delta-rs storage options.
+    :param limit: the most commits (None: all).
+    :raises UnsupportedLog: for storage this does not read.
+    :raises TableNotFoundError: when the location has no Delta log.
+    """
+    files = open_log_files(table, storage_options)
+    versions = set(_commit_versions(files.names()))
+    if not versions:
+        _no_table(files, table)
+    rows: list[dict[str, Any]] = []
+    version = max(versions)
+    while version in versions and (limit is None or len(rows) < limit):
+        info: dict[str, Any] = {}
+        for line in files.read(f"{version:020d}{_COMMIT_SUFFIX}").splitlines():
+            if b'"commitInfo"' in line[:64]:
+                action = json.loads(line)
+                if "commitInfo" in action:
+                    info = dict(action["commitInfo"])
+                    break
+        rows.append({**info, "version": version})
+        version -= 1
+    return rows
+
+
+def delta_rs_state(
+    table: str,
+    storage_options: Mapping[str, str] | None = None,
+    *,
+    app_ids: Iterable[str] = (),
+    partitions: bool = False,
+) -> LogState:
+    """The table's latest snapshot read by delta-rs (its whole file list loaded): the fallback.
+
+    :param table: the table's path or URI.
+    :param storage_options: delta-rs storage options.
+    :param app_ids: txn app ids whose recorded versions to read.
+    :param partitions: read the partitions that hold data.
+    :raises TableNotFoundError: when delta-rs finds no table there.
+    """
+    delta = _delta_rs_table(table, storage_options)
+    protocol, metadata = delta.protocol(), delta.metadata()
+    recorded = {app_id: delta.transaction_version(app_id) for app_id in app_ids}
+    found: tuple[dict[str, str | None], ...] | None = None
+    if partitions:
+        found = tuple(
+            {str(k): None if v is None else str(v) for k, v in p.items()} for p in delta.partitions()
+        )
+    return LogState(
+        version=delta.version(),
+        min_reader_version=int(protocol.min_reader_version),
+        min_writer_version=int(protocol.min_writer_version),
+        reader_features=frozenset(protocol.reader_features or ()),
+        writer_features=frozenset(protocol.writer_features or ()),
+        partition_columns=tuple(metadata.partition_columns),
+        configuration=dict(metadata.configuration),
+        schema_string=delta.schema().to_json(),
+        txn_versions={app_id: int(v) for app_id, v in recorded.items() if v is not None},
+        partitions=found,
+        read_by="delta-rs",
+    )
+
+
+@dataclass(frozen=True)
+class _Commit:
+    protocol: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    txns: dict[str, int] = field(default_factory=dict)
+    #: (path, partition values) of each add, in order.
+    added: tuple[tuple[str, dict[str, Any]], ...] = ()
+    removed: frozenset[str] = frozenset()
+
+
+def _parse_commit(data: bytes) -> _Commit:
+    protocol = metadata = None
+    txns: dict[str, int] = {}
+    added: list[tuple[str, dict[str, Any]]] = []
+    removed: set[str] = set()
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        action = json.loads(line)
+        if "add" in action:
+            added.append((str(action["add"]["path"]), dict(action["add"].get("partitionValues") or {})))
+        elif "remove" in action:
+            removed.add(str(action["remove"]["path"]))
+        elif "txn" in action:
+            txns[str(action["txn"]["appId"])] = int(action["txn"]["version"])
+        elif "metaData" in action:
+            metadata = action["metaData"]
+        elif "protocol" in action:
+            protocol = action["protocol"]
+    return _Commit(protocol, metadata, txns, tuple(added), frozenset(removed))
+
+
+def _commit_versions(names: Iterable[str]) -> list[int]:
+    return [
+        int(name[:20])
+        for name in names
+        if len(name) == _COMMIT_NAME_LENGTH and name.endswith(_COMMIT_SUFFIX) and name[:20].isdigit()
+    ]
+
+
+def _no_table(files: LogFiles, table: str) -> None:
+    from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles
+
+    if isinstance(files, LocalLogFiles):
+        raise TableNotFoundError(f"no Delta table at {table}: its _delta_log holds no commit")
+    # On object storage an empty listing may be this reader's view only: delta-rs has the last word.
+    raise UnsupportedLog("the log's listing holds no commit")
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """The newest complete checkpoint and the commits after it, from the log folder's file names."""
+
+    version: int
+    checkpoint: Any
+    commits: frozenset[int]
+
+    @classmethod
+    def of(cls, files: LogFiles, names: list[str]) -> _Listing:
+        floor = _last_checkpoint_version(files, names)
+        listing = None
+        if floor is not None:
+            prefix = f"{floor:020d}"
+            listing = cls._from([name for name in names if name >= prefix])
+            if listing is not None and listing.checkpoint is None:
+                listing = None  # the checkpoint it names is gone or incomplete: read the whole listing
+        listing = listing or cls._from(names)
+        if listing is None:
+            _no_table(files, files.location)
+            raise AssertionError("unreachable")
+        missing = [v for v in listing.commits_after() if v not in listing.commits]
+        if missing:
+            raise UnsupportedLog(f"the log lacks commit {missing[0]} before version {listing.version}")
+        return listing
+
+    @classmethod
+    def _from(cls, names: list[str]) -> _Listing | None:
+        commits = frozenset(_commit_versions(names))
+        checkpoints = complete_checkpoints(names)
+        checkpoint = checkpoints[0] if checkpoints else None
+        if not commits and checkpoint is None:
+            return None
+        return cls(max([*commits, *([checkpoint.version] if checkpoint else [])]), checkpoint, commits)
+
+    def commits_after(self) -> range:
+        start = 0 if self.checkpoint is None else self.checkpoint.version + 1
+        return range(start, self.version + 1)
+
+
+def _last_checkpoint_version(files: LogFiles, names: list[str]) -> int | None:
+    """The version ``_last_checkpoint`` names, or None when there is none or it does not parse."""
+    if LAST_CHECKPOINT not in names:
+        return None
+    try:
+        return int(json.loads(files.read(LAST_CHECKPOINT))["version"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.debug("ignoring an unreadable %s in %s: %r", LAST_CHECKPOINT, files.location, exc)
+        return None
+
+
+def _check_protocol(protocol: Mapping[str, Any]) -> None:
+    reader = int(protocol.get("minReaderVersion", 0))
+    if reader > 3:
+        raise UnsupportedLog(f"reader version {reader}")
+    unknown = sorted(set(protocol.get("readerFeatures") or ()) - KNOWN_READER_FEATURES)
+    if reader == 3 and unknown:
+        raise UnsupportedLog(f"reader features the log reader does not know: {', '.join(unknown)}")
+
+
+def _partitions(
+    metadata: Mapping[str, Any],
+    checkpoint: CheckpointActions,
+    commits: list[_Commit],
+    removed: set[str],
+) -> tuple[dict[str, str | None], ...]:
+    """The distinct partition values of the snapshot's files: the checkpoint's adds less the files a later
+    commit removed, and the later commits' adds still there."""
+    columns = tuple(str(c) for c in metadata.get("partitionColumns") or ())
+    live: dict[str, tuple[str | None, ...]] = {}
+    gone_from_checkpoint: set[str] = set()
+    for commit in commits:
+        for path in commit.removed:
+            live.pop(path, None)
+        gone_from_checkpoint |= commit.removed
+        for path, values in commit.added:
+            live[path] = _values(values, columns)
+    found = set(live.values())
+    for row in checkpoint.add_rows:
+        if str(row.get("path")) not in gone_from_checkpoint:
+            found.add(_values(row.get("partitionValues") or {}, columns))
+    for adds in checkpoint.adds:
+        found |= _distinct_arrow(adds, columns, gone_from_checkpoint)
+    return tuple(dict(zip(columns, values, strict=True)) for values in sorted(found, key=_sort_key))
+
+
+def _values(values: Mapping[str, Any], columns: tuple[str, ...]) -> tuple[str | None, ...]:
+    return tuple(None if values.get(c) is None else str(values[c]) for c in columns)
+
+
+def _sort_key(values: tuple[str | None, ...]) -> tuple[tuple[bool, str], ...]:
+    return tuple((v is None, v or "") for v in values)
+
+
+def _distinct_arrow(adds: Any, columns: tuple[str, ...], removed: set[str]) -> set[tuple[str | None, ...]]:
+    """The distinct partition values of a checkpoint's ``add`` column (a struct with ``partitionValues``,
+    and ``path`` when some were removed), computed in arrow without a row per file in Python."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    adds = adds.combine_chunks() if isinstance(adds, pa.ChunkedArray) else adds
+    if removed:
+        adds = adds.filter(pc.invert(pc.is_in(adds.field("path"), value_set=pa.array(sorted(removed)))))
+    rows = len(adds)
+    if not rows:
+        return set()
+    if not columns:
+        return {()}
+    values_map = adds.field("partitionValues")
+    # The compute kernels take lists, not maps: the same entries as a list of key/value structs.
+    entry_type = pa.StructArray.from_arrays([values_map.keys, values_map.items], ["key", "value"])
+    as_list = pa.ListArray.from_arrays(values_map.offsets, entry_type)
+    entries = pc.list_flatten(as_list)
+    parents = pc.list_parent_indices(as_list)
+    keys, values = entries.field("key"), entries.field("value")
+    per_column = {}
+    for column in columns:
+        is_column = pc.equal(keys, column)
+        if pc.count_distinct(parents.filter(is_column)).as_py() != rows or pc.sum(is_column).as_py() != rows:
+            # A file whose partition values lack the column: keep Delta's meaning (null) row by row.
+            return {_values(dict(m), columns) for m in values_map.to_pylist()}
+        per_column[column] = values.filter(is_column)
+    grouped = pa.table(per_column).group_by(list(columns)).aggregate([])
+    return set(zip(*(grouped.column(c).to_pylist() for c in columns), strict=True))

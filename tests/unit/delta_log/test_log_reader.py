@@ -1,0 +1,333 @@
+"""The provider's own Delta-log reader against delta-rs, on tables delta-rs writes: every answer (version,
+protocol, metadata, schema, txn versions, partitions, commit infos) equals delta-rs's, with and without
+checkpoints, past ten of them, with a stale or a missing ``_last_checkpoint``, multi-part and v2 checkpoints
+with sidecars, on local disk and on S3; and what it does not read exactly falls back to delta-rs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from airflow_provider_deltacc.contract.exceptions import TableNotFoundError, UnsupportedLog
+from airflow_provider_deltacc.delta_log import log_reader
+from airflow_provider_deltacc.delta_log.log_reader import (
+    LogState,
+    commit_infos,
+    delta_rs_state,
+    log_state,
+    read_commit_infos,
+    read_log_state,
+)
+from airflow_provider_deltacc.delta_log.log_storage import open_log_files
+from tests.support.s3_server import S3Server
+
+pytestmark = pytest.mark.unit
+
+APPS = ("dag/task/0", "dag/other/0", "never/recorded")
+
+
+def _day(offset: int) -> str:
+    return (date.today() - timedelta(days=offset)).isoformat()
+
+
+def _write(path: Path | str, i: int, *, mode: str = "append", **options: Any) -> None:
+    from deltalake import CommitProperties, Transaction, write_deltalake
+
+    rows = pa.table(
+        {"id": pa.array([i], pa.int64()), "day": [_day(i % 3)], "n": pa.array([i % 2], pa.int32())}
+    )
+    app = APPS[i % 2]
+    properties = CommitProperties(
+        app_transactions=[Transaction(app_id=app, version=i)], custom_metadata={"userMetadata": f"tag:{i}"}
+    )
+    write_deltalake(
+        str(path), rows, mode=mode, partition_by=["day", "n"], commit_properties=properties, **options
+    )  # type: ignore[call-overload]
+
+
+def _checkpoint(path: Path | str, **options: Any) -> None:
+    from deltalake import DeltaTable
+
+    DeltaTable(str(path), **options).create_checkpoint()
+
+
+def _table(path: Path, commits: int, *, checkpoint_every: int = 0) -> str:
+    for i in range(commits):
+        _write(path, i)
+        if checkpoint_every and (i + 1) % checkpoint_every == 0:
+            _checkpoint(path)
+    return str(path)
+
+
+def _log(path: str) -> Path:
+    return Path(path) / "_delta_log"
+
+
+def _partition_set(state: LogState) -> set[frozenset[tuple[str, str | None]]]:
+    return {frozenset(p.items()) for p in state.partitions or ()}
+
+
+def assert_same_as_delta_rs(table: str, storage_options: dict[str, str] | None = None) -> LogState:
+    """Every answer of the reader (alone, no fallback) equals delta-rs's on ``table``."""
+    from deltalake import DeltaTable
+
+    ours = read_log_state(table, storage_options, app_ids=APPS, partitions=True)
+    theirs = delta_rs_state(table, storage_options, app_ids=APPS, partitions=True)
+    assert (ours.read_by, theirs.read_by) == ("log-reader", "delta-rs")
+    for name in (
+        "version",
+        "min_reader_version",
+        "min_writer_version",
+        "reader_features",
+        "writer_features",
+        "partition_columns",
+        "configuration",
+        "txn_versions",
+    ):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert ours.schema_fields() == json.loads(theirs.schema_string)["fields"]
+    assert _partition_set(ours) == _partition_set(theirs)
+    assert len(ours.partitions or ()) == len(_partition_set(ours))
+    delta = DeltaTable(table, storage_options=storage_options)
+    for limit in (1, 3, None):
+        assert read_commit_infos(table, storage_options, limit) == delta.history(limit), limit
+    return ours
+
+
+def test_a_log_without_a_checkpoint_reads_as_delta_rs_reads_it(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t", 5)
+    state = assert_same_as_delta_rs(table)
+    assert state.version == 4 and state.txn_versions == {"dag/task/0": 4, "dag/other/0": 3}
+
+
+def test_a_checkpoint_and_the_commits_after_it_read_as_delta_rs_reads_them(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t", 6, checkpoint_every=4)
+    assert sorted(p.name for p in _log(table).glob("*.checkpoint.parquet")) == [
+        f"{3:020d}.checkpoint.parquet"
+    ]
+    assert_same_as_delta_rs(table)
+
+
+def test_the_newest_of_many_checkpoints_is_read(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t", 7, checkpoint_every=2)
+    for old in (1, 3):  # older checkpoints that no longer parse: only the newest may be opened
+        (_log(table) / f"{old:020d}.checkpoint.parquet").write_bytes(b"not parquet")
+    assert_same_as_delta_rs(table)
+
+
+def test_a_table_past_ten_checkpoints_with_removed_files_reads_as_delta_rs_reads_it(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t", 24, checkpoint_every=2)
+    _write(table, 24, mode="overwrite")  # removes every file: one partition left
+    _write(table, 25)
+    assert len(list(_log(table).glob("*.checkpoint.parquet"))) == 12
+    state = assert_same_as_delta_rs(table)
+    assert _partition_set(state) == {
+        frozenset({("day", _day(0)), ("n", "0")}),
+        frozenset({("day", _day(1)), ("n", "1")}),
+    }
+
+
+def test_files_removed_after_the_checkpoint_leave_its_partitions(tmp_path: Path) -> None:
+    from deltalake import DeltaTable
+
+    table = _table(tmp_path / "t", 6, checkpoint_every=6)
+    DeltaTable(table).delete(f"day = '{_day(0)}'")
+    state = assert_same_as_delta_rs(table)
+    assert all(p["day"] != _day(0) for p in state.partitions or ())
+
+
+def test_a_stale_last_checkpoint_is_not_trusted(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t", 9, checkpoint_every=3)
+    (_log(table) / "_last_checkpoint").write_text(json.dumps({"version": 2, "size": 1}))
+    # The commits between the stale checkpoint and the newest one cleaned up: a reader that trusted the
+    # stale one would find the log broken.
+    for version in range(3, 8):
+        (_log(table) / f"{version:020d}.json").unlink()
+    state = read_log_state(table, app_ids=APPS)
+    assert state.version == 8 and state.txn_versions == {"dag/task/0": 8, "dag/other/0": 7}
+
+
+def test_a_last_checkpoint_naming_a_checkpoint_that_is_gone_is_passed_over(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t", 6, checkpoint_every=3)
+    before = assert_same_as_delta_rs(table)
+    (_log(table) / f"{5:020d}.checkpoint.parquet").unlink()
+    assert json.loads((_log(table) / "_last_checkpoint").read_text())["version"] == 5
+    # As Delta does: the older checkpoint and the commits after it (delta-rs 1.6.6 refuses the table).
+    assert read_log_state(table, app_ids=APPS, partitions=True) == before
+
+
+def _split_into_parts(table: str, version: int, parts: int) -> list[Path]:
+    """The classic checkpoint at ``version`` rewritten as a multi-part one."""
+    classic = _log(table) / f"{version:020d}.checkpoint.parquet"
+    rows = pq.read_table(classic)
+    classic.unlink()
+    step = -(-rows.num_rows // parts)
+    written = []
+    for part in range(parts):
+        name = _log(table) / f"{version:020d}.checkpoint.{part + 1:010d}.{parts:010d}.parquet"
+        pq.write_table(rows.slice(part * step, step), name)
+        written.append(name)
+    return written
+
+
+def test_a_multi_part_checkpoint_is_read_whole(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t", 8, checkpoint_every=4)
+    _split_into_parts(table, 7, 3)
+    (_log(table) / "_last_checkpoint").write_text(json.dumps({"version": 7, "size": 20, "parts": 3}))
+    assert_same_as_delta_rs(table)
+
+
+def test_an_incomplete_multi_part_checkpoint_is_passed_over(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t", 8, checkpoint_every=4)
+    _split_into_parts(table, 7, 3)[1].unlink()
+    state = read_log_state(table, app_ids=APPS)  # from the checkpoint at 3 and the commits after it
+    assert state.version == 7 and state.txn_versions == {"dag/task/0": 6, "dag/other/0": 7}
+
+
+def _as_v2(table: str, version: int, *, json_top: bool) -> None:
+    """The classic checkpoint at ``version`` rewritten as a v2 one: its file actions in a sidecar, the rest in
+    a top-level file (JSON or parquet) that names the sidecar."""
+    classic = _log(table) / f"{version:020d}.checkpoint.parquet"
+    rows = pq.read_table(classic)
+    classic.unlink()
+    sidecar = f"{uuid.uuid4()}.parquet"
+    (_log(table) / "_sidecars").mkdir(exist_ok=True)
+    files = rows.filter(pa.compute.is_valid(rows.column("add")))
+    pq.write_table(files.select(["add", "remove"]), _log(table) / "_sidecars" / sidecar)
+    top = _log(table) / f"{version:020d}.checkpoint.{uuid.uuid4()}.{'json' if json_top else 'parquet'}"
+    others = rows.filter(pa.compute.invert(pa.compute.is_valid(rows.column("add"))))
+    sidecar_row = {"path": sidecar, "sizeInBytes": 1, "modificationTime": 0, "tags": None}
+    if json_top:
+        lines = [{"checkpointMetadata": {"version": version}}, {"sidecar": sidecar_row}]
+        for row in others.select(["protocol", "metaData", "txn"]).to_pylist():
+            for key, value in row.items():
+                if value is not None and key == "metaData":
+                    value = {**value, "configuration": dict(value["configuration"])}
+                    value["format"] = {**value["format"], "options": dict(value["format"]["options"])}
+                if value is not None:
+                    lines.append({key: value})
+        top.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    else:
+        columns = ["protocol", "metaData", "txn", "sidecar"]
+        schema = pa.schema([rows.schema.field(c) for c in columns])
+        top_rows = [*others.select(columns).to_pylist(), {"sidecar": sidecar_row}]
+        pq.write_table(pa.Table.from_pylist(top_rows, schema=schema), top)
+
+
+@pytest.mark.parametrize("json_top", [True, False], ids=["json", "parquet"])
+def test_a_v2_checkpoint_with_sidecars_reads_as_the_classic_one_did(tmp_path: Path, json_top: bool) -> None:
+    table = _table(tmp_path / "t", 6, checkpoint_every=4)
+    (_log(table) / "_last_checkpoint").unlink()
+    before = read_log_state(table, app_ids=APPS, partitions=True)
+    _as_v2(table, 3, json_top=json_top)
+    for version in range(3):  # only the v2 checkpoint can answer now
+        (_log(table) / f"{version:020d}.json").unlink()
+    after = read_log_state(table, app_ids=APPS, partitions=True)
+    assert after == before and after.partitions
+
+
+def test_a_sidecar_is_opened_only_for_the_partitions(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t", 4, checkpoint_every=4)
+    _as_v2(table, 3, json_top=True)
+    for sidecar in (_log(table) / "_sidecars").iterdir():
+        sidecar.write_bytes(b"not parquet")
+    assert read_log_state(table, app_ids=APPS).txn_versions == {"dag/task/0": 2, "dag/other/0": 3}
+    with pytest.raises(Exception, match=r"(?i)parquet"):
+        read_log_state(table, partitions=True)
+
+
+def _commit(table: str, version: int, *actions: dict[str, Any]) -> None:
+    text = "\n".join(json.dumps(a) for a in actions) + "\n"
+    (_log(table) / f"{version:020d}.json").write_text(text)
+
+
+def test_an_unknown_reader_feature_is_read_by_delta_rs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    table = _table(tmp_path / "t", 2)
+    protocol = {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["catalogManaged"]}
+    _commit(table, 2, {"commitInfo": {"operation": "UPGRADE PROTOCOL"}}, {"protocol": protocol})
+    with pytest.raises(UnsupportedLog, match="catalogManaged"):
+        read_log_state(table)
+    sentinel = LogState(2, 3, 7, frozenset(), frozenset(), (), {}, "", read_by="delta-rs")
+    monkeypatch.setattr(log_reader, "delta_rs_state", lambda *a, **k: sentinel)
+    with caplog.at_level(logging.DEBUG, logger=log_reader.__name__):
+        assert log_state(table) is sentinel
+    assert "read with delta-rs: reader features the log reader does not know: catalogManaged" in caplog.text
+
+
+def test_a_missing_commit_is_read_by_delta_rs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    table = _table(tmp_path / "t", 4)
+    (_log(table) / f"{1:020d}.json").unlink()
+    with pytest.raises(UnsupportedLog, match="lacks commit 1"):
+        read_log_state(table)
+    called: list[str] = []
+    monkeypatch.setattr(log_reader, "delta_rs_state", lambda table, *a, **k: called.append(table))
+    log_state(table)
+    assert called == [table]
+
+
+def test_a_checkpoint_that_does_not_parse_is_read_by_delta_rs(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t", 3, checkpoint_every=3)
+    (_log(table) / f"{2:020d}.checkpoint.parquet").write_bytes(b"not parquet")
+    with pytest.raises(Exception, match=r"(?i)parquet"):
+        read_log_state(table)
+    with pytest.raises(Exception):  # noqa: B017 - delta-rs cannot read it either; it says why
+        log_state(table)
+
+
+def test_partitions_under_column_mapping_are_read_by_delta_rs(tmp_path: Path) -> None:
+    table = _table(tmp_path / "t", 1)
+    metadata = json.loads((_log(table) / f"{0:020d}.json").read_text().splitlines()[2])["metaData"]
+    assert "schemaString" in metadata
+    metadata["configuration"] = {"delta.columnMapping.mode": "name"}
+    _commit(table, 1, {"commitInfo": {"operation": "SET TBLPROPERTIES"}}, {"metaData": metadata})
+    assert read_log_state(table).configuration == {"delta.columnMapping.mode": "name"}
+    with pytest.raises(UnsupportedLog, match="column mapping"):
+        read_log_state(table, partitions=True)
+
+
+def test_a_path_without_a_table_is_no_table(tmp_path: Path) -> None:
+    with pytest.raises(TableNotFoundError):
+        log_state(str(tmp_path / "nothing"))
+    with pytest.raises(TableNotFoundError):
+        commit_infos(str(tmp_path / "nothing"))
+
+
+@pytest.mark.parametrize(
+    ("table", "options", "reason"),
+    [
+        ("gs://bucket/t", {}, "no file system"),
+        ("hdfs://nn/t", {}, "no file system"),
+        ("relative/t", {}, "no file system"),
+        ("s3://bucket/t", {"AWS_PROFILE": "prod"}, "does not know: AWS_PROFILE"),
+        ("s3://bucket/t", {"AWS_ENDPOINT_URL": "http://127.0.0.1:1"}, "AWS_ALLOW_HTTP"),
+        ("s3://bucket/t", {"timeout": "a while"}, "timeout"),
+        ("abfss://c@acct.dfs.core.windows.net/t", {}, "without an account key"),
+        ("abfss://c@acct.dfs.core.windows.net/t", {"AZURE_STORAGE_SAS_KEY": "x"}, "AZURE_STORAGE_SAS_KEY"),
+    ],
+)
+def test_storage_it_has_no_file_system_for_is_left_to_delta_rs(
+    table: str, options: dict[str, str], reason: str
+) -> None:
+    with pytest.raises(UnsupportedLog, match=reason):
+        open_log_files(table, options)
+
+
+def test_a_table_on_s3_reads_as_delta_rs_reads_it(s3_server: S3Server) -> None:
+    table = f"s3://{s3_server.new_bucket()}/orders"
+    options = {**s3_server.storage_options(), "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
+    for i in range(5):
+        _write(table, i, storage_options=options)
+        if i == 2:
+            _checkpoint(table, storage_options=options)
+    state = assert_same_as_delta_rs(table, options)
+    assert state.version == 4
