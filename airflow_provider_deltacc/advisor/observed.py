@@ -6,8 +6,8 @@ count. A report names its task by ``dag_id``/``task_id`` keys when exported with
 them, else by its txn app id ``airflow/<dag_id>/<task_id>/<map_index>[/<run_id>]``. Every conflict in a
 report's attempts has a kind and the winning version; the winner is the report that committed that
 version of the table, or else (``read_history``) the operation the table's Delta history shows there
-(delta-rs, no JVM). Each conflict is matched to the finding of its loser and winner; what matches no
-finding is returned as unpredicted, so a gap in the prediction is visible.
+(the provider's log reader, no JVM). Each conflict is matched to the finding of its loser and winner; what
+matches no finding is returned as unpredicted, so a gap in the prediction is visible.
 """
 
 from __future__ import annotations
@@ -113,9 +113,9 @@ def _table(name: Any) -> str:
 
 def _history(table: str) -> dict[int, str]:
     try:
-        from deltalake import DeltaTable
+        from airflow_provider_deltacc.delta_log.log_reader import commit_infos
 
-        return {int(h["version"]): str(h.get("operation", "")) for h in DeltaTable(table).history()}
+        return {int(h["version"]): str(h.get("operation", "")) for h in commit_infos(table)}
     except Exception as exc:
         log.debug("cannot read the history of %s: %s", table, exc)
         return {}
@@ -147,7 +147,7 @@ def attach_observed(
 
     :param analysis: the prediction.
     :param reports: commit reports of past runs.
-    :param read_history: read each table's Delta history with delta-rs to name winners no report names.
+    :param read_history: read each table's Delta history (no JVM) to name winners no report names.
     :returns: the analysis with ``Finding.observed`` filled in, and one line per conflict no finding
         explains.
     """

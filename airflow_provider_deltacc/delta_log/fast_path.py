@@ -1,4 +1,4 @@
-"""Answer a job from the table's Delta log with delta-rs, before any Spark session or JVM starts.
+"""Answer a job from the table's Delta log, before any Spark session or JVM starts.
 
 Two kinds of job need no Spark at all:
 
@@ -13,10 +13,14 @@ Two kinds of job need no Spark at all:
 Both reports say ``"answered_by": "delta-log"`` in their metrics. Whatever the log cannot answer exactly as
 Delta would, falls through to Spark (the answer is None): catalog tables (no path to read), relative paths
 and scheme-less paths when ``spark.hadoop.fs.defaultFS`` points elsewhere, S3 tables the job would refuse
-without a ``storage_guard``, storage delta-rs cannot open or read (any error, logged at debug), reader
+without a ``storage_guard``, storage that cannot be opened or read (any error, logged at debug), reader
 features that change how the log is replayed (``v2Checkpoint``, catalog-managed commits, unknown ones),
-tables with ``delta.setTransactionRetentionDuration`` (Delta's snapshot drops expired txn entries, delta-rs
-does not), and operations without a txn identity (OPTIMIZE, VACUUM).
+tables with ``delta.setTransactionRetentionDuration`` (Delta's snapshot drops expired txn entries, the log
+reader and delta-rs do not), and operations without a txn identity (OPTIMIZE, VACUUM).
+
+The log is read by the provider's own reader (:mod:`airflow_provider_deltacc.delta_log.log_reader`: the newest
+checkpoint's ``txn``, ``metaData`` and ``protocol`` columns and the commits after it), or by delta-rs for
+a log that reader does not read exactly.
 
 A job the log does not answer is still told what it showed (:class:`LogAnswer`): that its txn identity was
 unrecorded at the version read, so the job's first attempt need not read the recorded versions again.
@@ -32,7 +36,6 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Literal
 
 from airflow_provider_deltacc.contract.commits import scan_for_txn_commit
@@ -169,8 +172,8 @@ def consult_log(
         return LogAnswer()
     try:
         snapshot = read_snapshot(job.table, job.txn.app_id if job.txn else None, storage_options)
-    except Exception as exc:  # no table there, storage delta-rs cannot reach: Spark says what is wrong
-        log.debug("cannot read the Delta log of %s with delta-rs (%s); Spark runs the job", job.table, exc)
+    except Exception as exc:  # no table there, storage that cannot be reached: Spark says what is wrong
+        log.debug("cannot read the Delta log of %s (%s); Spark runs the job", job.table, exc)
         return LogAnswer()
     verdict = fast_path_verdict(job, snapshot)
     if verdict is None:
@@ -178,7 +181,9 @@ def consult_log(
     if verdict == "duplicate":
         assert job.txn is not None
         recorded = snapshot.recorded_txn_version
-        committed = find_committed_version(job.table, job.txn.app_id, job.txn.version, snapshot.version)
+        committed = find_committed_version(
+            job.table, job.txn.app_id, job.txn.version, snapshot.version, storage_options
+        )
         metrics = duplicate_metrics(recorded, committed, committed_reason(job.txn, recorded))
     else:
         metrics = {
@@ -192,8 +197,8 @@ def consult_log(
 def txn_known_unrecorded(job: JobSpec, snapshot: LogSnapshot) -> bool:
     """Whether the snapshot shows the job's txn identity unrecorded exactly as Delta's snapshot would.
 
-    delta-rs keeps txn entries that Delta's retention drops, so an identity delta-rs shows unrecorded is
-    unrecorded for Delta too; but only on a log delta-rs replays as Delta does.
+    The log reader (like delta-rs) keeps txn entries that Delta's retention drops, so an identity it shows
+    unrecorded is unrecorded for Delta too; but only on a log replayed as Delta does.
 
     :param job: the parsed spec.
     :param snapshot: the table's latest snapshot.
@@ -234,37 +239,34 @@ def is_empty_append(job: JobSpec) -> bool:
 def read_snapshot(
     table: str, app_id: str | None, storage_options: Mapping[str, str] | None = None
 ) -> LogSnapshot:
-    """Read the table's latest snapshot with delta-rs.
+    """Read the table's latest snapshot with the provider's log reader (delta-rs where it cannot, see
+    :mod:`airflow_provider_deltacc.delta_log.log_reader`).
 
     :param table: a path or URI.
     :param app_id: the txn app id whose recorded version to read, or None.
     :param storage_options: delta-rs storage options.
-    :raises Exception: whatever delta-rs raises (no Delta table there, unreachable storage).
+    :raises Exception: when there is no Delta table there or its storage cannot be read.
     """
-    from deltalake import DeltaTable
-    from deltalake.schema import PrimitiveType
+    from airflow_provider_deltacc.delta_log.log_reader import log_state
 
-    delta = DeltaTable(table, storage_options=dict(storage_options or {}))
-    protocol = delta.protocol()
-    metadata = delta.metadata()
-    recorded = delta.transaction_version(app_id) if app_id is not None else None
+    state = log_state(table, storage_options, app_ids=() if app_id is None else (app_id,))
     columns = tuple(
         LogColumn(
-            name=field.name,
-            type=field.type.type if isinstance(field.type, PrimitiveType) else "",
-            nullable=bool(field.nullable),
-            metadata_keys=frozenset(field.metadata or {}),
+            name=str(field["name"]),
+            type=field["type"] if isinstance(field.get("type"), str) else "",
+            nullable=bool(field.get("nullable")),
+            metadata_keys=frozenset(field.get("metadata") or {}),
         )
-        for field in delta.schema().fields
+        for field in state.schema_fields()
     )
     return LogSnapshot(
-        version=delta.version(),
-        min_reader_version=int(protocol.min_reader_version),
-        reader_features=frozenset(protocol.reader_features or ()),
-        configuration=dict(metadata.configuration),
-        partition_columns=tuple(metadata.partition_columns),
+        version=state.version,
+        min_reader_version=state.min_reader_version,
+        reader_features=state.reader_features,
+        configuration=state.configuration,
+        partition_columns=state.partition_columns,
         columns=columns,
-        recorded_txn_version=-1 if recorded is None else int(recorded),
+        recorded_txn_version=state.txn_versions.get(app_id, -1) if app_id is not None else -1,
     )
 
 
@@ -276,7 +278,7 @@ def fast_path_verdict(job: JobSpec, snapshot: LogSnapshot) -> Verdict | None:
     """
     if not log_replay_supported(snapshot):
         return None
-    # With a txn retention Delta's snapshot may have dropped entries delta-rs still shows.
+    # With a txn retention Delta's snapshot may have dropped entries the log reader still shows.
     if (
         job.txn is not None
         and not _txn_entries_may_expire(snapshot)
@@ -289,7 +291,7 @@ def fast_path_verdict(job: JobSpec, snapshot: LogSnapshot) -> Verdict | None:
 
 
 def log_replay_supported(snapshot: LogSnapshot) -> bool:
-    """Whether delta-rs replays this table's log into the snapshot Delta sees.
+    """Whether this table's log is replayed (by the log reader or delta-rs) into the snapshot Delta sees.
 
     :param snapshot: the table's latest snapshot.
     """
@@ -335,22 +337,33 @@ def empty_append_accepted(job: JobSpec, snapshot: LogSnapshot) -> bool:
     return all(column.nullable or column.name in written for column in snapshot.columns)
 
 
-def find_committed_version(table: str, app_id: str, txn_version: int, latest: int) -> int | None:
+def find_committed_version(
+    table: str,
+    app_id: str,
+    txn_version: int,
+    latest: int,
+    storage_options: Mapping[str, str] | None = None,
+) -> int | None:
     """The table version whose commit recorded ``(app_id, txn_version)``, read from a local table's
-    ``_delta_log/<version>.json`` files newest first; None when not found or not a local table.
+    ``_delta_log/<version>.json`` files newest first; None when not found or not a local table (on object
+    storage the scan would cost a request a commit).
 
     :param table: the table path or URI.
     :param app_id: the txn app id.
     :param txn_version: the txn version.
     :param latest: the newest table version.
+    :param storage_options: delta-rs storage options.
     """
-    log_dir = _local_log_dir(table)
-    if log_dir is None:
+    from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, open_log_files
+
+    if local_path(table) is None:
         return None
+    files = open_log_files(table, storage_options)
+    assert isinstance(files, LocalLogFiles)
 
     def read_commit(version: int) -> str | None:
         try:
-            return (log_dir / f"{version:020d}.json").read_text(encoding="utf-8")
+            return files.read(f"{version:020d}.json").decode("utf-8")
         except FileNotFoundError:
             return None
 
@@ -397,11 +410,6 @@ def _checked_on_write(column: LogColumn) -> bool:
     return _CHAR_VARCHAR_KEY in column.metadata_keys or any(
         key.startswith(_IDENTITY_PREFIX) for key in column.metadata_keys
     )
-
-
-def _local_log_dir(table: str) -> Path | None:
-    path = local_path(table)
-    return None if path is None else path / "_delta_log"
 
 
 def _report(

@@ -5,11 +5,11 @@ driver can be killed between its commit and its report. The submitter then asks,
 
 1. **the report the driver left** in the spec's ``outcome.report_dir`` (see
    :mod:`airflow_provider_deltacc.spark_job.report_file`): the full report, conflicts and bad input included;
-2. **the table's Delta log**, read with delta-rs: every commit of the run carries a ``userMetadata`` tag that
-   starts with ``deltacc:<run_token>:`` (see :func:`airflow_provider_deltacc.engine.commits.tagging_run`), so
-   the run's commits are found whoever else committed meanwhile; and a write whose txn identity is recorded
-   (by this run or an earlier try) is a committed duplicate (see
-   :mod:`airflow_provider_deltacc.delta_log.fast_path`).
+2. **the table's Delta log**, read by the provider's log reader (delta-rs where it cannot): every commit of
+   the run carries a ``userMetadata`` tag that starts with ``deltacc:<run_token>:`` (see
+   :func:`airflow_provider_deltacc.engine.commits.tagging_run`), so the run's commits are found whoever else
+   committed meanwhile; and a write whose txn identity is recorded (by this run or an earlier try) is a
+   committed duplicate (see :mod:`airflow_provider_deltacc.delta_log.fast_path`).
 
 When neither answers, nothing of this run is in the log: the caller reports the job as failed (or killed)
 and the task's retry is safe. Airflow-free and pyspark-free: it runs in the Airflow worker.
@@ -93,14 +93,13 @@ def committed_from_log(
     :param job: the parsed spec, with an ``outcome``.
     :param storage_options: delta-rs storage options.
     """
-    from deltalake import DeltaTable
-
     from airflow_provider_deltacc.delta_log.fast_path import answer_from_log
+    from airflow_provider_deltacc.delta_log.log_reader import commit_infos
 
     assert job.outcome is not None
     started_at, start = time.time(), time.monotonic()
     prefix = run_tag_prefix(job.outcome.run_token)
-    history = DeltaTable(job.table, storage_options=dict(storage_options or {})).history(TXN_SCAN_VERSIONS)
+    history = commit_infos(job.table, storage_options, TXN_SCAN_VERSIONS)
     mine = sorted(
         (c for c in history if str(c.get("userMetadata") or "").startswith(prefix)),
         key=lambda c: int(c["version"]),

@@ -1,4 +1,5 @@
-"""JVM-free reads of a Delta table's log with delta-rs, for sensors and triggers.
+"""JVM-free reads of a Delta table's log, for sensors and triggers (the provider's log reader, see
+:mod:`airflow_provider_deltacc.delta_log.log_reader`; delta-rs where it cannot).
 
 Spark is never started here: the triggerer and the scheduler-side sensors read ``_delta_log``
 directly. Tables must be addressed by storage location (path or URI); catalog names need Spark.
@@ -78,20 +79,22 @@ def check_table(
 
     A table that does not exist yet simply does not satisfy the condition.
     """
-    from deltalake import DeltaTable
+    from airflow_provider_deltacc.contract.exceptions import TableNotFoundError
+    from airflow_provider_deltacc.delta_log.log_reader import commit_infos, log_state
 
-    if not DeltaTable.is_deltatable(table_uri, storage_options=storage_options):
+    try:
+        state = log_state(table_uri, storage_options, partitions=bool(condition.partition))
+    except TableNotFoundError:
         return None
-    # deltalake >= 1.x always loads the active-file metadata (``without_files`` is deprecated, ignored).
-    table = DeltaTable(table_uri, storage_options=storage_options)
-    version = table.version()
+    version = state.version
     floor = -1 if condition.after_version is None else condition.after_version
     if version <= floor:
         return None
     match: dict[str, Any] = {"table": table_uri, "version": version}
     if condition.operation:
         wanted = condition.operation.upper()
-        newer = [h for h in table.history(max(1, version - floor)) if h.get("version", -1) > floor]
+        history = commit_infos(table_uri, storage_options, max(1, version - floor))
+        newer = [h for h in history if h.get("version", -1) > floor]
         hits = [h for h in newer if str(h.get("operation", "")).upper() == wanted]
         if not hits:
             return None
@@ -101,7 +104,7 @@ def check_table(
         )
     if condition.partition:
         wanted_partition = {k: str(v) for k, v in condition.partition.items()}
-        present = table.partitions()
+        present = state.partitions or ()
         if not any(all(p.get(k) == v for k, v in wanted_partition.items()) for p in present):
             return None
         match["partition"] = wanted_partition

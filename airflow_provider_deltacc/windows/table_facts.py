@@ -1,8 +1,9 @@
-"""What the gate and the lease code read from a Delta table without Spark: delta-rs reads of the log.
+"""What the gate and the lease code read from a Delta table without Spark: reads of its log by the
+provider's log reader (:mod:`airflow_provider_deltacc.delta_log.log_reader`; delta-rs where it cannot).
 
 Only tables addressed by a storage location (a path or URI) can be read this way; for a catalog name every
 reader here answers None and the callers fall back to cautious defaults (whole-table scopes, Delta's
-default retention, no traits). ``deltalake`` is imported on first use, never at module import.
+default retention, no traits). Nothing is read at module import.
 """
 
 from __future__ import annotations
@@ -87,31 +88,30 @@ class TableFacts:
 
 
 def read_table_facts(table: str, storage_options: Mapping[str, str] | None = None) -> TableFacts | None:
-    """Read the table's partition columns and properties with delta-rs; None for a catalog name.
+    """Read the table's partition columns and properties from its log; None for a catalog name.
 
     :param table: a path or URI.
     :param storage_options: delta-rs storage options (object-store credentials).
-    :raises Exception: whatever delta-rs raises (no table there, unreachable storage); callers decide.
+    :raises Exception: when there is no table there or its storage cannot be read; callers decide.
     """
     if not is_table_location(table):
         return None
-    from deltalake import DeltaTable
+    from airflow_provider_deltacc.delta_log.log_reader import commit_infos, log_state
 
-    delta_table = DeltaTable(table, storage_options=dict(storage_options or {}))
-    metadata = delta_table.metadata()
-    clustered = CLUSTERING_FEATURE in (delta_table.protocol().writer_features or ())
-    columns = latest_clustering_columns(delta_table.history()) if clustered else ()
-    return TableFacts(tuple(metadata.partition_columns), dict(metadata.configuration), clustered, columns)
+    state = log_state(table, storage_options)
+    clustered = CLUSTERING_FEATURE in state.writer_features
+    columns = latest_clustering_columns(commit_infos(table, storage_options)) if clustered else ()
+    return TableFacts(state.partition_columns, dict(state.configuration), clustered, columns)
 
 
 def latest_clustering_columns(history: list[dict[str, Any]]) -> tuple[str, ...]:
-    """The clustering columns the newest commit that set them names, from ``DeltaTable.history()``.
+    """The clustering columns the newest commit that set them names, from the commits' ``commitInfo``.
 
-    delta-rs does not expose the ``delta.clustering`` domain metadata, but the commits that change it say
-    what they set: ``CREATE TABLE``/``REPLACE TABLE`` (``clusterBy``, a JSON list) and ``CLUSTER BY``
-    (``newClusteringColumns``, comma-separated). Empty when the retained history has neither.
+    The log reader (like delta-rs) does not read the ``delta.clustering`` domain metadata, but the commits
+    that change it say what they set: ``CREATE TABLE``/``REPLACE TABLE`` (``clusterBy``, a JSON list) and
+    ``CLUSTER BY`` (``newClusteringColumns``, comma-separated). Empty when the retained history has neither.
 
-    :param history: commit infos, newest first.
+    :param history: commit infos, newest first (as ``DeltaTable.history()`` gives them).
     """
     for commit in history:
         parameters = commit.get("operationParameters") or {}
@@ -134,9 +134,9 @@ def table_partitions(table: str, storage_options: Mapping[str, str] | None = Non
     :param table: a path or URI.
     :param storage_options: delta-rs storage options.
     """
-    from deltalake import DeltaTable
+    from airflow_provider_deltacc.delta_log.log_reader import log_state
 
-    found = DeltaTable(table, storage_options=dict(storage_options or {})).partitions()
+    found = log_state(table, storage_options, partitions=True).partitions or ()
     specs: list[PartitionSpec] = []
     for partition in found:
         if not partition or any(value is None for value in partition.values()):

@@ -1,7 +1,8 @@
-"""Reading the table's Delta log with delta-rs (back only as far as the range needs, and bounded), and the
-delta-rs storage options of a task, from the connections it names in its serialized DAG.
+"""Reading the table's Delta log (back only as far as the range needs, and bounded) with the provider's log
+reader (delta-rs where it cannot), and the delta-rs storage options of a task, from the connections it names
+in its serialized DAG.
 
-delta-rs and Airflow are imported only when a read runs.
+The log readers and Airflow are imported only when a read runs.
 """
 
 from __future__ import annotations
@@ -60,15 +61,15 @@ def read_log(
     :param storage_options: delta-rs storage options (None: none).
     :param since: the oldest commit time wanted.
     :param scan_limit: the most commits read.
-    :raises Exception: whatever delta-rs raises (a missing table, refused credentials), or a ValueError for
+    :raises Exception: whatever the read raises (a missing table, refused credentials), or a ValueError for
         a location it cannot open.
     """
-    from deltalake import DeltaTable
+    from airflow_provider_deltacc.delta_log.log_reader import commit_infos
 
-    table = DeltaTable(_log_location(location), storage_options=dict(storage_options or {}) or None)
+    table = _log_location(location)
     limit = min(2 * COMMIT_LIMIT, scan_limit)
     while True:
-        rows = table.history(limit)
+        rows = commit_infos(table, storage_options, limit)
         if len(rows) < limit:
             return LogRead(tuple(rows), True, True)
         oldest = min((t for t in (commit_time(r) for r in rows) if t is not None), default=None)
