@@ -413,9 +413,17 @@ CASES: list[Case] = [
         "storage_guard",
     ),
     Case(
-        "unguarded write to s3a without a multi-writer log store",
+        "unguarded write to s3a with Delta's single-driver log store",
         "job_spec",
-        lambda p: _job({"operation": "append", "table": "s3a://deltacc-no-bucket/t", "source": ROWS}),
+        lambda p: _job(
+            {
+                "operation": "append",
+                "table": "s3a://deltacc-no-bucket/t",
+                "source": ROWS,
+                # The put-if-absent log store is every provider Spark's default: name Delta's own instead.
+                "spark_conf": {"spark.delta.logStore.s3a.impl": "io.delta.storage.S3SingleDriverLogStore"},
+            }
+        ),
         "storage_guard",
     ),
     Case(
