@@ -8,6 +8,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from airflow_provider_deltacc.spark_jars.connect_mode import running_classic_session
 from airflow_provider_deltacc.spark_jars.delta_conf import (
     DELTA_SPARK_CONF,
     HANDLED_CONFLICT_LOGGERS,
@@ -53,7 +54,7 @@ def local_delta_session(
         # A local driver only needs loopback; binding elsewhere is slow and may be blocked.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-    active = SparkSession.getActiveSession()
+    active = running_classic_session()
     if active is not None:
         extensions = active.conf.get("spark.sql.extensions", "") or ""
         if "DeltaSparkSessionExtension" not in extensions:

@@ -286,8 +286,8 @@ class _InProcessRunner:
     def on_kill(self) -> None:
         if "pyspark" not in sys.modules:
             return
-        from pyspark.sql import SparkSession
+        from airflow_provider_deltacc.spark_jars.connect_mode import running_classic_session
 
-        session = SparkSession.getActiveSession()
+        session = running_classic_session()
         if session is not None:
             session.sparkContext.cancelAllJobs()

@@ -18,7 +18,8 @@ Connect operation runs, no other thread builds ``pyspark.sql.functions`` columns
 types with ``DataType.fromDDL``, for a classic session (pyspark would build Spark Connect ones). SQL
 strings, ``DataFrame`` methods taking column names or SQL expressions (``where("a > 1")``,
 ``selectExpr``), and ``df["col"]`` columns are unaffected. No classic ``SparkContext`` can start while the
-mark is held.
+mark is held; one already running is found with :func:`running_classic_session` (pyspark's own
+``SparkSession.getActiveSession()`` and the session builder look for a Connect session while it is held).
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 #: The environment variable pyspark reads to tell Spark Connect code from classic code.
 CONNECT_MODE_ENV = "SPARK_CONNECT_MODE_ENABLED"
@@ -79,3 +83,23 @@ def connect_session_keeping_mark(create: Callable[[], T]) -> T:
                 os.environ.pop(CONNECT_MODE_ENV, None)
             else:
                 os.environ[CONNECT_MODE_ENV] = before
+
+
+def running_classic_session() -> SparkSession | None:
+    """The classic session running in this process (this thread's active one, else the default one), or None.
+
+    Found through the SparkContext and the JVM, not through ``SparkSession.getActiveSession()`` or the
+    builder, which dispatch on the mark: while another thread's Connect operation holds it, they look for a
+    Spark Connect session and would miss, or refuse to build, the classic session that is there.
+    """
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    context = SparkContext._active_spark_context
+    if context is None or context._jvm is None:
+        return None
+    sessions: Any = SparkSession._get_j_spark_session_class(context._jvm)
+    for found in (sessions.getActiveSession(), sessions.getDefaultSession()):
+        if found.isDefined():
+            return SparkSession(context, found.get())
+    return None

@@ -26,6 +26,7 @@ from airflow_provider_deltacc.contract.exceptions import (
 from airflow_provider_deltacc.contract.redaction import hide_jvm_protocol_log
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.occ.classifier import classify
+from airflow_provider_deltacc.spark_jars.connect_mode import running_classic_session
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.report_file import leave_report
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
@@ -178,7 +179,7 @@ def get_or_create_session(spark_conf: Mapping[str, str] | None = None) -> SparkS
     from airflow_provider_deltacc.spark_jars.delta_conf import DELTA_SPARK_CONF
 
     hide_jvm_protocol_log(spark_conf)
-    active = SparkSession.getActiveSession()
+    active = running_classic_session()
     if active is not None:
         return active
     if "PYSPARK_GATEWAY_PORT" not in os.environ:

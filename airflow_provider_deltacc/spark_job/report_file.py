@@ -77,9 +77,9 @@ def leave_report(spec_text: str | bytes, code: int, report: dict[str, Any]) -> s
 
 
 def _write_through_hadoop(uri: str, data: str) -> str:
-    from pyspark.sql import SparkSession
+    from airflow_provider_deltacc.spark_jars.connect_mode import running_classic_session
 
-    spark = SparkSession.getActiveSession()
+    spark = running_classic_session()
     if spark is None:
         raise RuntimeError("no Spark session to write through")
     jvm = spark.sparkContext._jvm
