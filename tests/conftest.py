@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.support.jvm_options import LONG_LIVED_DRIVER_CONF
+
 pytest_plugins = [
     "tests.support.postgres",
     "tests.support.spark_standalone",
@@ -80,7 +82,9 @@ def local_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSessi
     from airflow_provider_deltacc.engine.session import local_delta_session
 
     warehouse = tmp_path_factory.mktemp("warehouse")
-    session = local_delta_session(app_name="deltacc-tests", warehouse_dir=str(warehouse))
+    session = local_delta_session(
+        app_name="deltacc-tests", warehouse_dir=str(warehouse), extra_conf=LONG_LIVED_DRIVER_CONF
+    )
     yield session
     session.stop()
 

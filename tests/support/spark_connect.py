@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.support.jvm_options import LONG_LIVED_DRIVER_CONF
 from tests.support.processes import stop_processes
 from tests.support.spark_standalone import _free_port, _wait_for_log
 
@@ -67,7 +68,7 @@ def running_connect_server(
         "--conf", f"spark.sql.warehouse.dir={work / 'warehouse'}",
         "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={work}",
     ]  # fmt: skip
-    for key, value in (conf or {}).items():
+    for key, value in {**LONG_LIVED_DRIVER_CONF, **(conf or {})}.items():
         command += ["--conf", f"{key}={value}"]
     server = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env, cwd=work)
     try:
