@@ -39,7 +39,7 @@ def table_metric_name(table: str) -> str:
     return f"{readable}_{hashlib.sha1(key.encode()).hexdigest()[:8]}"
 
 
-def record_try(
+def emit_try_metrics(
     table: str,
     operation: str,
     report: Mapping[str, Any],

@@ -348,7 +348,7 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
         A failed try opens its failure with one line stating Airflow's decision and its reason (see
         :meth:`decide_try`), then the conflict lines, then the summary.
         """
-        from airflow_provider_deltacc.observability.metrics import record_try
+        from airflow_provider_deltacc.observability.metrics import emit_try_metrics
 
         try:
             report = self.run_spec(context, spec)
@@ -358,7 +358,7 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
                 self.log.error("%s", decision.log_line(*_try_numbers(context)))
             failed = exc.report or {"operation": self.operation.upper(), "table": self.table, "attempts": []}
             failed.setdefault("status", "error")
-            record_try(
+            emit_try_metrics(
                 self.table,
                 self.operation,
                 failed,
@@ -367,7 +367,7 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
             )
             self._publish(context, failed, decision)
             raise
-        record_try(self.table, self.operation, report)
+        emit_try_metrics(self.table, self.operation, report)
         published = self._publish(context, report, None)
         self.committed_run = (spec, report)  # for get_openlineage_facets_on_complete
         record_table_event(self, context, spec, published)
@@ -465,9 +465,9 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
         self, context: Context, report: dict[str, Any], decision: TryDecision | None
     ) -> dict[str, Any]:
         from airflow_provider_deltacc.operators.report_lines import log_report
-        from airflow_provider_deltacc.retries.tries import record_try
+        from airflow_provider_deltacc.retries.tries import add_try_to_history
 
-        spanning = record_try(context, report, decision=decision, logger=self.log)
+        spanning = add_try_to_history(context, report, decision=decision, logger=self.log)
         context["ti"].xcom_push(key=REPORT_XCOM_KEY, value=spanning)
         log_report(self.log, report, self.operation, self.table)
         return spanning

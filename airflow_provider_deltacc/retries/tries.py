@@ -141,7 +141,7 @@ def _histories(context: Context) -> list[TryHistory]:
     return histories
 
 
-def record_try(
+def add_try_to_history(
     context: Context,
     report: dict[str, Any],
     *,

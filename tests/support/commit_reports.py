@@ -76,7 +76,8 @@ def retry_reason(lost: dict[str, Any], *, try_number: int = 1, max_tries: int = 
 
 
 def final_report(*tries: tuple[dict[str, Any], TryDecision | None]) -> dict[str, Any]:
-    """The ``deltacc_report`` XCom of the last try: its report plus every try, as ``record_try`` pushes it."""
+    """The ``deltacc_report`` XCom of the last try: its report plus every try, as ``add_try_to_history``
+    pushes it."""
     entries = [try_entry(report, try_number=n, decision=d) for n, (report, d) in enumerate(tries, start=1)]
     return {**tries[-1][0], "tries": entries, "tries_source": "task_state_store"}
 

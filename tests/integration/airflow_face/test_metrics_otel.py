@@ -28,11 +28,15 @@ TASK = textwrap.dedent(
     from airflow.sdk._shared.observability.metrics.otel_logger import flush_otel_metrics
 
     stats.initialize(factory=stats_utils.get_stats_factory(), export_legacy_names=False)
-    from airflow_provider_deltacc.observability.metrics import record_gate, record_live_leases, record_try
+    from airflow_provider_deltacc.observability.metrics import (
+        emit_try_metrics,
+        record_gate,
+        record_live_leases,
+    )
 
     lost = {"outcome": "conflict", "conflict": {"kind": "APPEND"}, "wasted_s": 0.4, "queue_s": 0.0}
     won = {"outcome": "committed", "conflict": None, "wasted_s": 0.0, "queue_s": 0.0}
-    record_try("s3a://lake/orders/", "MERGE", {"status": "committed", "attempts": [lost, won]})
+    emit_try_metrics("s3a://lake/orders/", "MERGE", {"status": "committed", "attempts": [lost, won]})
     record_gate("s3://lake/orders", "optimize", waited_s=1.5, outcome="go")
     record_live_leases("s3://lake/orders", 2)
     flush_otel_metrics()

@@ -11,9 +11,9 @@ import pytest
 
 from airflow_provider_deltacc.observability import metrics
 from airflow_provider_deltacc.observability.metrics import (
+    emit_try_metrics,
     record_gate,
     record_live_leases,
-    record_try,
     table_metric_name,
 )
 
@@ -71,7 +71,7 @@ def test_a_try_that_lost_twice_then_committed(stats: RecordingStats) -> None:
             _attempt("committed"),
         ],
     }
-    record_try(TABLE, "MERGE", report)
+    emit_try_metrics(TABLE, "MERGE", report)
     tagged = stats.tagged()
     base = {"table": "s3://lake/orders", "operation": "merge"}
     assert tagged["deltacc.commits"] == [(1, base)]
@@ -118,12 +118,12 @@ def test_a_try_that_lost_twice_then_committed(stats: RecordingStats) -> None:
 def test_what_ends_a_try_is_counted_and_nothing_commits(
     stats: RecordingStats, report: dict[str, Any], kwargs: dict[str, Any], counted: str
 ) -> None:
-    record_try(TABLE, "merge", report, **kwargs)
+    emit_try_metrics(TABLE, "merge", report, **kwargs)
     assert counted in stats.tagged() and "deltacc.commits" not in stats.tagged()
 
 
 def test_a_no_op_commits_nothing(stats: RecordingStats) -> None:
-    record_try(
+    emit_try_metrics(
         TABLE,
         "merge",
         {"status": "committed", "metrics": {"noop": True}, "attempts": [_attempt("committed")]},
@@ -154,7 +154,7 @@ def test_a_broken_backend_never_fails_the_task(monkeypatch: pytest.MonkeyPatch) 
         timing = gauge = incr
 
     monkeypatch.setattr("airflow.sdk.observability.stats.Stats", Broken())
-    record_try(TABLE, "merge", {"status": "committed", "attempts": [_attempt("committed")]})
+    emit_try_metrics(TABLE, "merge", {"status": "committed", "attempts": [_attempt("committed")]})
     record_gate(TABLE, "vacuum", waited_s=1, outcome="go")
     record_live_leases(TABLE, 1)
 

@@ -11,7 +11,7 @@ import pytest
 from airflow_provider_deltacc.exceptions import DeltaConflictRetryable
 from airflow_provider_deltacc.operators import DeltaMergeOperator
 from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
-from airflow_provider_deltacc.retries.tries import TryDecision, record_try, report_tries
+from airflow_provider_deltacc.retries.tries import TryDecision, add_try_to_history, report_tries
 from tests.unit.airflow_face.conftest import make_context
 
 pytestmark = pytest.mark.unit
@@ -122,15 +122,15 @@ def test_every_try_is_in_the_final_report_with_its_decision_and_reason() -> None
 def test_a_repeated_try_number_replaces_its_entry() -> None:
     store = FakeStateStore()
     context = make_context(try_number=1, task_state_store=store)
-    record_try(context, _lost(), decision=TryDecision("retry", "r"))
-    again = record_try(context, _committed(), decision=None)
+    add_try_to_history(context, _lost(), decision=TryDecision("retry", "r"))
+    again = add_try_to_history(context, _committed(), decision=None)
     assert [(t["try_number"], t["status"]) for t in again["tries"]] == [(1, "committed")]
 
 
 def test_without_a_task_state_store_the_report_says_it_lists_this_try_only() -> None:
     # No task state store, and no task runner to reach Variables through: only this try, said honestly.
     logger = MagicMock()
-    report = record_try(make_context(try_number=2), _committed(), decision=None, logger=logger)
+    report = add_try_to_history(make_context(try_number=2), _committed(), decision=None, logger=logger)
     assert report["tries_source"] == "this_try_only" and [t["try_number"] for t in report["tries"]] == [2]
     assert "lists this try only" in logger.warning.call_args.args[0]
 
@@ -147,13 +147,15 @@ def test_a_failing_state_store_falls_back_to_a_variable(monkeypatch: pytest.Monk
     )
     monkeypatch.setattr(Variable, "delete", classmethod(lambda cls, key: variables.pop(key, None)))
     store = BrokenStateStore()
-    first = record_try(
+    first = add_try_to_history(
         make_context(try_number=1, task_state_store=store), _lost(), decision=TryDecision("retry", "r")
     )
     assert first["tries_source"] == "variable" and len(variables) == 1
     (key,) = variables
     assert key == "deltacc_tries.orders_dag.scheduled__2026-11-20T00:00:00+00:00.merge_orders.-1"
-    final = record_try(make_context(try_number=2, task_state_store=store), _committed(), decision=None)
+    final = add_try_to_history(
+        make_context(try_number=2, task_state_store=store), _committed(), decision=None
+    )
     assert [t["try_number"] for t in final["tries"]] == [1, 2]
     assert variables == {}, "the Variable is deleted once the task instance has ended"
 
