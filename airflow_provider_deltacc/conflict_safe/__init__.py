@@ -26,7 +26,7 @@ committed version, ``skipped_duplicate``) and raises, with the report on the exc
   not fit the table, a function that returns no DataFrame); nothing was written (``report`` is set when the
   first attempt found it);
 - :class:`~airflow_provider_deltacc.contract.exceptions.ConflictRetriesExhaustedError`: a retryable conflict
-  outlasted ``retry_policy``; run the whole call again later;
+  outlasted ``commit_retry``; run the whole call again later;
 - :class:`~airflow_provider_deltacc.contract.exceptions.ConflictFatalError`: a conflict retrying cannot fix;
 - :class:`~airflow_provider_deltacc.contract.exceptions.CommitLoopError`: anything else, e.g. ``build_source``
   raised (its exception is ``__cause__``).
@@ -65,10 +65,11 @@ def conflict_safe_merge(
     partition_pin: str | Sequence[str] | None = "keyed",
     txn_app_id: str | None = None,
     txn_version: int | None = None,
-    retry_policy: Mapping[str, Any] | None = None,
+    commit_retry: Mapping[str, Any] | None = None,
     spark_conf: Mapping[str, str] | None = None,
     storage_guard: str | None = None,
     logger: logging.Logger | None = None,
+    **renamed: Any,
 ) -> CommitReport:
     """MERGE what ``build_source`` returns into ``table`` (aliased ``t``; the source is ``s``).
 
@@ -84,11 +85,13 @@ def conflict_safe_merge(
     :param partition_pin: ``"keyed"`` (default), ``"auto"``, a list of partition columns, or None.
     :param txn_app_id: the exactly-once identity's app id (with ``txn_version``).
     :param txn_version: the exactly-once identity's version, growing with each new write of the app id.
-    :param retry_policy: ``max_attempts``, ``min_wait_s``, ``max_wait_s``, ``total_timeout_s``, ``jitter``.
+    :param commit_retry: the in-job retries of a conflict: ``max_attempts``, ``min_wait_s``, ``max_wait_s``,
+        ``total_timeout_s``, ``jitter`` (the job spec's ``commit_retry``).
     :param spark_conf: runtime Spark settings for this write only.
     :param storage_guard: on S3 without a multi-writer log store, ``"override"`` states that you make sure
         no other writer runs (else the write is refused).
     :param logger: where the conflict lines and the summary go.
+    :raises TypeError: an unknown argument, or ``retry_policy`` (``commit_retry``'s name before the rename).
     """
     options: dict[str, Any] = {"keys": list(keys), "partition_pin": _pin(partition_pin)}
     if condition is not None:
@@ -111,10 +114,11 @@ def conflict_safe_append(
     cluster_by: Sequence[str] = (),
     txn_app_id: str | None = None,
     txn_version: int | None = None,
-    retry_policy: Mapping[str, Any] | None = None,
+    commit_retry: Mapping[str, Any] | None = None,
     spark_conf: Mapping[str, str] | None = None,
     storage_guard: str | None = None,
     logger: logging.Logger | None = None,
+    **renamed: Any,
 ) -> CommitReport:
     """Append what ``build_source`` returns to ``table`` (a blind append).
 
@@ -127,7 +131,7 @@ def conflict_safe_append(
     :param cluster_by: liquid-clustering columns when the append creates the table.
     :param txn_app_id: see :func:`conflict_safe_merge`.
     :param txn_version: see :func:`conflict_safe_merge`.
-    :param retry_policy: see :func:`conflict_safe_merge`.
+    :param commit_retry: see :func:`conflict_safe_merge`.
     :param spark_conf: see :func:`conflict_safe_merge`.
     :param storage_guard: see :func:`conflict_safe_merge`.
     :param logger: see :func:`conflict_safe_merge`.
@@ -149,10 +153,11 @@ def conflict_safe_overwrite_partitions(
     partition_values: Sequence[Mapping[str, Any]] | None = None,
     txn_app_id: str | None = None,
     txn_version: int | None = None,
-    retry_policy: Mapping[str, Any] | None = None,
+    commit_retry: Mapping[str, Any] | None = None,
     spark_conf: Mapping[str, str] | None = None,
     storage_guard: str | None = None,
     logger: logging.Logger | None = None,
+    **renamed: Any,
 ) -> CommitReport:
     """Replace whole partitions of ``table`` with what ``build_source`` returns.
 
@@ -163,7 +168,7 @@ def conflict_safe_overwrite_partitions(
         source's distinct partitions.
     :param txn_app_id: see :func:`conflict_safe_merge`.
     :param txn_version: see :func:`conflict_safe_merge`.
-    :param retry_policy: see :func:`conflict_safe_merge`.
+    :param commit_retry: see :func:`conflict_safe_merge`.
     :param spark_conf: see :func:`conflict_safe_merge`.
     :param storage_guard: see :func:`conflict_safe_merge`.
     :param logger: see :func:`conflict_safe_merge`.
@@ -186,7 +191,19 @@ def _run(
     options: dict[str, Any],
     arguments: Mapping[str, Any],
 ) -> CommitReport:
-    from airflow_provider_deltacc.contract.exceptions import CommitLoopError, ConflictError, InputError
+    from airflow_provider_deltacc.contract.exceptions import (
+        CommitLoopError,
+        ConflictError,
+        InputError,
+        refuse_renamed,
+    )
+
+    owner = f"conflict_safe_{operation}"
+    renamed = arguments["renamed"]
+    refuse_renamed(renamed, {"retry_policy": "commit_retry"}, owner=owner)
+    if renamed:
+        raise TypeError(f"{owner}() got unexpected keyword arguments {sorted(renamed)}")
+
     from airflow_provider_deltacc.engine.run import run_operation
     from airflow_provider_deltacc.spark_job.main import check_storage_safety
     from airflow_provider_deltacc.spark_job.spec import parse_spec
@@ -209,8 +226,8 @@ def _run(
         "spark_conf": dict(arguments["spark_conf"] or {}),
         "storage_guard": arguments["storage_guard"],
     }
-    if arguments["retry_policy"] is not None:
-        spec["commit_retry"] = dict(arguments["retry_policy"])
+    if arguments["commit_retry"] is not None:
+        spec["commit_retry"] = dict(arguments["commit_retry"])
     parsed = parse_spec(spec)
     check_storage_safety(spark, parsed)
     try:

@@ -33,7 +33,7 @@ Where the face turns one into its own: :class:`InputError` and :class:`Unguarded
 from __future__ import annotations
 
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -53,6 +53,27 @@ def short_repr(value: Any) -> str:
     """
     text = repr(value)
     return text if len(text) <= _VALUE_LIMIT else text[: _VALUE_LIMIT - 3] + "..."
+
+
+def refuse_renamed(given: Mapping[str, Any], renamed: Mapping[str, str], *, owner: str) -> None:
+    """Fail when ``given`` holds a name an argument had before it was renamed.
+
+    Here rather than in the face's ``api_support`` because :mod:`airflow_provider_deltacc.conflict_safe`,
+    which ships to the Spark driver without the face, refuses a renamed argument too. Nothing was released
+    under the old names, so one is a mistake to fix in the DAG, not a spelling to keep reading; Airflow alone
+    would refuse it as an unknown argument without saying what it is called now.
+    ``default_args`` are not read: Airflow passes an operator only the keys it takes, and a DAG's
+    ``default_args`` may hold another operator's argument of that name.
+
+    :param given: the caller's keyword arguments.
+    :param renamed: old name -> new name.
+    :param owner: who takes the arguments (a class or task group factory), for the message.
+    :raises TypeError: naming the old name, the value given and the new name.
+    """
+    for old, new in renamed.items():
+        if old in given:
+            value = short_repr(given[old])
+            raise TypeError(f"{owner} got {old}={value}; it is called {new}: pass {new}={value}")
 
 
 class InputError(ValueError):

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator, XComArg
 
-from airflow_provider_deltacc.api_support.arguments import RefusesRenamedArguments, refuse_renamed
+from airflow_provider_deltacc.api_support.arguments import RefusesRenamedArguments
+from airflow_provider_deltacc.contract.exceptions import refuse_renamed
 from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL

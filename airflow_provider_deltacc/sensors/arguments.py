@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from airflow_provider_deltacc.api_support.arguments import refuse_renamed
+from airflow_provider_deltacc.contract.exceptions import refuse_renamed
 
 #: The provider sensors' ``poke_interval`` default, in seconds (BaseSensorOperator's own is 60).
 DEFAULT_POKE_INTERVAL = 30.0

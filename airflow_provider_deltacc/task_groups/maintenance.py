@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.api_support.arguments import refuse_renamed
+from airflow_provider_deltacc.contract.exceptions import refuse_renamed
 from airflow_provider_deltacc.deployment.config import default_deferrable
 from airflow_provider_deltacc.task_groups._checks import (
     boolean,

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.api_support.arguments import refuse_renamed
+from airflow_provider_deltacc.contract.exceptions import refuse_renamed
 from airflow_provider_deltacc.contract.literals import quote_identifier, string_literal
 from airflow_provider_deltacc.contract.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, is_path, table_sql

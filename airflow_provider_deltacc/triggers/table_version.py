@@ -8,7 +8,7 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_provider_deltacc.api_support.arguments import refuse_renamed
+from airflow_provider_deltacc.contract.exceptions import refuse_renamed
 from airflow_provider_deltacc.delta_log.reads import TableCondition, check_table
 
 

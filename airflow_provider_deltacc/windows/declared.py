@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
-from airflow_provider_deltacc.api_support.arguments import refuse_renamed
 from airflow_provider_deltacc.conflict_matrix import OpKind
+from airflow_provider_deltacc.contract.exceptions import refuse_renamed
 from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.windows.clock import require_aware
 from airflow_provider_deltacc.windows.lease import parse_op_kind
