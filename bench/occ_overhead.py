@@ -15,7 +15,7 @@ import tempfile
 
 from _common import SCHEMA, create_table, median, merge_rows, now, session
 
-from airflow_provider_deltacc.occ import CommitRetryPolicy, OperationClass, WorkOutcome, run_commit_loop
+from airflow_provider_deltacc.occ import CommitRetryPolicy, OperationClass, WorkResult, run_commit_loop
 
 
 def main() -> None:
@@ -43,9 +43,9 @@ def main() -> None:
         )
 
     def looped(version: int) -> None:
-        def work(attempt: int) -> WorkOutcome:
+        def work(attempt: int) -> WorkResult:
             raw_merge(version)
-            return WorkOutcome()
+            return WorkResult()
 
         run_commit_loop(
             work,

@@ -12,7 +12,7 @@ from airflow.sdk import BaseHook
 
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.hooks.outcome import raise_for_outcome
+from airflow_provider_deltacc.hooks.job_exit import report_or_raise
 from airflow_provider_deltacc.hooks.secrets import mask_sensitive_conf
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, check_spark_log_level
 
@@ -162,7 +162,7 @@ class DeltaCCHook(BaseHook):
                 job = answer.spec_to_run(job)
         code, report = self.runner.run(job, turns=turns)
         try:
-            return raise_for_outcome(code, report)
+            return report_or_raise(code, report)
         except DeltaCCInputError as exc:
             # The driver knows the refused credentials, not the connection they came from: name it here.
             reason = ((exc.report or {}).get("error") or {}).get("reason")

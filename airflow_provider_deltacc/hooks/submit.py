@@ -4,7 +4,7 @@ It reuses the apache-spark provider's ``spark`` connection (master, deploy mode,
 its ``SparkSubmitHook``. The job prints one report line, which is taken out of the log. When that line does
 not arrive (cluster deploy mode: the driver's stdout is the cluster's; a driver killed after its commit), the
 outcome is read from the report the driver left in ``report_dir`` or from the run's tagged commits in the
-table's Delta log (see :mod:`airflow_provider_deltacc.delta_log.outcome_recovery`).
+table's Delta log (see :mod:`airflow_provider_deltacc.delta_log.lost_report`).
 """
 
 from __future__ import annotations
@@ -338,7 +338,7 @@ class SparkSubmitRunner:
                 self._submit_hook = None
             if hook.report is not None or self._killed_here:
                 return code, hook.report
-            recovered = self.recover_outcome(spec)
+            recovered = self.recover_lost_report(spec)
         if recovered is not None:
             return recovered
         self.raise_if_driver_killed(hook.driver_exit_code)
@@ -356,16 +356,16 @@ class SparkSubmitRunner:
         files = ",".join(filter(None, [self.submit_options.get("files"), str(spec_file)]))
         return {**self.submit_options, "files": files}, spec_file.name
 
-    def recover_outcome(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
-        """The outcome the report line did not bring: from the report the driver left, else from the run's
-        commits in the Delta log (see :mod:`airflow_provider_deltacc.delta_log.outcome_recovery`).
+    def recover_lost_report(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """The exit code and report the report line did not bring: from the report the driver left, else
+        from the run's commits in the Delta log (see :mod:`airflow_provider_deltacc.delta_log.lost_report`).
 
         :param spec: the spec as submitted, with its ``outcome``.
         """
-        from airflow_provider_deltacc.delta_log.outcome_recovery import recover_outcome
+        from airflow_provider_deltacc.delta_log.lost_report import recover_lost_report
 
         log.info("No report line from the Spark driver; asking its report directory and the Delta log")
-        return recover_outcome(spec, storage_options=self.storage_options)
+        return recover_lost_report(spec, storage_options=self.storage_options)
 
     def raise_if_driver_killed(self, code: int | None) -> None:
         """A driver that ended by a signal without a report was killed from outside (the cluster's OOM

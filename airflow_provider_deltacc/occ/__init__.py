@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     )
     from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
     from airflow_provider_deltacc.occ.operations import OperationClass
-    from airflow_provider_deltacc.occ.outcome import WorkOutcome
     from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
     from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
+    from airflow_provider_deltacc.occ.work_result import WorkResult
 
 # Every public name loads its module on first use: DAG files import the operators, which need only a
 # few of these, and parsing must stay cheap.
@@ -36,7 +36,7 @@ _LAZY: dict[str, str] = {
     "decision_table_markdown": "decisions",
     "Conflict": "kinds",
     "ConflictKind": "kinds",
-    "WorkOutcome": "outcome",
+    "WorkResult": "work_result",
     "CommitRetryPolicy": "policy",
     "AttemptRecord": "report",
     "CommitReport": "report",
@@ -51,7 +51,7 @@ __all__ = [
     "ConflictDecision",
     "ConflictKind",
     "OperationClass",
-    "WorkOutcome",
+    "WorkResult",
     "classify",
     "decide_conflict",
     "decision_table_markdown",

@@ -19,13 +19,13 @@ from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.occ.decisions import OperationClass, decide_conflict
 from airflow_provider_deltacc.occ.extract import summarize_message
 from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
-from airflow_provider_deltacc.occ.outcome import WorkOutcome
 from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
 from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport, ReportStatus
+from airflow_provider_deltacc.occ.work_result import WorkResult
 
 log = logging.getLogger(__name__)
 
-Work = Callable[[int], WorkOutcome]
+Work = Callable[[int], WorkResult]
 
 
 class Turns(Protocol):
@@ -65,7 +65,7 @@ def run_commit_loop(
     Each attempt calls ``work(attempt_number)`` afresh; the callable must re-read the table snapshot and
     redo the whole read-modify-write, because a conflict means its plan is stale.
 
-    :param work: the attempt; returns a :class:`WorkOutcome` or raises.
+    :param work: the attempt; returns a :class:`WorkResult` or raises.
     :param operation: the operation name for logs and the report, e.g. ``MERGE``.
     :param table: the target table as the user named it.
     :param op_class: what the operation does, for the retry decision.
@@ -196,8 +196,8 @@ def run_commit_loop(
                 sleep(wait)
             continue
 
-        if not isinstance(outcome, WorkOutcome):
-            raise TypeError(f"work must return a WorkOutcome, got {type(outcome).__name__}")
+        if not isinstance(outcome, WorkResult):
+            raise TypeError(f"work must return a WorkResult, got {type(outcome).__name__}")
         duration = clock() - attempt_start
         skipped = outcome.skipped_duplicate
         report.attempts.append(

@@ -112,11 +112,11 @@ def _vacuum(p: Paths, **kwargs: Any) -> Any:
 
 def _job(spec: dict[str, Any]) -> Any:
     """Run a job spec in this process (the Spark job's own validation) and raise like the hook does."""
-    from airflow_provider_deltacc.hooks.outcome import raise_for_outcome
+    from airflow_provider_deltacc.hooks.job_exit import report_or_raise
 
     code, report = run_job(spec)
     assert code == ExitCode.BAD_INPUT, report
-    return raise_for_outcome(code, report)
+    return report_or_raise(code, report)
 
 
 def _submit(p: Paths, conn_id: str, *, jar_cache: str | None = None) -> Any:

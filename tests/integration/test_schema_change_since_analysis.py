@@ -21,7 +21,7 @@ from airflow_provider_deltacc.occ import (
     classify,
     run_commit_loop,
 )
-from airflow_provider_deltacc.occ.outcome import WorkOutcome
+from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -65,12 +65,12 @@ def test_commit_loop_replans_the_merge_and_commits_once(spark: SparkSession, tmp
     path = str(tmp_path / "t")
     _table(spark, path)
 
-    def work(attempt: int) -> WorkOutcome:
+    def work(attempt: int) -> WorkResult:
         builder = _merge_builder(spark, path)  # every attempt plans afresh
         if attempt == 1:
             spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS (memo STRING)")
         builder.execute()
-        return WorkOutcome(table_version=int(DeltaTable.forPath(spark, path).history(1).first()["version"]))
+        return WorkResult(table_version=int(DeltaTable.forPath(spark, path).history(1).first()["version"]))
 
     report = run_commit_loop(
         work,

@@ -23,7 +23,7 @@ from airflow_provider_deltacc.engine.operations.base import (
 )
 from airflow_provider_deltacc.engine.sources import SourceReader
 from airflow_provider_deltacc.engine.table import TableState, read_table_state_if_exists
-from airflow_provider_deltacc.occ.outcome import WorkOutcome
+from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -56,7 +56,7 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
 
     reader = SourceReader(spark, source_spec, check)
 
-    def work(attempt: int) -> WorkOutcome:
+    def work(attempt: int) -> WorkResult:
         def write(state: TableState | None) -> WriteResult:
             frame = apply_hook(reader.load(), hook, attempt)
             if state is None and opts.cluster_by:

@@ -27,7 +27,7 @@ from airflow_provider_deltacc.engine.confs import session_confs
 from airflow_provider_deltacc.engine.table import TableState, read_table_state_if_exists, table_exists
 from airflow_provider_deltacc.engine.txn import txn_session_confs
 from airflow_provider_deltacc.occ.operations import OperationClass, operation, operation_class
-from airflow_provider_deltacc.occ.outcome import WorkOutcome
+from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -51,13 +51,13 @@ class PreparedOperation:
 
     name: str
     op_class: OperationClass
-    work: Callable[[int], WorkOutcome]
+    work: Callable[[int], WorkResult]
     pinned_columns: tuple[str, ...] = ()
 
 
 def prepared_operation(
     name: str,
-    work: Callable[[int], WorkOutcome],
+    work: Callable[[int], WorkResult],
     *,
     options: Mapping[str, Any] | None = None,
     spark_conf: Mapping[str, str] | None = None,
@@ -124,7 +124,7 @@ def tracked_attempt(
     extra_confs: Mapping[str, str] | None = None,
     write_checks_txn: bool = False,
     known: KnownState | None = None,
-) -> WorkOutcome:
+) -> WorkResult:
     """Run one attempt: read a fresh snapshot, skip a committed duplicate, write, find what was committed.
 
     :param spark: the operation's own session (see :func:`~.confs.isolated_session`).
@@ -161,7 +161,7 @@ def tracked_attempt(
     if before is not None and txn is not None and checks_txn_here:
         recorded = before.recorded_txn_version(txn.app_id)
         if already_committed(recorded, txn):
-            return WorkOutcome(
+            return WorkResult(
                 table_version=before.version,
                 skipped_duplicate=True,
                 metrics=_duplicate_metrics(
@@ -189,7 +189,7 @@ def tracked_attempt(
     commits = find_tagged_commits(spark, table, tag, after_version, started_at) if exists_now else None
     if commits is not None and commits.versions:
         metrics = {**commits.metrics, **result.metrics, "commit_versions": list(commits.versions)}
-        return WorkOutcome(table_version=commits.versions[-1], skipped_duplicate=False, metrics=metrics)
+        return WorkResult(table_version=commits.versions[-1], skipped_duplicate=False, metrics=metrics)
 
     after = read_table_state_if_exists(spark, table, app_ids)
     current = after.version if after is not None else None
@@ -199,7 +199,7 @@ def tracked_attempt(
         and already_committed(after.recorded_txn_version(txn.app_id), txn)
     ):
         # A writer with the same identity committed between our check and our commit; Delta skipped ours.
-        return WorkOutcome(
+        return WorkResult(
             table_version=current,
             skipped_duplicate=True,
             metrics={
@@ -216,7 +216,7 @@ def tracked_attempt(
             },
         )
     reason = result.noop_reason or "the operation changed nothing, so Delta committed no new version"
-    return WorkOutcome(
+    return WorkResult(
         table_version=current,
         skipped_duplicate=False,
         metrics={**result.metrics, "noop": True, "noop_reason": reason},

@@ -17,7 +17,7 @@ from airflow_provider_deltacc.engine.operations.base import (
 )
 from airflow_provider_deltacc.engine.operations.filters import row_filter
 from airflow_provider_deltacc.engine.table import TableState, require_table_state, table_frame
-from airflow_provider_deltacc.occ.outcome import WorkOutcome
+from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -35,7 +35,7 @@ def build_delete(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     _filter(spark, opts, state)
     check_expressions(table_frame(spark, spec.table), {"options.condition": opts.condition}, predicate=True)
 
-    def work(attempt: int) -> WorkOutcome:
+    def work(attempt: int) -> WorkResult:
         def write(current: TableState | None) -> WriteResult:
             assert current is not None
             condition = _filter(spark, opts, current)

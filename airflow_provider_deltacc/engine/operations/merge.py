@@ -34,7 +34,7 @@ from airflow_provider_deltacc.engine.pinning import (
 from airflow_provider_deltacc.engine.sources import SourceReader, source_rows
 from airflow_provider_deltacc.engine.table import TableState, require_table_state, table_frame
 from airflow_provider_deltacc.occ.operations import SCHEMA_AUTO_MERGE_CONF, evolves_schema
-from airflow_provider_deltacc.occ.outcome import WorkOutcome
+from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -67,7 +67,7 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
         else None
     )
 
-    def work(attempt: int) -> WorkOutcome:
+    def work(attempt: int) -> WorkResult:
         def write(current: TableState | None) -> WriteResult:
             assert current is not None
             frame = _dedup(reader.load(), opts)

@@ -20,7 +20,7 @@ from airflow_provider_deltacc.engine.operations.base import (
 )
 from airflow_provider_deltacc.engine.pinning import check_partition_values, partition_predicate
 from airflow_provider_deltacc.engine.table import TableState, require_table_state
-from airflow_provider_deltacc.occ.outcome import WorkOutcome
+from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -52,7 +52,7 @@ def build_optimize(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
                 f"options.zorder_by[{index}]", column, "is a partition column; Z-order by data columns only"
             )
 
-    def work(attempt: int) -> WorkOutcome:
+    def work(attempt: int) -> WorkResult:
         def write(current: TableState | None) -> WriteResult:
             assert current is not None
             statement = f"OPTIMIZE {table_sql(spec.table)}"

@@ -25,7 +25,7 @@ from airflow_provider_deltacc.engine.pinning import (
 )
 from airflow_provider_deltacc.engine.sources import SourceReader, source_rows
 from airflow_provider_deltacc.engine.table import TableState, require_table_state
-from airflow_provider_deltacc.occ.outcome import WorkOutcome
+from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -62,7 +62,7 @@ def build_overwrite_partitions(
 
     inline = source_rows(spark, source_spec) if source_spec.kind == "rows" else None
 
-    def work(attempt: int) -> WorkOutcome:
+    def work(attempt: int) -> WorkResult:
         def write(current: TableState | None) -> WriteResult:
             assert current is not None
             frame = reader.load()

@@ -18,7 +18,7 @@ from airflow_provider_deltacc.engine.operations.base import (
 from airflow_provider_deltacc.engine.sources import load_source
 from airflow_provider_deltacc.engine.table import TableState, require_delta_table
 from airflow_provider_deltacc.occ.classifier import classify
-from airflow_provider_deltacc.occ.outcome import WorkOutcome
+from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -46,7 +46,7 @@ def build_sql(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None
 
     from pyspark.errors import AnalysisException
 
-    def work(attempt: int) -> WorkOutcome:
+    def work(attempt: int) -> WorkResult:
         def write(current: TableState | None) -> WriteResult:
             if source_spec is not None:
                 apply_hook(load_source(spark, source_spec), hook, attempt).createOrReplaceTempView(

@@ -20,7 +20,7 @@ from airflow_provider_deltacc.engine.operations.base import (
 )
 from airflow_provider_deltacc.engine.operations.filters import row_filter
 from airflow_provider_deltacc.engine.table import TableState, require_table_state, table_frame
-from airflow_provider_deltacc.occ.outcome import WorkOutcome
+from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -44,7 +44,7 @@ def build_update(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
         predicate=False,
     )
 
-    def work(attempt: int) -> WorkOutcome:
+    def work(attempt: int) -> WorkResult:
         def write(current: TableState | None) -> WriteResult:
             assert current is not None
             condition, assignments = _plan(spark, opts, current)

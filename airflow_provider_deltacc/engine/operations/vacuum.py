@@ -27,7 +27,7 @@ from airflow_provider_deltacc.engine.retention import (
     retention_window_ignored,
 )
 from airflow_provider_deltacc.engine.table import TableState, read_table_state, require_table_state
-from airflow_provider_deltacc.occ.outcome import WorkOutcome
+from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -44,7 +44,7 @@ def build_vacuum(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     initial = require_table_state(spark, spec.table)
     _plan(spark, spec.table, opts, initial)
 
-    def work(attempt: int) -> WorkOutcome:
+    def work(attempt: int) -> WorkResult:
         plan: dict[str, Any] = {}
 
         def write(current: TableState | None) -> WriteResult:

@@ -13,7 +13,7 @@ from airflow.sdk.exceptions import AirflowException
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictFatal, DeltaConflictRetryable
 from airflow_provider_deltacc.hooks.bundle import build_bundle
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
-from airflow_provider_deltacc.hooks.outcome import raise_for_outcome
+from airflow_provider_deltacc.hooks.job_exit import report_or_raise
 from airflow_provider_deltacc.hooks.submit import ReportingSparkSubmitHook
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
@@ -34,7 +34,7 @@ def _failed(status: str, **error: Any) -> dict[str, Any]:
 
 
 def test_success_returns_the_report() -> None:
-    assert raise_for_outcome(ExitCode.SUCCESS, COMMITTED) is COMMITTED
+    assert report_or_raise(ExitCode.SUCCESS, COMMITTED) is COMMITTED
 
 
 @pytest.mark.parametrize(
@@ -48,7 +48,7 @@ def test_success_returns_the_report() -> None:
 def test_failure_codes_map_to_classified_exceptions(code: int, status: str, exc_type: type) -> None:
     report = _failed(status, field="options.keys", value="x")
     with pytest.raises(exc_type) as raised:
-        raise_for_outcome(code, report)
+        report_or_raise(code, report)
     assert raised.value.report is report
     assert raised.value.conflict == {"kind": "append", "table": "/t", "partition": "[p=a]"}
     assert "boom" in str(raised.value)
@@ -58,11 +58,11 @@ def test_failure_codes_map_to_classified_exceptions(code: int, status: str, exc_
 
 def test_other_failures_are_plain_airflow_errors() -> None:
     with pytest.raises(AirflowException, match="exit code 1"):
-        raise_for_outcome(ExitCode.FAILURE, _failed("error"))
+        report_or_raise(ExitCode.FAILURE, _failed("error"))
     with pytest.raises(AirflowException, match="exit code 137"):
-        raise_for_outcome(137, None)  # killed: no report line at all
+        report_or_raise(137, None)  # killed: no report line at all
     with pytest.raises(AirflowException, match="outcome is unknown: no report line"):
-        raise_for_outcome(ExitCode.SUCCESS, None)
+        report_or_raise(ExitCode.SUCCESS, None)
 
 
 @pytest.fixture

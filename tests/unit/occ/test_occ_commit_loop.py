@@ -20,7 +20,7 @@ from airflow_provider_deltacc.occ import (
     CommitRetryPolicy,
     ConflictKind,
     OperationClass,
-    WorkOutcome,
+    WorkResult,
     run_commit_loop,
 )
 from airflow_provider_deltacc.occ.advice import ADVICE
@@ -66,15 +66,15 @@ class ScriptedWork:
         failures: list[BaseException],
         *,
         duration: float = 1.0,
-        outcome: WorkOutcome | None = None,
+        outcome: WorkResult | None = None,
     ) -> None:
         self.fake = fake
         self.failures = list(failures)
         self.duration = duration
-        self.outcome = outcome or WorkOutcome(table_version=42, metrics={"rows": 3})
+        self.outcome = outcome or WorkResult(table_version=42, metrics={"rows": 3})
         self.calls: list[int] = []
 
-    def __call__(self, attempt_number: int) -> WorkOutcome:
+    def __call__(self, attempt_number: int) -> WorkResult:
         self.calls.append(attempt_number)
         self.fake.now += self.duration
         if self.failures:
@@ -83,7 +83,7 @@ class ScriptedWork:
 
 
 def run(
-    work: Callable[[int], WorkOutcome],
+    work: Callable[[int], WorkResult],
     fake: FakeTime,
     *,
     policy: CommitRetryPolicy | None = None,
@@ -307,7 +307,7 @@ def test_owned_txn_identity_turns_concurrent_transaction_into_a_reported_skip() 
     work = ScriptedWork(
         fake,
         [ConcurrentTransactionException(fixture_text("spark_4_4_concurrent_transaction.txt"))],
-        outcome=WorkOutcome(table_version=90, skipped_duplicate=True),
+        outcome=WorkResult(table_version=90, skipped_duplicate=True),
     )
 
     report = run(work, fake, op_class=OperationClass.BLIND_APPEND, owns_txn_identity=True)
@@ -390,7 +390,7 @@ def test_delta_rs_text_conflicts_are_retried() -> None:
 def test_work_must_return_a_work_outcome() -> None:
     fake = FakeTime()
 
-    with pytest.raises(TypeError, match="WorkOutcome"):
+    with pytest.raises(TypeError, match="WorkResult"):
         run(lambda n: None, fake)  # type: ignore[arg-type,return-value]
 
 

@@ -1,4 +1,5 @@
-"""Turn a job's exit code and report into the report (success) or a classified exception."""
+"""What a job's exit means to the task: its exit code and report turned into the report (success) or a
+classified exception."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from airflow_provider_deltacc.exceptions import (
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 
 
-def raise_for_outcome(code: int, report: dict[str, Any] | None) -> dict[str, Any]:
+def report_or_raise(code: int, report: dict[str, Any] | None) -> dict[str, Any]:
     """Map the job's exit code and report to the report (success) or to a classified exception.
 
     :param code: the job's :class:`~airflow_provider_deltacc.spark_job.exit_codes.ExitCode`.

@@ -1,4 +1,4 @@
-"""Learn a job's outcome when its report line never reached the submitter.
+"""A job's lost report: its exit code and report, learnt when its report line never reached the submitter.
 
 A driver in cluster deploy mode prints its report line into the cluster's logs, a stdout can be lost, and a
 driver can be killed between its commit and its report. The submitter then asks, in order:
@@ -37,7 +37,7 @@ FROM_REPORT_FILE = "report-file"
 FROM_DELTA_LOG = "delta-log"
 
 
-def recover_outcome(
+def recover_lost_report(
     spec: Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None
 ) -> tuple[int, dict[str, Any]] | None:
     """The job's exit code and report from the report it left or from the Delta log, or None when neither

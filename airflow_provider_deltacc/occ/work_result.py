@@ -1,4 +1,5 @@
-"""What one successful attempt of the work returns to the commit loop."""
+"""What one attempt of the work returns to the commit loop when it did not raise (the commit loop's ``Work``
+is a function of the attempt number that returns a :class:`WorkResult`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 
 @dataclass
-class WorkOutcome:
+class WorkResult:
     """The result of an attempt that did not raise.
 
     :param table_version: the table version after the commit (or the current one if nothing was committed).
