@@ -147,7 +147,7 @@ class DeltaCCHook(BaseHook):
 
         :param spec: the job spec: typed (an operator's, built once), or a dict, parsed here once (see
             :mod:`airflow_provider_deltacc.spark_job.spec`); it becomes JSON only for a spark-submit driver.
-        :param consult_log: first ask the table's Delta log (see :meth:`answer_from_log`) and start nothing
+        :param consult_log: first ask the table's Delta log (see :meth:`consult_log`) and start nothing
             when it answers; False when the caller already asked.
         :param turns: the writer's place among the writers of its table, taken by the commit loop before its
             first attempt and after a lost conflict, when the loop runs in this process (``spark_connect``,
@@ -155,7 +155,7 @@ class DeltaCCHook(BaseHook):
         """
         job = self.job_spec(spec)
         if consult_log:
-            answer = self._consult(job)
+            answer = self._consult_log(job)
             if answer.report is not None:
                 return answer.report
             if isinstance(job, JobSpec):
@@ -175,29 +175,23 @@ class DeltaCCHook(BaseHook):
                 report=exc.report,
             ) from None
 
-    def answer_from_log(self, spec: JobSpec | Mapping[str, Any]) -> dict[str, Any] | None:
-        """The job's report when the table's Delta log answers it without Spark, else None.
+    def consult_log(self, spec: JobSpec | Mapping[str, Any]) -> LogAnswer:
+        """What the table's Delta log tells about the job before any Spark starts (the hook's one question to
+        the log): ``report`` is the job's report when the log answers it, else None, and then the answer's
+        spec to run tells the job what it need not read again (see
+        :meth:`~airflow_provider_deltacc.delta_log.fast_path.LogAnswer.spec_to_run`).
 
-        A write whose txn identity is already committed is reported ``skipped_duplicate``; an append of no
-        rows to a table that exists (a ``create_if_missing`` task) is a no-op. Nothing is started: no
-        spark-submit, no SparkSession, no Spark Connect session (see
+        The log answers a write whose txn identity is already committed (reported ``skipped_duplicate``) and
+        an append of no rows to a table that exists (a ``create_if_missing`` task, a no-op). Nothing is
+        started: no spark-submit, no SparkSession, no Spark Connect session (see
         :mod:`airflow_provider_deltacc.delta_log.fast_path` for when the log cannot answer).
 
         :param spec: the job spec.
         """
-        return self.consult_log(spec).report
+        return self._consult_log(self.job_spec(spec))
 
-    def consult_log(self, spec: JobSpec | Mapping[str, Any]) -> LogAnswer:
-        """What the table's Delta log tells about the job before any Spark starts: its report when the log
-        answers it (see :meth:`answer_from_log`), else the spec to run, which tells the job what it need not
-        read again (see :meth:`~airflow_provider_deltacc.delta_log.fast_path.LogAnswer.spec_to_run`).
-
-        :param spec: the job spec.
-        """
-        return self._consult(self.job_spec(spec))
-
-    def _consult(self, job: JobSpec | dict[str, Any]) -> LogAnswer:
-        """:meth:`consult_log` for a spec :meth:`job_spec` already prepared."""
+    def _consult_log(self, job: JobSpec | dict[str, Any]) -> LogAnswer:
+        """:meth:`consult_log` for a spec :meth:`job_spec` already prepared (a run prepares it once)."""
         from airflow_provider_deltacc.delta_log.fast_path import consult_log
 
         answer = consult_log(job, storage_options=self.storage_options)

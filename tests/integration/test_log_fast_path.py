@@ -238,7 +238,7 @@ def test_a_create_task_the_engine_would_refuse_falls_through_to_sparks_error(
     create_staging, _ = _staging_group_tasks(tmp_path)
     context = make_context(dag_id="fast_path_staging", task_id=create_staging.task_id)
 
-    assert create_staging.hook.answer_from_log(create_staging.build_spec(context)) is None
+    assert create_staging.hook.consult_log(create_staging.build_spec(context)).report is None
     with pytest.raises(DeltaCCInputError, match="partitioned by") as raised:
         create_staging.execute(context)
     assert raised.value.field == "options.partition_by"

@@ -172,7 +172,7 @@ def test_the_hooks_spark_conf_reaches_the_log_check(table: str) -> None:
     )
     runner = StubRunner()
     hook.__dict__["runner"] = runner
-    assert hook.answer_from_log(_spec(table, 7)) is None
+    assert hook.consult_log(_spec(table, 7)).report is None
     hook.run(_spec(table, 7))
     assert runner.specs[0]["spark_conf"] == {"spark.hadoop.fs.defaultFS": "hdfs://nn:8020"}
 
