@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from airflow_provider_deltacc.conflict_matrix import OpKind, Verdict
+from airflow_provider_deltacc.conflict_matrix import Verdict
+from airflow_provider_deltacc.occ.operations import OpKind
 
 
 class FindingLevel(StrEnum):

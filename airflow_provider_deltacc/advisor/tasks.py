@@ -14,9 +14,9 @@ from typing import Any
 
 from airflow_provider_deltacc.advisor.arguments import RunTime, argument, is_mapped, operator_class
 from airflow_provider_deltacc.advisor.scopes import WHOLE, Scope, literal_scope
-from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
+from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 from airflow_provider_deltacc.contract.ddl import ddl_column_names
-from airflow_provider_deltacc.occ.operations import OPERATIONS, op_kind, statement_kind
+from airflow_provider_deltacc.occ.operations import OPERATIONS, OpKind, op_kind, statement_kind
 from airflow_provider_deltacc.windows.table_facts import canonical_partition_value
 
 #: Labels of MERGEs pinned by their keys / on every partition column (resolved with the partition columns).

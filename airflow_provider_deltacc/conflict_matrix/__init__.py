@@ -7,8 +7,8 @@ As Delta's conflict checker, it compares only the loser's reads with the winner'
 each side's pinning (``pinned_a``/``pinned_b``) when only one side is pinned. Checked against real two-writer
 runs on delta-spark in ``tests/integration/conflict_matrix``.
 
-- ``ops``: :class:`SeedRow` (the seed tables' rows/columns) for each :class:`OpKind` (re-exported from the
-  operation registry, :mod:`airflow_provider_deltacc.occ.operations`), and the footprint of each operation
+- ``ops``: :class:`SeedRow` (the seed tables' rows/columns) for each ``OpKind`` (imported from its one home,
+  the operation registry :mod:`airflow_provider_deltacc.occ.operations`), and the footprint of each operation
   as the conflict checker sees it (reference §3.2), which derives the exceptions and the possible losers;
   ``ALLOW_LISTED_PROPERTIES``, the feature enablements OSS Delta 4.1+ lets concurrent writers commit past.
 - ``profiles``: :class:`EngineProfile` (OSS = Fabric, Databricks WriteSerializable/Serializable, with and
@@ -33,7 +33,6 @@ from airflow_provider_deltacc.conflict_matrix.profiles import EngineProfile, Tab
 from airflow_provider_deltacc.conflict_matrix.render import matrix_markdown
 from airflow_provider_deltacc.conflict_matrix.rules import ADJUSTMENTS, Adjustment, Verdict, can_conflict
 from airflow_provider_deltacc.conflict_matrix.table import MATRIX, Cell, Hazard, Level
-from airflow_provider_deltacc.occ.operations import OpKind
 
 __all__ = [
     "ADJUSTMENTS",
@@ -45,7 +44,6 @@ __all__ = [
     "EngineProfile",
     "Hazard",
     "Level",
-    "OpKind",
     "SeedRow",
     "TableTraits",
     "Verdict",

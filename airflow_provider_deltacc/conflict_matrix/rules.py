@@ -16,7 +16,6 @@ from airflow_provider_deltacc.conflict_matrix.clustered import CLUSTERING_ADJUST
 from airflow_provider_deltacc.conflict_matrix.ops import (
     EXCEPTION_NAMES,
     FOOTPRINTS,
-    OpKind,
     SeedRow,
     exposure,
 )
@@ -28,6 +27,7 @@ from airflow_provider_deltacc.conflict_matrix.profiles import (
 )
 from airflow_provider_deltacc.conflict_matrix.table import MATRIX, Granularity, Hazard, Level
 from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.occ.operations import OpKind
 
 C = SeedRow
 NEVER, CAN, WILL = Level.NEVER, Level.CAN, Level.WILL

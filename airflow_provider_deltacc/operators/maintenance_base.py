@@ -28,8 +28,9 @@ from airflow_provider_deltacc.operators.maintenance_run import MaintenanceRun
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from airflow_provider_deltacc.conflict_matrix import EngineProfile, OpKind, TableTraits
+    from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
     from airflow_provider_deltacc.contract.spec import JobSpec
+    from airflow_provider_deltacc.occ.operations import OpKind
     from airflow_provider_deltacc.windows import (
         GateDecision,
         GateRequest,
@@ -160,7 +161,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
         decision: GateDecision,
     ) -> dict[str, Any] | GateDecision:
         """Once the gate said go: the job's report if the lease is won, else the decision to wait on."""
-        from airflow_provider_deltacc.conflict_matrix import OpKind
+        from airflow_provider_deltacc.occ.operations import OpKind
         from airflow_provider_deltacc.windows import GateDecision, LeaseRequest, hold_lease
         from airflow_provider_deltacc.windows.fence import LeaseFence
 

@@ -8,7 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from airflow_provider_deltacc.conflict_matrix import OpKind, TableTraits
+from airflow_provider_deltacc.conflict_matrix import TableTraits
+from airflow_provider_deltacc.occ.operations import OpKind
 from airflow_provider_deltacc.windows import (
     LeaseRequest,
     LeaseStore,

@@ -6,8 +6,9 @@ import itertools
 
 import pytest
 
-from airflow_provider_deltacc.conflict_matrix import EngineProfile, Level, OpKind, TableTraits, can_conflict
+from airflow_provider_deltacc.conflict_matrix import EngineProfile, Level, TableTraits, can_conflict
 from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.occ.operations import OpKind
 
 pytestmark = pytest.mark.unit
 

@@ -17,7 +17,6 @@ from airflow_provider_deltacc.conflict_matrix import (
     EngineProfile,
     Hazard,
     Level,
-    OpKind,
     SeedRow,
     TableTraits,
     can_conflict,
@@ -26,6 +25,7 @@ from airflow_provider_deltacc.conflict_matrix import (
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
 from airflow_provider_deltacc.conflict_matrix.rules import RLC_FALLBACK
 from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.occ.operations import OpKind
 from tests.support.imports import imported_roots
 from tests.support.matrix_seeds import SEED_CELLS, SEED_TERMS, SeedCell
 
@@ -484,3 +484,12 @@ def test_markdown_with_one_side_pinned_lists_what_the_pin_changes() -> None:
     bullets = [line for line in text.splitlines() if line.startswith("- `")]
     assert any(line.startswith("- `MERGE` x `BLIND_APPEND` (**never**)") for line in bullets)
     assert not any(line.startswith("- `BLIND_APPEND` x") for line in bullets), "nothing changes for it"
+
+
+def test_op_kind_has_one_import_path() -> None:
+    """``OpKind`` is imported from the operation registry, its one home; the matrix does not pass it on."""
+    import airflow_provider_deltacc.conflict_matrix as matrix
+
+    assert "OpKind" not in matrix.__all__
+    assert not hasattr(matrix, "OpKind")
+    assert OpKind.__module__ == "airflow_provider_deltacc.occ.operations"

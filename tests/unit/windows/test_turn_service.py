@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.conflict_matrix import OpKind
+from airflow_provider_deltacc.occ.operations import OpKind
 from airflow_provider_deltacc.occ.remote_turns import RemoteTurns
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows import SqliteLeaseStore, TurnQueue
