@@ -22,8 +22,15 @@ The log is read by the provider's own reader (:mod:`airflow_provider_deltacc.del
 checkpoint's ``txn``, ``metaData`` and ``protocol`` columns and the commits after it), or by delta-rs for
 a log that reader does not read exactly.
 
-A job the log does not answer is still told what it showed (:class:`LogAnswer`): that its txn identity was
-unrecorded at the version read, so the job's first attempt need not read the recorded versions again.
+A job the log does not answer is still told what it showed (:class:`LogAnswer`): an identity unrecorded at
+table version *V* goes to the job as ``txn.unrecorded_at: V``. A job that must check its identity itself
+before it writes (a source function, which must not be called for a duplicate; a free-form SQL statement)
+then skips that check on its first attempt, a Spark job over the log (about 1 s over Spark Connect on the
+bench's table), when the snapshot it plans from is version *V*. On a classic session the snapshot's version
+is known for free, and a commit since *V* means the log is read after all. Over Spark Connect the version
+costs a ``DESCRIBE HISTORY``, so the sighting is trusted: only another try of the same task committing in
+between could make it stale, and then Delta's own check at commit time skips the write and the task reports
+``skipped_duplicate`` (the function has been called once). Retries always read the log.
 
 This runs in the Airflow worker, not on the Spark driver: it imports neither Airflow nor pyspark, and
 ``deltalake`` only when a log is read.
