@@ -147,7 +147,7 @@ def submitted(spec: dict[str, Any], store_path: str | None, writer: int) -> tupl
         if store_path is None:
             return 0, run(spec)
         safe = StorageSafety(spec["table"], "file", "spark", True, "a local table")
-        guard = WriteGuard(holder=f"bench.w{writer}", ttl_s=120, admission_wait_timeout_s=1800)
+        guard = WriteGuard(holder=f"bench.w{writer}", ttl_s=120, turn_wait_timeout_s=1800)
         with guarded_write(
             spec, guard, verdict=safe, open_store=lambda: SqliteLeaseStore(store_path)
         ) as write:

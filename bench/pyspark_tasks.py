@@ -96,7 +96,7 @@ def provider_write(
         "txn": {"app_id": app_id, "version": version},
     }
     hook = DeltaCCHook(execution_mode="spark_connect", conn_id=CONN_ID, job_name="bench-pyspark")
-    guard = WriteGuard(holder=f"bench.{app_id}/{version}", ttl_s=60.0, admission_wait_timeout_s=600.0)
+    guard = WriteGuard(holder=f"bench.{app_id}/{version}", ttl_s=60.0, turn_wait_timeout_s=600.0)
     with guarded_write(
         spec,
         guard,

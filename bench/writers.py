@@ -71,7 +71,7 @@ def guarded_merge(spec: dict[str, Any], writer: int, store_url: str) -> dict[str
 
     hook = _hook(writer)
     safe = StorageSafety(spec["table"], "file", "spark", True, "a local table")
-    guard = WriteGuard(holder=f"bench.writers.w{writer}", ttl_s=120, admission_wait_timeout_s=1800)
+    guard = WriteGuard(holder=f"bench.writers.w{writer}", ttl_s=120, turn_wait_timeout_s=1800)
     with guarded_write(
         spec,
         guard,

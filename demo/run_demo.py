@@ -110,7 +110,7 @@ def taking_turns(
     from airflow_provider_deltacc.delta_log.fast_path import consult_log
     from airflow_provider_deltacc.windows import SqliteLeaseStore, WriteGuard, guarded_write
 
-    guard = WriteGuard(holder=holder, ttl_s=60.0, admission_wait_timeout_s=600.0)
+    guard = WriteGuard(holder=holder, ttl_s=60.0, turn_wait_timeout_s=600.0)
     with guarded_write(
         spec,
         guard,

@@ -15,7 +15,7 @@ _READERS = {OpKind.MERGE, OpKind.UPDATE, OpKind.DELETE, OpKind.OVERWRITE, OpKind
 CLUSTERED_FIX = (
     "the table is liquid-clustered, so pinning cannot help (no partitions, and clustering-column predicates "
     "do not narrow conflicts in OSS Delta): land concurrent sources with staging_append_then_merge, keep "
-    "write leases on so the conflict-aware queue makes these writers take turns, or declare write windows"
+    "write leases on so these writers take turns, or declare write windows"
 )
 
 

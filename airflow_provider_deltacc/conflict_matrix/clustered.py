@@ -48,8 +48,8 @@ _NO_NARROWING = (
     "On a liquid-clustered table this is certain, even with predicates on the clustering columns that "
     "select different values: OSS Delta narrows the concurrent-append check only by partition predicates "
     "and a clustered table has none, so any files committed while a MERGE, UPDATE or DELETE is in flight "
-    "fail it (measured). Serialize them: a conflict-aware queue, write windows, or land concurrent sources "
-    "with the staging group and merge once."
+    "fail it (measured). Serialize them: writers taking turns through their write leases, write windows, or "
+    "land concurrent sources with the staging group and merge once."
 )
 
 

@@ -62,7 +62,7 @@ def check_clustered_pin(task_id: str, table: Any, cluster_by: Any, pin: Any) -> 
         f"{pin!r} keeps no concurrent writer away; in open-source Delta predicates on clustering columns do "
         "not narrow conflicts either (any commit during a MERGE, UPDATE or DELETE fails it with "
         "ConcurrentAppendException). What works: land concurrent sources with staging_append_then_merge, "
-        "let the write leases' conflict-aware queue make such writers take turns (on by default), or "
+        "let such writers take turns through their write leases (on by default), or "
         "declare write windows. See docs/clustering.md."
     )
 

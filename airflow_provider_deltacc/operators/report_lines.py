@@ -70,7 +70,7 @@ def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: st
 
 
 def queue_note(report: dict[str, Any]) -> str:
-    """The time a writer spent in the table's queue (its admission wait and its queued retries), if any."""
+    """The time a writer waited for its turns (before its first attempt and before its retries), if any."""
     admitted = float(report.get("admission_wait_s") or 0.0)
     queued = sum(float(a.get("queue_s") or 0.0) for a in report.get("attempts") or [])
     if not admitted and not queued:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.contract.spec import JobSpec
     from airflow_provider_deltacc.windows import WriteGuard
 
-DEFAULT_ADMISSION_WAIT_TIMEOUT = 1800.0
+DEFAULT_TURN_WAIT_TIMEOUT = 1800.0
 
 
 class DeltaWriteOperator(DeltaBaseOperator):
@@ -39,11 +39,11 @@ class DeltaWriteOperator(DeltaBaseOperator):
         writers).
     :param maintenance_wait_timeout: seconds (or a timedelta) the writer waits for a conflicting maintenance
         lease before it writes anyway, with a warning.
-    :param admission_wait_timeout: seconds (or a timedelta) the writer waits for its turn behind the writers
+    :param turn_wait_timeout: seconds (or a timedelta) the writer waits for its turn behind the writers
         on the table it would surely conflict with (the conflict matrix's *will*: an unpinned MERGE and any
-        other write, say), queued first come first served, and after a lost conflict for the writers ahead
+        other write, say), first come first served, and after a lost conflict for the writers ahead
         of it that it can conflict with, before retrying. Writers that cannot conflict never wait for each
-        other. Past it the writer goes ahead. 0 turns the queue off (writers race and the commit loop
+        other. Past it the writer goes ahead. 0 turns the turns off (writers race and the commit loop
         retries). Capped by ``execution_timeout``.
     :param unsafe_storage_wait_timeout: seconds (or a timedelta) a writer on storage that cannot exclude
         concurrent writers waits for the table to be free before it fails with ``DeltaUnsafeStorageError``.
@@ -54,7 +54,10 @@ class DeltaWriteOperator(DeltaBaseOperator):
 
     template_fields: Sequence[str] = (*DeltaBaseOperator.template_fields, "txn_app_id", "txn_version")
     advisor_arguments = (*DeltaBaseOperator.advisor_arguments, "use_write_lease")
-    renamed_arguments = {"admission_timeout": "admission_wait_timeout"}
+    renamed_arguments = {
+        "admission_timeout": "turn_wait_timeout",
+        "admission_wait_timeout": "turn_wait_timeout",
+    }
 
     def __init__(
         self,
@@ -65,7 +68,7 @@ class DeltaWriteOperator(DeltaBaseOperator):
         txn_version: int | str | None = None,
         use_write_lease: bool = True,
         maintenance_wait_timeout: float | timedelta = 120.0,
-        admission_wait_timeout: float | timedelta = DEFAULT_ADMISSION_WAIT_TIMEOUT,
+        turn_wait_timeout: float | timedelta = DEFAULT_TURN_WAIT_TIMEOUT,
         unsafe_storage_wait_timeout: float | timedelta = 300.0,
         **kwargs: Any,
     ) -> None:
@@ -76,7 +79,7 @@ class DeltaWriteOperator(DeltaBaseOperator):
         self.txn_version = txn_version
         self.use_write_lease = use_write_lease
         self.maintenance_wait_timeout = maintenance_wait_timeout
-        self.admission_wait_timeout = admission_wait_timeout
+        self.turn_wait_timeout = turn_wait_timeout
         self.unsafe_storage_wait_timeout = unsafe_storage_wait_timeout
 
     def build_spec(self, context: Context) -> dict[str, Any]:
@@ -104,7 +107,7 @@ class DeltaWriteOperator(DeltaBaseOperator):
     def validate_arguments(self) -> None:
         super().validate_arguments()
         seconds_argument(self.maintenance_wait_timeout, "maintenance_wait_timeout")
-        seconds_argument(self.admission_wait_timeout, "admission_wait_timeout")
+        seconds_argument(self.turn_wait_timeout, "turn_wait_timeout")
         seconds_argument(self.unsafe_storage_wait_timeout, "unsafe_storage_wait_timeout")
 
     def check_lease_store(self) -> None:
@@ -149,7 +152,7 @@ class DeltaWriteOperator(DeltaBaseOperator):
         """This writer's guard: its lease holder and TTL, and how long it waits for what."""
         from airflow_provider_deltacc.windows import WriteGuard
 
-        admission_s = seconds_argument(self.admission_wait_timeout, "admission_wait_timeout")
+        admission_s = seconds_argument(self.turn_wait_timeout, "turn_wait_timeout")
         if self.execution_timeout is not None:
             admission_s = min(admission_s, self.execution_timeout.total_seconds())
         return WriteGuard(
@@ -163,5 +166,5 @@ class DeltaWriteOperator(DeltaBaseOperator):
             unsafe_storage_wait_timeout_s=seconds_argument(
                 self.unsafe_storage_wait_timeout, "unsafe_storage_wait_timeout"
             ),
-            admission_wait_timeout_s=admission_s,
+            turn_wait_timeout_s=admission_s,
         )

@@ -125,7 +125,7 @@ class TurnQueue:
                 names = "; ".join(lease.describe() for lease in ahead)
                 if waited >= self.timeout_s:
                     self._out.warning(
-                        "%s on %s goes ahead %s after %.0f s (admission_wait_timeout) although %s still run",
+                        "%s on %s goes ahead %s after %.0f s (turn_wait_timeout) although %s still run",
                         self.lease.op_kind.name,
                         self.lease.table,
                         when,

@@ -113,7 +113,7 @@ def writer_turn_conflicts(
 
     :param op_kind: the writer's operation.
     :param partitions: the partitions it writes, or None for the whole table.
-    :param levels: ``will`` to serialize only pairs that always conflict (admission); add ``can`` to let
+    :param levels: ``will`` to serialize only pairs that always conflict (the first turn); add ``can`` to let
         go first every writer that might (a retry after a lost conflict).
     :param profile: the engine profile.
     :param traits: the table's traits.

@@ -61,7 +61,7 @@ class WriteGuard:
     :param allow_unsafe: run on unsafe storage without an exclusive lease (the explicit override).
     :param maintenance_wait_timeout_s: the longest wait for a conflicting maintenance lease.
     :param unsafe_storage_wait_timeout_s: the longest wait for the table to be free, on unsafe storage.
-    :param admission_wait_timeout_s: the longest wait for the writer's turn; 0 turns the queue off.
+    :param turn_wait_timeout_s: the longest wait for the writer's turn; 0 turns the queue off.
     """
 
     holder: str
@@ -70,7 +70,7 @@ class WriteGuard:
     allow_unsafe: bool = False
     maintenance_wait_timeout_s: float = 120.0
     unsafe_storage_wait_timeout_s: float = 300.0
-    admission_wait_timeout_s: float = 0.0
+    turn_wait_timeout_s: float = 0.0
 
 
 @dataclass
@@ -224,7 +224,7 @@ def _leased(
     with writer_lease(
         open_store, request, wait_timeout_s=guard.maintenance_wait_timeout_s, logger=out
     ) as held:
-        admission_s = guard.admission_wait_timeout_s
+        admission_s = guard.turn_wait_timeout_s
         if held is None or held.lease is None or held.store is None or admission_s <= 0:
             yield GuardedWrite(spec)
         else:

@@ -62,7 +62,7 @@ def _build_dag(dag_id: str, table: str) -> Any:
             execution_mode="in_process",
             # The outside MERGE lease is there for the gate trigger to find: the append must not take its
             # turn behind it (it would wait for the lease to expire, and the trigger would see nothing).
-            admission_wait_timeout=0,
+            turn_wait_timeout=0,
         )
         optimize = DeltaOptimizeOperator(
             task_id="optimize",

@@ -315,7 +315,7 @@ def test_racing_read_modify_writes_take_turns_and_add_up_exactly(
 
     def writer(amount: int) -> None:
         spec = {**_merge(table_path, add(amount)), "txn": {"app_id": f"w{amount}", "version": 1}}
-        guard = WriteGuard(holder=f"test.w{amount}", ttl_s=60.0, admission_wait_timeout_s=300.0)
+        guard = WriteGuard(holder=f"test.w{amount}", ttl_s=60.0, turn_wait_timeout_s=300.0)
         session = new_session()
         barrier.wait()
         verdict = spark_storage_safety(table_path, {})

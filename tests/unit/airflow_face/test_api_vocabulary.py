@@ -32,7 +32,7 @@ WRITER_ONLY = {
     "txn_version": 3,
     "use_write_lease": False,
     "maintenance_wait_timeout": 5,
-    "admission_wait_timeout": 5,
+    "turn_wait_timeout": 5,
     "unsafe_storage_wait_timeout": 5,
 }
 
@@ -99,8 +99,10 @@ BUILD: dict[str, Any] = {
 }
 #: (who, the old name, a value, the name now)
 OLD_NAMES = [
-    ("DeltaMergeOperator", "admission_timeout", 7, "admission_wait_timeout"),
-    ("DeltaAppendOperator", "admission_timeout", 7, "admission_wait_timeout"),
+    ("DeltaMergeOperator", "admission_timeout", 7, "turn_wait_timeout"),
+    ("DeltaAppendOperator", "admission_timeout", 7, "turn_wait_timeout"),
+    ("DeltaMergeOperator", "admission_wait_timeout", 7, "turn_wait_timeout"),
+    ("DeltaAppendOperator", "admission_wait_timeout", 7, "turn_wait_timeout"),
     ("DeltaSqlOperator", "statement_class", "maintenance", "op_class"),
     ("DeltaOptimizeOperator", "max_wait", 9, "gate_wait_timeout"),
     ("DeltaVacuumOperator", "max_wait", 9, "gate_wait_timeout"),
@@ -112,7 +114,8 @@ OLD_NAMES = [
     ("table_maintenance", "max_wait", 30, "gate_wait_timeout"),
     ("staging_append_then_merge", "partition_columns", ["date"], "partition_by"),
     ("staging_append_then_merge", "cluster_columns", ["region"], "cluster_by"),
-    ("DeltaMergeOperator.partial", "admission_timeout", 5, "admission_wait_timeout"),
+    ("DeltaMergeOperator.partial", "admission_timeout", 5, "turn_wait_timeout"),
+    ("DeltaMergeOperator.partial", "admission_wait_timeout", 5, "turn_wait_timeout"),
     ("DeltaSqlOperator.partial", "statement_class", "maintenance", "op_class"),
     ("DeltaVacuumOperator.partial", "max_wait", 9, "gate_wait_timeout"),
     ("DeltaWriteWindowSensor.partial", "partitions", [{"d": "1"}], "partition_values"),
@@ -155,7 +158,7 @@ def test_an_old_name_in_default_args_is_a_key_the_operator_does_not_take() -> No
         merge = DeltaMergeOperator(**MERGE)
         vacuum = DeltaVacuumOperator(task_id="v", table="/data/t")
     assert (sensor.poke_interval, sensor.partition_values) == (30, None)
-    assert (merge.admission_wait_timeout, vacuum.gate_wait_timeout, vacuum.poll_interval) == (
+    assert (merge.turn_wait_timeout, vacuum.gate_wait_timeout, vacuum.poll_interval) == (
         1800.0,
         None,
         12,

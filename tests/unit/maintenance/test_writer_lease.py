@@ -450,11 +450,11 @@ def test_a_writer_whose_loop_runs_here_hands_its_turns_to_the_job(store_url: str
     assert isinstance(turns, TurnQueue) and turns.lease.holder.startswith("ingest.merge_orders/")
     assert turns.timeout_s == 1800.0
     off = TurnTakingHook(store_url, TABLE)
-    with_hook(_merge(store_url, admission_wait_timeout=0), off).execute(context())
-    assert off.turns == [None]  # admission_wait_timeout=0: writers race, the commit loop retries
+    with_hook(_merge(store_url, turn_wait_timeout=0), off).execute(context())
+    assert off.turns == [None]  # turn_wait_timeout=0: writers race, the commit loop retries
 
 
-def test_admission_timeout_is_capped_by_execution_timeout_and_validated(store_url: str) -> None:
+def test_turn_wait_timeout_is_capped_by_execution_timeout_and_validated(store_url: str) -> None:
     from datetime import timedelta
 
     from airflow_provider_deltacc.exceptions import DeltaCCInputError
@@ -464,10 +464,10 @@ def test_admission_timeout_is_capped_by_execution_timeout_and_validated(store_ur
     with_hook(op, hook).execute(context())
     assert hook.turns[0].timeout_s == 300.0
     with pytest.raises(DeltaCCInputError) as raised:
-        with_hook(_merge(store_url, admission_wait_timeout="soon"), TurnTakingHook(store_url, TABLE)).execute(
+        with_hook(_merge(store_url, turn_wait_timeout="soon"), TurnTakingHook(store_url, TABLE)).execute(
             context()
         )
-    assert raised.value.field == "admission_wait_timeout"
+    assert raised.value.field == "turn_wait_timeout"
 
 
 def test_lease_ttl_takes_a_timedelta(store_url: str) -> None:

@@ -59,7 +59,7 @@ def test_an_auto_pin_on_a_clustered_target_warns_once_and_names_what_works() -> 
     [warning] = [w for w in caught if issubclass(w.category, DeltaConflictWarning)]
     text = str(warning.message)
     assert "liquid-clustered by ['region']" in text and "ConcurrentAppendException" in text
-    assert "staging_append_then_merge" in text and "write windows" in text and "queue" in text
+    assert "staging_append_then_merge" in text and "write windows" in text and "take turns" in text
 
 
 def test_the_default_keyed_pin_on_a_clustered_target_says_nothing(recwarn: pytest.WarningsRecorder) -> None:

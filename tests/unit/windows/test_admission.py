@@ -127,7 +127,7 @@ def test_the_wait_is_bounded_and_says_so(store: SqliteLeaseStore, caplog: pytest
     mine = grant(store, TABLE, OpKind.MERGE, holder="impatient")
     waited = turns(store, mine, timeout_s=0.3).first()
     assert waited is not None and 0.3 <= waited < 3
-    assert "goes ahead before its first attempt" in caplog.text and "admission_wait_timeout" in caplog.text
+    assert "goes ahead before its first attempt" in caplog.text and "turn_wait_timeout" in caplog.text
     assert "slow-writer" in caplog.text
 
 

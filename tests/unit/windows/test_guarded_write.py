@@ -86,7 +86,7 @@ def test_with_admission_the_writer_gets_its_turns_and_waits_for_them_before_a_re
         calls.append(turns)
         return {"status": "committed"}
 
-    with guarded_write(SPEC, _guard(admission_wait_timeout_s=5.0), verdict=SAFE, open_store=opener) as write:
+    with guarded_write(SPEC, _guard(turn_wait_timeout_s=5.0), verdict=SAFE, open_store=opener) as write:
         assert write.turns is not None
         assert write.run(run_job, loop_takes_turns=True) == {"status": "committed"}
         report = write.run(run_job, loop_takes_turns=False)  # nobody ahead: the first turn is free
@@ -137,7 +137,7 @@ def test_an_unreachable_store_never_fails_the_write() -> None:
     def broken() -> LeaseStore:
         raise OSError("store is down")
 
-    with guarded_write(SPEC, _guard(admission_wait_timeout_s=5.0), verdict=SAFE, open_store=broken) as write:
+    with guarded_write(SPEC, _guard(turn_wait_timeout_s=5.0), verdict=SAFE, open_store=broken) as write:
         assert write.turns is None and write.spec == parse_spec(SPEC)
 
 
