@@ -56,7 +56,12 @@ def spec_to_json(spec: JobSpec) -> dict[str, Any]:
         data["outcome"] = {"run_token": spec.outcome.run_token, "report_dir": spec.outcome.report_dir}
     if spec.turn_service is not None:
         service = spec.turn_service
-        data["turn_service"] = {"url": service.url, "token": service.token, "timeout_s": service.timeout_s}
+        data["turn_service"] = {
+            "url": service.url,
+            "token": service.token,
+            "timeout_s": service.timeout_s,
+            "fenced": service.fenced,
+        }
     return data
 
 

@@ -76,7 +76,9 @@ def run_job(
         from airflow_provider_deltacc.occ.remote_turns import RemoteTurns
 
         service = parsed.turn_service
-        turns = RemoteTurns(service.url, service.token, service.timeout_s)
+        turns = RemoteTurns(
+            service.url, service.token, service.timeout_s, fenced=service.fenced, table=parsed.table
+        )
     try:
         session = spark if spark is not None else get_or_create_session(parsed.spark_conf)
         storage = check_storage_safety(session, parsed)

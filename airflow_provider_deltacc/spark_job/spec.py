@@ -8,7 +8,8 @@ Shape::
      "options": {...},  "commit_retry": {...},  "txn": {"app_id": "...", "version": 7} | null,
      "spark_conf": {...},  "storage_guard": "exclusive_lease|override" | null,
      "outcome": {"run_token": "<hex>", "report_dir": "<path or URI>" | null} | null,
-     "turn_service": {"url": "http://host:port", "token": "<secret>", "timeout_s": 1800} | null}
+     "turn_service": {"url": "http://host:port", "token": "<secret>", "timeout_s": 1800, "fenced": false}
+        | null}
 
 Every problem raises :class:`SpecError` naming the field, the bad value and the fix.
 """
@@ -143,7 +144,7 @@ def _turn_service(raw: Any) -> TurnServiceSpec | None:
     if raw is None:
         return None
     fields = Fields(raw, "turn_service")
-    fields.only(("url", "token", "timeout_s"), "turn_service")
+    fields.only(("url", "token", "timeout_s", "fenced"), "turn_service")
     url = fields.string("url", required=True)
     assert url is not None
     if not url.startswith("http://"):
@@ -151,7 +152,8 @@ def _turn_service(raw: Any) -> TurnServiceSpec | None:
     token = fields.string("token", required=True)
     assert token is not None
     timeout_s = fields.number("timeout_s")
-    return TurnServiceSpec(url, token, 1800.0 if timeout_s is None else timeout_s)
+    fenced = fields.boolean("fenced", False)
+    return TurnServiceSpec(url, token, 1800.0 if timeout_s is None else timeout_s, fenced)
 
 
 def _storage_guard(raw: Any) -> str | None:

@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: How long a driver's request to a service that only guards the lease (no turns) may wait: it never waits.
+FENCE_ONLY_TIMEOUT_S = 30.0
+
 #: A job spec: typed, or a dict (parsed once, on the way in).
 Spec = JobSpec | Mapping[str, Any]
 #: Runs the job: ``run(spec, turns=...)`` returns its report (the task's hook, without asking the log).
@@ -107,8 +110,15 @@ class GuardedWrite:
             return self.answered
         if self.fence is not None:
             self.fence.check()  # before any Spark starts; a loop in this process checks before each commit
+            fence = LeaseFence(self.fence.held, self.turns)
             if loop_takes_turns:
-                return run_job(self.spec, turns=LeaseFence(self.fence.held, self.turns))
+                return run_job(self.spec, turns=fence)
+            if serve_turns_to_job:  # a driver that reaches this process checks through it
+                from airflow_provider_deltacc.windows.turn_service import serve_turns
+
+                timeout_s = self.turns.timeout_s if self.turns is not None else FENCE_ONLY_TIMEOUT_S
+                with serve_turns(fence, timeout_s=timeout_s, fenced=True) as service:
+                    return run_job(replace(self.spec, turn_service=service), turns=None)
         if self.turns is None or loop_takes_turns:
             return run_job(self.spec, turns=self.turns)
         waited = self.turns.first() or 0.0

@@ -6,6 +6,11 @@ length of the job, on an address the driver can reach (loopback for a driver on 
 deploy mode), guarded by a random token that only the job's spec file carries. The driver asks through
 :class:`~airflow_provider_deltacc.occ.remote_turns.RemoteTurns`; after a lost conflict it waits for the
 writers ahead of it, as a loop in the worker does, instead of backing off blindly.
+
+Served a :class:`~airflow_provider_deltacc.windows.fence.LeaseFence` (the worker's lease keeps the write
+safe), the service is ``fenced``: ``/check`` answers whether that lease still holds, and a lapsed lease
+answers any request with 409 and the lease, which the driver raises as
+:class:`~airflow_provider_deltacc.contract.exceptions.LeaseLapsedError` before its write commits.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from airflow_provider_deltacc.contract.exceptions import LeaseLapsedError
 from airflow_provider_deltacc.contract.spec import TurnServiceSpec
 from airflow_provider_deltacc.occ.commit_loop import Turns
 from airflow_provider_deltacc.occ.remote_turns import TOKEN_HEADER
@@ -31,12 +37,15 @@ _MAX_BODY = 4096
 
 
 @contextmanager
-def serve_turns(turns: Turns, *, timeout_s: float, host: str = "127.0.0.1") -> Iterator[TurnServiceSpec]:
+def serve_turns(
+    turns: Turns, *, timeout_s: float, host: str = "127.0.0.1", fenced: bool = False
+) -> Iterator[TurnServiceSpec]:
     """Serve ``turns`` on ``host`` (a free port) until the block ends; yield where and how to ask.
 
     :param turns: the writer's turns (its :class:`~airflow_provider_deltacc.windows.admission.TurnQueue`).
     :param timeout_s: the longest wait for one turn (the queue's own bound), for the driver's requests.
     :param host: the address to listen on; the driver must reach it.
+    :param fenced: ``turns`` is a lease fence: the driver checks the lease before each commit.
     """
     token = secrets.token_urlsafe(32)
     server = ThreadingHTTPServer((host, 0), _handler(turns, token))
@@ -47,7 +56,7 @@ def serve_turns(turns: Turns, *, timeout_s: float, host: str = "127.0.0.1") -> I
     url = f"http://{address!s}:{port}"
     log.debug("serving the writer's turns on %s", url)
     try:
-        yield TurnServiceSpec(url=url, token=token, timeout_s=timeout_s)
+        yield TurnServiceSpec(url=url, token=token, timeout_s=timeout_s, fenced=fenced)
     finally:
         server.shutdown()
         server.server_close()
@@ -69,13 +78,23 @@ def _handler(turns: Turns, token: str) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 self._answer(400, {"error": "not JSON"})
                 return
-            if self.path == "/first":
-                self._answer(200, {"waited": turns.first()})
-            elif self.path == "/retry" and isinstance(body, dict):
-                kind, attempt = str(body.get("conflict_kind", "")), body.get("attempt")
-                self._answer(200, {"waited": turns.retry(kind, attempt if isinstance(attempt, int) else 0)})
-            else:
-                self._answer(404, {"error": f"no {self.path}"})
+            try:
+                if self.path == "/first":
+                    self._answer(200, {"waited": turns.first()})
+                elif self.path == "/retry" and isinstance(body, dict):
+                    kind, attempt = str(body.get("conflict_kind", "")), body.get("attempt")
+                    waited = turns.retry(kind, attempt if isinstance(attempt, int) else 0)
+                    self._answer(200, {"waited": waited})
+                elif self.path == "/check":
+                    check = getattr(turns, "before_commit", None)
+                    if check is not None:
+                        check()
+                    self._answer(200, {"holds": True})
+                else:
+                    self._answer(404, {"error": f"no {self.path}"})
+            except LeaseLapsedError as exc:
+                lapsed = {"table": exc.table, "lease": exc.lease, "ttl_s": exc.ttl_s, "why": exc.why}
+                self._answer(409, {"lapsed": lapsed})
 
         def _answer(self, status: int, body: dict[str, Any]) -> None:
             data = json.dumps(body).encode()

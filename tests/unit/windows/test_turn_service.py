@@ -12,10 +12,13 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_deltacc.contract.exceptions import LeaseLapsedError
 from airflow_provider_deltacc.occ.operations import OpKind
 from airflow_provider_deltacc.occ.remote_turns import RemoteTurns
 from airflow_provider_deltacc.spark_job.spec import parse_spec
-from airflow_provider_deltacc.windows import SqliteLeaseStore, TurnQueue
+from airflow_provider_deltacc.windows import LeaseRequest, SqliteLeaseStore, TurnQueue, hold_lease
+from airflow_provider_deltacc.windows.conflicts import any_lease
+from airflow_provider_deltacc.windows.fence import LeaseFence
 from airflow_provider_deltacc.windows.guarded import GuardedWrite
 from airflow_provider_deltacc.windows.turn_service import serve_turns
 from tests.unit.windows.helpers import Watched, grant, release_after
@@ -111,3 +114,79 @@ def test_a_job_whose_loop_runs_in_a_driver_gets_the_service_for_its_length() -> 
     )
     assert report["admission_wait_s"] == 0.25 and recording.calls[0] == ("first",)
     assert RemoteTurns(seen[0].url, seen[0].token, 1.0).retry("APPEND", 2) is None  # gone after the job
+
+
+class LapsingFence(RecordingTurns):
+    """A lease fence whose lease lapses once ``lapsed`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lapsed = False
+
+    def _check(self) -> None:
+        if self.lapsed:
+            raise LeaseLapsedError(
+                TABLE, "BLIND_APPEND lease by dag.w/run (id 7)", 4.0, "not renewed for 5 s"
+            )
+
+    def first(self) -> float | None:
+        self._check()
+        return super().first()
+
+    def before_commit(self) -> None:
+        self.calls.append(("before_commit",))
+        self._check()
+
+
+def test_a_fenced_driver_checks_the_workers_lease_before_its_commit_and_a_lapsed_one_stops_it() -> None:
+    fence = LapsingFence()
+    with serve_turns(fence, timeout_s=5.0, fenced=True) as service:
+        assert service.fenced
+        remote = RemoteTurns(service.url, service.token, 5.0, fenced=True, table=TABLE)
+        assert remote.first() == 0.25
+        remote.before_commit()  # the lease holds
+        fence.lapsed = True
+        with pytest.raises(LeaseLapsedError) as raised:
+            remote.before_commit()
+        with pytest.raises(LeaseLapsedError):
+            remote.first()
+    assert fence.calls == [("first",), ("before_commit",), ("before_commit",)]
+    error = raised.value
+    assert (error.table, error.ttl_s, error.why) == (TABLE, 4.0, "not renewed for 5 s")
+    assert "lapsed before the commit" in str(error) and "BLIND_APPEND lease" in str(error)
+    # The service ended with the job: a fenced driver cannot confirm the lease, so it does not commit.
+    with pytest.raises(LeaseLapsedError, match="did not answer"):
+        RemoteTurns(service.url, service.token, 1.0, fenced=True, table=TABLE).before_commit()
+
+
+def test_an_unfenced_driver_asks_nothing_before_its_commit() -> None:
+    RemoteTurns("http://127.0.0.1:9", "token", 1.0).before_commit()  # nothing listens there: not asked
+
+
+def test_a_driver_whose_write_the_exclusive_lease_keeps_safe_checks_it_through_the_worker(
+    store: SqliteLeaseStore,
+) -> None:
+    spec = parse_spec(
+        {"operation": "append", "table": TABLE, "source": {"kind": "table", "name": "db.staging"}}
+    )
+    request = LeaseRequest(table=TABLE, holder="dag.w/run", op_kind=OpKind.BLIND_APPEND, ttl_s=30.0)
+    answers: list[str] = []
+
+    def run_job(job: Any, *, turns: Any = None) -> dict[str, Any]:
+        assert turns is None and job.turn_service is not None and job.turn_service.fenced
+        remote = RemoteTurns(job.turn_service.url, job.turn_service.token, 5.0, fenced=True, table=TABLE)
+        remote.first()
+        remote.before_commit()
+        answers.append("holds")
+        held.renewed_at -= 31.0  # the store has not answered for longer than the TTL
+        try:
+            remote.before_commit()
+        except LeaseLapsedError as exc:
+            answers.append(f"lapsed: {exc.why}")
+        return {"status": "error", "table": TABLE, "attempts": []}
+
+    with hold_lease(store, request, conflicts=any_lease, wait_timeout_s=0, heartbeat_s=29.0) as held:
+        GuardedWrite(spec, fence=LeaseFence(held)).run(
+            run_job, loop_takes_turns=False, serve_turns_to_job=True
+        )
+    assert answers[0] == "holds" and answers[1].startswith("lapsed: "), answers
