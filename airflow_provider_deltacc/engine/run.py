@@ -124,10 +124,21 @@ def operation_session(spark: SparkSession, spark_conf: Mapping[str, str]) -> Ite
                 if set_runtime_conf(spark, key, value):
                     applied.append(key)
             yield spark
-        finally:
-            for key in applied:
-                old = previous[key]
-                if old is None:
-                    spark.conf.unset(key)
-                else:
-                    spark.conf.set(key, old)
+        except BaseException:
+            # The operation's own error wins: a session lost with its server cannot be restored, and its
+            # NO_ACTIVE_SESSION would hide how the operation failed.
+            try:
+                _restore_confs(spark, applied, previous)
+            except Exception:
+                logging.getLogger(__name__).debug("could not restore the session's settings", exc_info=True)
+            raise
+        _restore_confs(spark, applied, previous)
+
+
+def _restore_confs(spark: SparkSession, keys: list[str], previous: Mapping[str, str | None]) -> None:
+    for key in keys:
+        old = previous[key]
+        if old is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, old)

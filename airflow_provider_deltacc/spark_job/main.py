@@ -32,7 +32,7 @@ from airflow_provider_deltacc.spark_job.report_file import leave_report
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.spark_job.storage_errors import storage_input_error, storage_unreachable
-from airflow_provider_deltacc.spark_job.unavailable import unavailable_reason
+from airflow_provider_deltacc.spark_job.unavailable import session_lost, unavailable_reason
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -96,7 +96,7 @@ def run_job(
             return ExitCode.BAD_INPUT, _loop_report(exc, "bad_input", bad)
         if (gone := _gone(cause, parsed.table)) is not None:
             return ExitCode.UNAVAILABLE, _unavailable(_loop_report(exc, exc.report.status, cause), gone)
-        return ExitCode.FAILURE, _loop_report(exc, exc.report.status, cause)
+        return ExitCode.FAILURE, _session_lost(_loop_report(exc, exc.report.status, cause), exc)
     except InputError as exc:  # found before the first attempt (the table, the source, the storage): one line
         log.error("bad input, nothing was written: %s", exc)
         return ExitCode.BAD_INPUT, _bare_report(raw, parsed, "bad_input", exc)
@@ -108,9 +108,9 @@ def run_job(
             log.error("%s went away before the first attempt: %s", gone, _first_line(exc))
             return ExitCode.UNAVAILABLE, _unavailable(_bare_report(raw, parsed, "error", exc), gone)
         log.exception("the Delta job failed before its first attempt")
-        status = "bad_input" if _is_input_error(exc) else "error"
-        code = ExitCode.BAD_INPUT if status == "bad_input" else ExitCode.FAILURE
-        return code, _bare_report(raw, parsed, status, exc)
+        if _is_input_error(exc):
+            return ExitCode.BAD_INPUT, _bare_report(raw, parsed, "bad_input", exc)
+        return ExitCode.FAILURE, _session_lost(_bare_report(raw, parsed, "error", exc), exc)
     result = report.to_dict()
     result["summary"] = report.summary_line()
     if storage is not None:
@@ -258,6 +258,15 @@ def _gone(exc: BaseException, table: str) -> str | None:
 
 def _unavailable(report: dict[str, Any], gone: str) -> dict[str, Any]:
     report["error"]["unreachable"] = gone
+    return report
+
+
+def _session_lost(report: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+    """Mark a failure whose Spark Connect session was closed under it (see
+    :func:`~airflow_provider_deltacc.spark_job.unavailable.session_lost`): the Connect runner asks the server
+    whether it went away."""
+    if (closed := session_lost(exc)) is not None:
+        report["error"]["session_lost"] = closed
     return report
 
 
