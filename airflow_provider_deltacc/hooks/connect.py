@@ -20,6 +20,7 @@ from airflow.sdk import BaseHook
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
 from airflow_provider_deltacc.spark_jars.connect_mode import connect_session_keeping_mark
+from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
@@ -31,6 +32,8 @@ CONNECT_CONN_TYPE = "spark_connect"
 DEFAULT_CONNECT_PORT = 15002
 #: How long the hook waits for a TCP connection to the Connect server before it gives up.
 CONNECT_TIMEOUT_S = 5.0
+#: How long the check of a server that may have gone away waits for it.
+PROBE_TIMEOUT_S = 2.0
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +109,7 @@ class SparkConnectRunner:
             raise DeltaCCInfrastructureError(
                 f"conn_id={self.conn_id!r}: the Spark Connect server {host}:{port} cannot be reached "
                 f"({type(exc).__name__}: {exc}). Start the server, or fix the connection's host and port.",
-                unreachable=f"Spark Connect server {host}:{port} (conn_id={self.conn_id!r})",
+                unreachable=self.server_name,
             ) from None
 
     def open_session(self) -> SparkSession:
@@ -117,26 +120,105 @@ class SparkConnectRunner:
         log.info("Spark Connect session %s on %s:%s for %s", session.session_id, host, port, self.job_name)
         return session
 
+    @property
+    def server_name(self) -> str:
+        """The server as a retry reason names it: ``Spark Connect server host:port (conn_id='...')``."""
+        host, port = self.address
+        return f"Spark Connect server {host}:{port} (conn_id={self.conn_id!r})"
+
     def run(
         self, spec: JobSpec | dict[str, Any], *, turns: Turns | None = None
     ) -> tuple[int, dict[str, Any]]:
         """Run ``spec`` in a session of its own and release the session afterwards.
 
+        A run whose server went away (killed, restarted by its supervisor, or unreachable) fails as
+        infrastructure naming the connection and the server, however the client saw it (see
+        :mod:`~airflow_provider_deltacc.spark_job.unavailable`); a closed session is the server's loss only
+        when the server says so (:meth:`server_went_away`).
+
         :param spec: the job spec, ``spark_conf`` already merged.
+        :raises DeltaCCInfrastructureError: the server went away while the job ran.
         """
         from airflow_provider_deltacc.spark_job.main import run_job
 
         session = self.open_session()
         self._session = session
+        application = server_application(session)
         try:
             # The engine is typed against the classic session; a Connect session offers what it calls.
-            return run_job(spec, cast(Any, session), turns=turns)
+            code, report = run_job(spec, cast(Any, session), turns=turns)
         finally:
             self._session = None
             try:
                 session.stop()
             except Exception:  # the server may be gone; the session dies with it
                 log.debug("could not release Spark Connect session %s", session.session_id, exc_info=True)
+        error = report.get("error") or {}
+        gone = None
+        if code == ExitCode.UNAVAILABLE and str(error.get("unreachable", "")).startswith("Spark Connect"):
+            gone = str(error["unreachable"]).removeprefix("Spark Connect server ").strip("()")
+        elif code == ExitCode.FAILURE and error.get("session_lost"):
+            gone = self.server_went_away(application, str(error["session_lost"]))
+        if gone is not None:
+            raise self.server_lost(session.session_id, gone, report)
+        return code, report
+
+    def server_went_away(self, application: str | None, closed: str) -> str | None:
+        """Whether the server of a session that was closed under the job (``closed``: ``NO_ACTIVE_SESSION``
+        ...) went away, asked of the server itself: it does not answer now, or it answers as another Spark
+        application than the one the session began on (it was restarted). A server that still runs the same
+        application did not go away: the session was closed by the job's own code, and the failure stays the
+        job's.
+
+        :param application: the server's ``spark.app.id`` when the session opened (None: unknown).
+        :param closed: how the job saw its session closed.
+        :returns: what happened, for the reason; None when the server did not go away.
+        """
+        try:
+            self.check_reachable(timeout_s=PROBE_TIMEOUT_S)
+        except DeltaCCInfrastructureError:
+            return f"{closed}; the server does not answer"
+        if application is None:
+            return None  # nothing to compare with: the session's loss is not known to be the server's
+        try:
+            probe = new_connect_session(self.url)
+        except Exception as exc:  # the server answers TCP but not Spark Connect
+            return f"{closed}; the server does not answer Spark Connect ({type(exc).__name__})"
+        try:
+            now = server_application(probe)
+        finally:
+            try:
+                probe.stop()
+            except Exception:  # best effort: the probe holds nothing
+                log.debug("could not release the probe session %s", probe.session_id, exc_info=True)
+        if now is None or now == application:
+            return None
+        return f"{closed}; the server was restarted (Spark application {application}, now {now})"
+
+    def server_lost(self, session_id: str, what: str, report: dict[str, Any]) -> DeltaCCInfrastructureError:
+        """The error of a run whose server went away: the connection, the server, how the client saw it, and
+        whether a retry is safe (its txn identity).
+
+        :param session_id: the run's session.
+        :param what: how the loss showed, e.g. ``gRPC UNAVAILABLE``.
+        :param report: the job's report.
+        """
+        first = str((report.get("error") or {}).get("message") or "").strip().splitlines()
+        if report.get("txn_app_id") is not None:
+            retry = (
+                "A retry is safe: if the lost operation committed, the retry finds its txn identity "
+                f"({report['txn_app_id']}, version {report.get('txn_version')}) and writes nothing."
+            )
+        else:
+            retry = "This job has no txn identity: if the lost operation committed, a retry writes again."
+        host, port = self.address
+        return DeltaCCInfrastructureError(
+            f"conn_id={self.conn_id!r}: the Spark Connect server {host}:{port} went away while the job ran "
+            f"(session {session_id}: {what}{': ' + first[0][:300] if first else ''}). {retry} Run the "
+            "server under a supervisor that starts it again (docs/deployment.md).",
+            unreachable=self.server_name,
+            report=report,
+        )
 
     def on_kill(self) -> None:
         """Interrupt every operation the session is running on the server."""
@@ -166,6 +248,20 @@ def with_header_parameters(url: str, extra: dict[str, Any]) -> str:
     head, _, params = url.partition("/;")
     base = head if params else url.rstrip("/")
     return f"{base}/;" + ";".join([*([params] if params else []), *headers])
+
+
+def server_application(session: SparkSession) -> str | None:
+    """The server's Spark application id (``spark.app.id``): a restarted server runs another one. None when
+    the server does not tell (a managed endpoint may refuse the setting).
+
+    :param session: a session on the server.
+    """
+    try:
+        value = session.conf.get("spark.app.id", None)
+    except Exception:  # refused, or the server went away: unknown
+        log.debug("the Spark Connect server does not tell its spark.app.id", exc_info=True)
+        return None
+    return value or None
 
 
 def new_connect_session(url: str) -> SparkSession:
