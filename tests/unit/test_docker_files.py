@@ -127,6 +127,11 @@ def test_spark_connect_service_runs_the_delta_connect_server_for_the_airflow_ser
     assert f"spark.connect.grpc.binding.port={port}" in line
 
 
+def test_docker_starts_the_connect_server_again_when_it_dies(compose: dict[str, Any]) -> None:
+    """The one long-lived process every spark_connect task shares is supervised (docs/deployment.md)."""
+    assert compose["services"]["spark-connect"]["restart"] in ("unless-stopped", "always")
+
+
 def _dockerfile() -> str:
     """The Dockerfile's instructions, without its comments."""
     lines = (DOCKER / "Dockerfile").read_text().splitlines()
