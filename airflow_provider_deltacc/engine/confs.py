@@ -40,12 +40,31 @@ def session_confs(spark: SparkSession, confs: Mapping[str, str]) -> Iterator[Non
         for key, value in confs.items():
             spark.conf.set(key, value)
         yield
-    finally:
+    except BaseException:
+        restore_confs(spark, previous, failing=True)
+        raise
+    restore_confs(spark, previous)
+
+
+def restore_confs(spark: SparkSession, previous: Mapping[str, str | None], *, failing: bool = False) -> None:
+    """Put back the settings ``previous`` names (unset a key whose value is None).
+
+    :param spark: the session.
+    :param previous: conf key to the value to restore, None to unset.
+    :param failing: the block that changed them raised: a restore that fails too is logged, not raised, so
+        the block's own error says what happened (a Spark Connect session lost with its server cannot be
+        restored, and its ``NO_ACTIVE_SESSION`` would hide why the block failed).
+    """
+    try:
         for key, old in previous.items():
             if old is None:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, old)
+    except Exception:
+        if not failing:
+            raise
+        log.debug("could not restore the session's settings after the block failed", exc_info=True)
 
 
 def isolated_session(spark: SparkSession, spark_conf: Mapping[str, str]) -> SparkSession:

@@ -13,6 +13,7 @@ from airflow_provider_deltacc.engine.backend import is_connect
 from airflow_provider_deltacc.engine.confs import (
     explicit_confs,
     isolated_session,
+    restore_confs,
     runtime_confs,
     set_runtime_conf,
 )
@@ -125,20 +126,6 @@ def operation_session(spark: SparkSession, spark_conf: Mapping[str, str]) -> Ite
                     applied.append(key)
             yield spark
         except BaseException:
-            # The operation's own error wins: a session lost with its server cannot be restored, and its
-            # NO_ACTIVE_SESSION would hide how the operation failed.
-            try:
-                _restore_confs(spark, applied, previous)
-            except Exception:
-                logging.getLogger(__name__).debug("could not restore the session's settings", exc_info=True)
+            restore_confs(spark, {key: previous[key] for key in applied}, failing=True)
             raise
-        _restore_confs(spark, applied, previous)
-
-
-def _restore_confs(spark: SparkSession, keys: list[str], previous: Mapping[str, str | None]) -> None:
-    for key in keys:
-        old = previous[key]
-        if old is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, old)
+        restore_confs(spark, {key: previous[key] for key in applied})
