@@ -206,16 +206,16 @@ class SparkConnectRunner:
         first = str((report.get("error") or {}).get("message") or "").strip().splitlines()
         if report.get("txn_app_id") is not None:
             retry = (
-                "A retry is safe: if the lost operation committed, the retry finds its txn identity "
-                f"({report['txn_app_id']}, version {report.get('txn_version')}) and writes nothing."
+                "A retry is safe: its txn identity keeps it from writing twice if the lost write committed."
             )
         else:
             retry = "This job has no txn identity: if the lost operation committed, a retry writes again."
         host, port = self.address
+        # What the reason needs comes first: Airflow keeps only the head of a retry reason.
         return DeltaCCInfrastructureError(
             f"conn_id={self.conn_id!r}: the Spark Connect server {host}:{port} went away while the job ran "
-            f"(session {session_id}: {what}{': ' + first[0][:300] if first else ''}). {retry} Run the "
-            "server under a supervisor that starts it again (docs/deployment.md).",
+            f"({what}). {retry} Run the server under a supervisor that starts it again (docs/deployment.md). "
+            f"Session {session_id}{': ' + first[0][:300] if first else ''}",
             unreachable=self.server_name,
             report=report,
         )
