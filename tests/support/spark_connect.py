@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import psutil
 import pytest
 
 from tests.support.jvm_options import LONG_LIVED_DRIVER_CONF
@@ -44,6 +47,71 @@ class ConnectServer:
         return new_connect_session(self.url)
 
 
+class ConnectServerProcess:
+    """A ``deltacc-connect-server`` process on 127.0.0.1 that a test can SIGKILL and start again on its port,
+    as a supervisor (systemd ``Restart=always``, a compose ``restart:`` policy) would.
+
+    :param work: the server's directory (warehouse, logs).
+    :param master: its driver's Spark master.
+    :param conf: more Spark settings.
+    """
+
+    def __init__(
+        self, work: Path, *, master: str = "local[2]", conf: Mapping[str, str] | None = None
+    ) -> None:
+        self.work, self.master, self.conf = work, master, dict(conf or {})
+        self.server = ConnectServer("127.0.0.1", _free_port())
+        self.process: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    def start(self, timeout_s: float = 180) -> ConnectServer:
+        """Start the server on its port and wait until it serves."""
+        self.starts += 1
+        log = self.work / f"server-{self.starts}.log"
+        env = {
+            **os.environ,
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "PYSPARK_PYTHON": sys.executable,
+            "SPARK_LOG_DIR": str(self.work / "logs"),
+        }
+        command = [
+            sys.executable, "-m", "airflow_provider_deltacc.deployment.connect_server",
+            "--port", str(self.server.port), "--master", self.master,
+            "--conf", f"spark.sql.warehouse.dir={self.work / 'warehouse'}",
+            "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={self.work}",
+        ]  # fmt: skip
+        for key, value in {**LONG_LIVED_DRIVER_CONF, **self.conf}.items():
+            command += ["--conf", f"{key}={value}"]
+        self.process = subprocess.Popen(
+            command, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env, cwd=self.work
+        )
+        _wait_for_log(log, "Spark Connect server started", self.process, timeout_s)
+        return self.server
+
+    def kill(self) -> float:
+        """SIGKILL the server (the JVM and its Python workers), wait until it is dead, and return the time of
+        the kill (``time.time()``). Fails if the server was not running."""
+        process = self.process
+        assert process is not None and process.poll() is None, "the Connect server was not running"
+        workers = psutil.Process(process.pid).children(recursive=True)  # its Python workers
+        killed_at = time.time()
+        process.send_signal(signal.SIGKILL)
+        for worker in workers:
+            with contextlib.suppress(psutil.Error):
+                worker.kill()
+        process.wait(timeout=30)
+        psutil.wait_procs(workers, timeout=30)
+        assert process.returncode == -signal.SIGKILL, process.returncode
+        self.process = None
+        return killed_at
+
+    def stop(self) -> None:
+        """Stop the server if it runs."""
+        if self.process is not None:
+            stop_processes(self.process)
+            self.process = None
+
+
 @contextlib.contextmanager
 def running_connect_server(
     work: Path, *, master: str = "local[2]", conf: Mapping[str, str] | None = None
@@ -54,28 +122,11 @@ def running_connect_server(
     :param master: its driver's Spark master: 2 local cores, or a standalone cluster's URL.
     :param conf: more Spark settings (``spark.cores.max`` ...).
     """
-    port = _free_port()
-    log = work / "server.log"
-    env = {
-        **os.environ,
-        "SPARK_LOCAL_IP": "127.0.0.1",
-        "PYSPARK_PYTHON": sys.executable,
-        "SPARK_LOG_DIR": str(work / "logs"),
-    }
-    command = [
-        sys.executable, "-m", "airflow_provider_deltacc.deployment.connect_server",
-        "--port", str(port), "--master", master,
-        "--conf", f"spark.sql.warehouse.dir={work / 'warehouse'}",
-        "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={work}",
-    ]  # fmt: skip
-    for key, value in {**LONG_LIVED_DRIVER_CONF, **(conf or {})}.items():
-        command += ["--conf", f"{key}={value}"]
-    server = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env, cwd=work)
+    server = ConnectServerProcess(work, master=master, conf=conf)
     try:
-        _wait_for_log(log, "Spark Connect server started", server, 180)
-        yield ConnectServer("127.0.0.1", port)
+        yield server.start()
     finally:
-        stop_processes(server)
+        server.stop()
 
 
 @pytest.fixture(scope="session")

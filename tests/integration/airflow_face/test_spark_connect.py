@@ -11,6 +11,8 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,14 +27,16 @@ from airflow_provider_deltacc.exceptions import (
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
 from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
+from tests.support.airflow_runs import serialize_dag, try_history, xcom_value
 from tests.support.gate import Gate
 
 if TYPE_CHECKING:
-    from tests.support.spark_connect import ConnectServer
+    from tests.support.spark_connect import ConnectServer, ConnectServerProcess
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow_module(1)]
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(3)]
 
 CONN_ID = "deltacc_test_connect"
 SCHEMA = "id INT, date DATE, value STRING"
@@ -444,3 +448,251 @@ def test_a_connection_with_a_databricks_cluster_header_reaches_the_server(
     table = str(tmp_path / "t")
     report = hook.run({"operation": "append", "table": table, "source": _rows([[1, "2026-11-26", "x"]])})
     assert report["status"] == "committed" and report["table_version"] == 0
+
+
+# --- A Connect server that dies under a running task -------------------------------------------------------
+# The module's own server (local[1]): the tests below SIGKILL it and start it again on its port, as a
+# supervisor would; the run's shared server is never touched.
+
+KILLED_CONN_ID = "deltacc_killed_connect"
+MERGE_TASK = "merge"
+
+
+@pytest.fixture(scope="module")
+def killable_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServerProcess]:
+    from tests.support.spark_connect import ConnectServerProcess
+
+    server = ConnectServerProcess(tmp_path_factory.mktemp("killable-connect"), master="local[1]")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class _Restart:
+    """Kill the server when the held job reached its hold (``held``: a gate, or an event), let the job go,
+    and start the server again on its port, in a thread, as a supervisor would. ``wait()`` (the task's retry
+    callback) returns once it serves."""
+
+    def __init__(self, server: ConnectServerProcess, held: Gate | _AnswerHold) -> None:
+        self.server, self.held = server, held
+        self.killed_at: float | None = None
+        self.errors: list[BaseException] = []
+        self._thread = threading.Thread(target=self._run, name="connect-supervisor", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.held.wait_entered()
+            self.killed_at = self.server.kill()
+            self.held.release()  # the job goes on against a dead server
+            self.server.start()
+        except BaseException as exc:  # reported by the test
+            self.errors.append(exc)
+        finally:
+            self.held.release()
+
+    def wait(self, context: Any = None) -> None:
+        self._thread.join(timeout=300)
+        assert not self._thread.is_alive(), "the Connect server did not start again"
+
+
+class _AnswerHold:
+    """Hold the job right after its MERGE committed, before it learns which version it committed (the first
+    read of its commit): the answer the server would give is held, and the server dies meanwhile."""
+
+    def __init__(self, timeout_s: float = 180) -> None:
+        self.entered, self.released, self.timeout_s = threading.Event(), threading.Event(), timeout_s
+        self.version_at_hold: int | None = None
+
+    def install(self, monkeypatch: pytest.MonkeyPatch, table: str) -> None:
+        from airflow_provider_deltacc.engine.backend_connect import ConnectBackend
+
+        tagged_commits = ConnectBackend.tagged_commits
+
+        def held(backend: ConnectBackend, *args: Any, **kwargs: Any) -> Any:
+            if not self.entered.is_set():
+                from deltalake import DeltaTable
+
+                self.version_at_hold = DeltaTable(table).version()  # the commit landed: read without Spark
+                self.entered.set()
+                assert self.released.wait(self.timeout_s), "the answer hold was never released"
+            return tagged_commits(backend, *args, **kwargs)
+
+        monkeypatch.setattr(ConnectBackend, "tagged_commits", held)
+
+    def wait_entered(self) -> None:
+        if not self.entered.wait(self.timeout_s):
+            raise TimeoutError("the MERGE never reached the answer hold")
+
+    def release(self) -> None:
+        self.released.set()
+
+
+def _merge_dag(dag_id: str, table: str, tmp_path: Path, **kwargs: Any) -> Any:
+    from airflow.sdk import DAG
+
+    from airflow_provider_deltacc.operators import DeltaMergeOperator
+
+    with DAG(dag_id, schedule=None, start_date=datetime(2026, 1, 1), catchup=False) as dag:
+        DeltaMergeOperator(
+            task_id=MERGE_TASK,
+            table=table,
+            source=_rows([[1, "2026-11-20", "merged"]]),
+            keys=["id"],
+            execution_mode="spark_connect",
+            conn_id=KILLED_CONN_ID,
+            retries=1,
+            retry_delay=timedelta(seconds=1),
+            **kwargs,
+        )
+    serialize_dag(dag, tmp_path / "no-dags")
+    return dag
+
+
+def _seed(table: str) -> None:
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    rows = {"id": pa.array([1], pa.int32()), "date": pa.array([date(2026, 11, 20)]), "value": ["seed"]}
+    write_deltalake(table, pa.table(rows))
+
+
+def test_a_connect_server_killed_mid_merge_fails_the_try_as_infrastructure_and_the_retry_commits_once(
+    airflow_db: Path,
+    killable_connect_server: ConnectServerProcess,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The MERGE's first attempt reads its snapshot and waits at a gate; the server is SIGKILLed there and
+    started again on its port. The try fails as infrastructure naming the connection and the server; the retry
+    (after the server serves again) commits once."""
+    from deltalake import DeltaTable
+
+    import airflow_provider_deltacc.spark_job.main as job_main
+
+    server = killable_connect_server.server
+    monkeypatch.setenv(f"AIRFLOW_CONN_{KILLED_CONN_ID.upper()}", server.conn_uri)
+    table = str(tmp_path / "balances")
+    _seed(table)
+    gate = Gate(tmp_path, timeout_s=180)
+    restart = _Restart(killable_connect_server, gate)
+    run_job, calls = job_main.run_job, []
+
+    def held_first_try(spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None) -> Any:
+        calls.append(spec)
+        hold = (
+            (lambda frame, attempt: gate.hold(frame, "id") if attempt == 1 else frame)
+            if len(calls) == 1
+            else None
+        )
+        return run_job(spec, spark, source_hook=hold, turns=turns)
+
+    monkeypatch.setattr(job_main, "run_job", held_first_try)
+    dag = _merge_dag("deltacc_test_connect_killed_mid_merge", table, tmp_path, on_retry_callback=restart.wait)
+    restart.start()
+    dr = dag.test()
+    restart.wait()
+    assert not restart.errors, restart.errors
+    assert restart.killed_at is not None, "the Connect server was not killed while the MERGE was held"
+
+    [ti] = dr.get_task_instances()
+    [first] = try_history(dr)[MERGE_TASK]
+    reason = first.retry_reason or ""
+    print(f"first try's reason: {reason}")
+    assert (str(ti.state), ti.try_number) == ("success", 2), reason
+    expected = (
+        f"Spark Connect server {server.host}:{server.port} (conn_id='{KILLED_CONN_ID}') unreachable: "
+        "Airflow try 2 of 2 starts after the task's retry delay."
+    )
+    assert reason.startswith(expected), reason
+    assert "txn identity keeps it from writing twice" in reason, reason
+    assert first.retry_delay_override is None
+    report = xcom_value(dr, MERGE_TASK, REPORT_XCOM_KEY)
+    assert (report["status"], report["table_version"]) == ("committed", 1), report
+    history = DeltaTable(table).history()
+    assert [h["operation"] for h in history].count("MERGE") == 1
+    assert _contents(table) == [(1, "2026-11-20", "merged")]
+    kill_to_commit = history[0]["timestamp"] / 1000 - restart.killed_at
+    print(f"Connect server killed mid-MERGE: {kill_to_commit:.1f} s from the kill to the retry's commit")
+
+
+def test_a_connect_server_killed_after_the_commit_landed_leaves_the_retry_nothing_to_write(
+    airflow_db: Path,
+    killable_connect_server: ConnectServerProcess,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The MERGE commits; the job is held before it learns its commit, and the server is SIGKILLed there and
+    started again. The try fails as infrastructure; the retry finds the commit by its txn identity in the
+    Delta log and writes nothing."""
+    from deltalake import DeltaTable
+
+    server = killable_connect_server.server
+    monkeypatch.setenv(f"AIRFLOW_CONN_{KILLED_CONN_ID.upper()}", server.conn_uri)
+    table = str(tmp_path / "balances")
+    _seed(table)
+    hold = _AnswerHold()
+    hold.install(monkeypatch, table)
+    restart = _Restart(killable_connect_server, hold)
+    dag = _merge_dag(
+        "deltacc_test_connect_killed_after_commit", table, tmp_path, on_retry_callback=restart.wait
+    )
+    restart.start()
+    dr = dag.test()
+    restart.wait()
+    assert not restart.errors, restart.errors
+    assert restart.killed_at is not None, "the Connect server was not killed after the commit"
+    assert hold.version_at_hold == 1, "the MERGE had not committed when the server was killed"
+
+    [ti] = dr.get_task_instances()
+    [first] = try_history(dr)[MERGE_TASK]
+    reason = first.retry_reason or ""
+    print(f"first try's reason: {reason}")
+    assert (str(ti.state), ti.try_number) == ("success", 2), reason
+    assert reason.startswith(f"Spark Connect server {server.host}:{server.port} (conn_id='{KILLED_CONN_ID}')")
+    assert "txn identity keeps it from writing twice" in reason, reason
+    report = xcom_value(dr, MERGE_TASK, REPORT_XCOM_KEY)
+    assert report["status"] == "skipped_duplicate" and report["skipped_duplicate"] is True, report
+    table_now = DeltaTable(table)
+    assert table_now.version() == 1
+    assert [h["operation"] for h in table_now.history()].count("MERGE") == 1
+    assert _contents(table) == [(1, "2026-11-20", "merged")]
+
+
+def test_a_session_the_jobs_own_code_stopped_on_a_live_server_is_not_called_a_lost_server(
+    killable_connect_server: ConnectServerProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's code stops its own session: every later call raises NO_ACTIVE_SESSION, as after a server
+    loss, but the server still runs the same Spark application, so the failure stays the job's."""
+    import airflow_provider_deltacc.spark_job.main as job_main
+
+    monkeypatch.setenv(f"AIRFLOW_CONN_{KILLED_CONN_ID.upper()}", killable_connect_server.server.conn_uri)
+    table = str(tmp_path / "balances")
+    _seed(table)
+    run_job = job_main.run_job
+
+    def stopping(frame: Any, attempt: int) -> Any:
+        frame.sparkSession.stop()
+        return frame
+
+    def run_job_stopping(spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None) -> Any:
+        return run_job(spec, spark, source_hook=stopping, turns=turns)
+
+    monkeypatch.setattr(job_main, "run_job", run_job_stopping)
+    starts = killable_connect_server.starts
+    spec = {
+        "operation": "merge",
+        "table": table,
+        "source": _rows([[1, "2026-11-20", "merged"]]),
+        "options": {"keys": ["id"]},
+        "txn": {"app_id": "own.stop", "version": 1},
+    }
+    with pytest.raises(AirflowException) as raised:
+        _hook(KILLED_CONN_ID).run(spec)
+    assert not isinstance(raised.value, DeltaCCInfrastructureError), raised.value
+    assert "NO_ACTIVE_SESSION" in str(raised.value), raised.value
+    assert killable_connect_server.starts == starts and killable_connect_server.process is not None
