@@ -1,13 +1,8 @@
-"""A Delta checkpoint, read for only the actions asked for: which checkpoints a log listing holds, and
-what the newest one says.
+"""A Delta checkpoint, read for only the actions asked for: what the newest one says (which ones a log
+listing holds: :mod:`airflow_provider_deltacc.contract.checkpoint_names`).
 
-Three kinds (the Delta protocol's "Checkpoints"):
-
-* **classic**: ``<version>.checkpoint.parquet``;
-* **multi-part**: ``<version>.checkpoint.<part>.<parts>.parquet``, complete only when every part is there;
-* **v2**: ``<version>.checkpoint.<uuid>.json`` or ``.parquet``, whose file actions may live in sidecar files
-  (``_delta_log/_sidecars/``) its ``sidecar`` actions name. A classic-named checkpoint may be a v2 one too
-  (it then has ``sidecar`` rows).
+A v2 checkpoint's file actions may live in sidecar files (``_delta_log/_sidecars/``) its ``sidecar`` actions
+name; a classic-named checkpoint may be a v2 one too (it then has ``sidecar`` rows).
 
 Parquet files are read with pyarrow for the columns asked for only: ``protocol`` and ``metaData`` always,
 ``txn`` when a txn identity is looked up, and ``add.partitionValues`` (with ``add.path`` when a later commit
@@ -17,32 +12,15 @@ removes files) when the partitions are; sidecars hold only file actions, so they
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_provider_deltacc.contract.checkpoint_names import Checkpoint
 from airflow_provider_deltacc.contract.exceptions import UnsupportedLog
 from airflow_provider_deltacc.delta_log.log_storage import LogFiles
 
 SIDECAR_DIR = "_sidecars"
-_CHECKPOINT_RE = re.compile(
-    r"^(\d{20})\.checkpoint(?:\.(\d{10})\.(\d{10})|\.([0-9a-fA-F-]{36}))?\.(parquet|json)$"
-)
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """One complete checkpoint of the log.
-
-    :param version: the table version it holds.
-    :param files: its file names in ``_delta_log`` (the parts of a multi-part one, in order).
-    :param kind: ``classic``, ``multi-part`` or ``v2``.
-    """
-
-    version: int
-    files: tuple[str, ...]
-    kind: str
 
 
 @dataclass
@@ -61,34 +39,6 @@ class CheckpointActions:
     txns: dict[str, int] = field(default_factory=dict)
     adds: list[Any] = field(default_factory=list)
     add_rows: list[dict[str, Any]] = field(default_factory=list)
-
-
-def complete_checkpoints(names: Iterable[str]) -> list[Checkpoint]:
-    """The complete checkpoints among a log folder's file names, newest first (at one version, the kinds
-    that read fewest files first: a v2 or classic one before a multi-part one).
-
-    :param names: file names of ``_delta_log``.
-    """
-    parts: dict[tuple[int, int], dict[int, str]] = {}
-    found: list[Checkpoint] = []
-    for name in names:
-        match = _CHECKPOINT_RE.match(name)
-        if match is None:
-            continue
-        version_text, part, total, uuid, suffix = match.groups()
-        version = int(version_text)
-        if part is not None:
-            if suffix == "parquet":
-                parts.setdefault((version, int(total)), {})[int(part)] = name
-        elif uuid is not None:
-            found.append(Checkpoint(version, (name,), "v2"))
-        elif suffix == "parquet":
-            found.append(Checkpoint(version, (name,), "classic"))
-    for (version, total), named in parts.items():
-        if total > 0 and sorted(named) == list(range(1, total + 1)):
-            found.append(Checkpoint(version, tuple(named[i] for i in range(1, total + 1)), "multi-part"))
-    order = {"v2": 0, "classic": 1, "multi-part": 2}
-    return sorted(found, key=lambda c: (-c.version, order[c.kind]))
 
 
 def read_checkpoint(

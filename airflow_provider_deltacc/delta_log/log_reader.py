@@ -24,12 +24,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from airflow_provider_deltacc.contract.checkpoint_names import complete_checkpoints
 from airflow_provider_deltacc.contract.exceptions import TableNotFoundError, UnsupportedLog
-from airflow_provider_deltacc.delta_log.checkpoint import (
-    CheckpointActions,
-    complete_checkpoints,
-    read_checkpoint,
-)
+from airflow_provider_deltacc.delta_log.checkpoint import CheckpointActions, read_checkpoint
 from airflow_provider_deltacc.delta_log.log_storage import LogFiles, open_log_files
 
 log = logging.getLogger(__name__)

@@ -14,11 +14,11 @@
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from airflow_provider_deltacc.contract.checkpoint_names import newest_complete_checkpoint
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.retention import parse_interval_hours
 from airflow_provider_deltacc.contract.table import is_path, local_path, table_sql
@@ -282,33 +282,6 @@ class _Description:
         if details.get("Provider", "").lower() != "delta":
             return None
         return cls(tuple(partitions), details.get("Location") or table)
-
-
-_CLASSIC_CHECKPOINT = re.compile(r"(\d{20})\.checkpoint\.parquet")
-_MULTI_PART_CHECKPOINT = re.compile(r"(\d{20})\.checkpoint\.(\d{10})\.(\d{10})\.parquet")
-_V2_CHECKPOINT = re.compile(r"(\d{20})\.checkpoint\.[0-9a-fA-F-]{36}\.(?:parquet|json)")
-
-
-def newest_complete_checkpoint(paths: list[str], latest: int) -> int | None:
-    """The newest checkpoint version at or below ``latest`` among the listed files of a Delta log: a classic
-    or V2 checkpoint file, or a multi-part checkpoint with every part present (Delta writes the parts one by
-    one and names the checkpoint in ``_last_checkpoint`` only once all are there).
-
-    :param paths: the log's checkpoint files (paths or names).
-    :param latest: the table's latest version.
-    """
-    complete: set[int] = set()
-    parts: dict[tuple[int, int], set[int]] = {}
-    for path in paths:
-        name = path.rstrip("/").rsplit("/", 1)[-1]
-        if (single := _CLASSIC_CHECKPOINT.fullmatch(name) or _V2_CHECKPOINT.fullmatch(name)) is not None:
-            complete.add(int(single.group(1)))
-        elif (multi := _MULTI_PART_CHECKPOINT.fullmatch(name)) is not None:
-            version, part, total = (int(multi.group(i)) for i in (1, 2, 3))
-            parts.setdefault((version, total), set()).add(part)
-    complete.update(version for (version, total), seen in parts.items() if len(seen) == total)
-    eligible = [version for version in complete if version <= latest]
-    return max(eligible) if eligible else None
 
 
 def _local_commit_lines(location: str, version: int) -> list[str]:

@@ -139,7 +139,7 @@ def test_the_commit_loop_never_takes_the_users_exception_for_a_conflict() -> Non
 
 
 def test_the_newest_complete_checkpoint_is_read_from_the_listed_files() -> None:
-    from airflow_provider_deltacc.engine.backend_connect import newest_complete_checkpoint
+    from airflow_provider_deltacc.contract.checkpoint_names import newest_complete_checkpoint
 
     log = "s3a://lake/t/_delta_log/"
     files = [
