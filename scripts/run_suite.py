@@ -52,7 +52,11 @@ def _pytest(name: str, marks: str, *extra: str) -> Step:
 
 #: Two workers, a module at a time each, in collection order (``slow_module`` first: tests/conftest.py).
 _TWO_WORKERS = ("-n", "2", "--dist", "loadfile", "--no-loadscope-reorder")
-JVM_LANE = (_pytest("integration-jvm", "not unit and not jvm_free", *_TWO_WORKERS),)
+JVM_LANE = (
+    # The class archive every test's driver maps (tests/support/class_archive.py): made once per machine.
+    Step("class archive", (str(VENV_BIN / "python"), "-m", "tests.support.class_archive")),
+    _pytest("integration-jvm", "not unit and not jvm_free", *_TWO_WORKERS),
+)
 LIGHT_LANE = (
     Step(
         "ruff",

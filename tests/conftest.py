@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.jvm_options import LONG_LIVED_DRIVER_CONF
+from tests.support.jvm_options import LONG_LIVED_DRIVER_CONF, spark_submit_opts
 
 pytest_plugins = [
     "tests.support.postgres",
@@ -36,7 +36,7 @@ os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{AIRFLOW_HOME / 
 os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 # Every JVM spark-submit starts for a test (a local session, a Connect server, a task's driver) reads it.
-os.environ.setdefault("SPARK_CONF_DIR", str(ROOT / "tests" / "support" / "spark_conf"))
+os.environ.setdefault("SPARK_SUBMIT_OPTS", spark_submit_opts())
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
