@@ -1,4 +1,16 @@
-"""Run a Delta write until it commits, retrying classified conflicts with bounded, jittered backoff."""
+"""Run a Delta write until it commits, retrying classified conflicts with bounded, jittered backoff.
+
+Each decision is made in one place: whether a failed attempt lost a conflict (the classifier), whether the
+conflict may be retried (:func:`~airflow_provider_deltacc.occ.decisions.decide_conflict`), whether another
+attempt may start (:meth:`~airflow_provider_deltacc.occ.policy.CommitRetryPolicy.stop_reason`), and how long
+to wait before it (``_CommitLoop._wait_to_retry``); every conflict is logged by one line
+(``_CommitLoop._log_conflict``).
+
+Why not tenacity's ``Retrying`` (the policy's arithmetic is tenacity's strategies): the loop measures time on
+its own clock (tests pass a fake one; tenacity's stop reads ``time.monotonic``), and after a lost conflict it
+may first wait for the writers ahead in the table's turns, which must happen only when another attempt
+follows, while tenacity computes the wait before it asks whether to stop.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +18,8 @@ import logging
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 from airflow_provider_deltacc.contract.exceptions import (
     CommitLoopError,
@@ -86,7 +99,6 @@ def run_commit_loop(
     :raises ConflictFatalError: a conflict that must not be retried.
     :raises ConflictRetriesExhaustedError: a retryable conflict outlasted the policy.
     """
-    out = logger if logger is not None else log
     report = CommitReport(
         operation=operation,
         table=table,
@@ -97,123 +109,244 @@ def run_commit_loop(
     )
     if turns is not None:
         report.admission_wait_s = turns.first() or 0.0
-    loop_start = clock()
-    epoch_start = time.time()
-    metadata_replans = 0
-    attempt = 0
-    while True:
-        attempt += 1
-        attempt_start = clock()
-        started_at = epoch_start + (attempt_start - loop_start)
-        try:
-            outcome = work(attempt)
-        except Exception as exc:
-            attempt_end = clock()
-            duration = attempt_end - attempt_start
-            elapsed = attempt_end - loop_start
-            conflict = None if isinstance(exc, UserCodeError) else classify(exc)
-            if conflict is None:
-                report.attempts.append(
-                    AttemptRecord(
-                        attempt, started_at, duration, "error", exception=_describe(exc), wasted_s=duration
-                    )
-                )
-                _finish(report, "error", clock() - loop_start)
-                raise CommitLoopError(
-                    report, f"{operation} on {table} failed on attempt {attempt}: {_describe(exc)}"
-                ) from exc
+    loop = _CommitLoop(
+        report=report,
+        op_class=op_class,
+        policy=policy,
+        owns_txn_identity=owns_txn_identity,
+        pinned_columns=pinned_columns,
+        out=logger if logger is not None else log,
+        sleep=sleep,
+        clock=clock,
+        rng=rng,
+        turns=turns,
+    )
+    return loop.run(work)
 
-            decision = decide_conflict(
-                conflict.kind,
-                op_class,
-                owns_txn_identity=owns_txn_identity,
-                metadata_replans_used=metadata_replans,
-            )
-            record = AttemptRecord(
-                attempt, started_at, duration, "conflict", conflict, _describe(exc), wasted_s=duration
-            )
-            if not decision.retry:
-                report.attempts.append(record)
-                _finish(report, "conflict_fatal", clock() - loop_start)
-                out.warning(
-                    "Delta conflict %s on table %s%s, attempt %d of %d, not retrying: %s. %s",
-                    conflict.kind.name,
-                    table,
-                    _where(conflict),
-                    attempt,
-                    policy.max_attempts,
-                    decision.reason,
-                    advice_for(conflict, pinned_columns=pinned_columns),
-                )
-                raise ConflictFatalError(report, conflict, decision.reason) from exc
 
-            stop = policy.stop_reason(attempt, elapsed)
-            if stop is not None:
-                report.attempts.append(record)
-                _finish(report, "conflict_exhausted", clock() - loop_start)
-                out.warning(
-                    "Delta conflict %s on table %s%s, attempt %d of %d, giving up: %s. %s",
-                    conflict.kind.name,
-                    table,
-                    _where(conflict),
-                    attempt,
-                    policy.max_attempts,
-                    stop,
-                    advice_for(conflict, pinned_columns=pinned_columns),
-                )
-                raise ConflictRetriesExhaustedError(report, conflict) from exc
+@dataclass(frozen=True)
+class _FailedAttempt:
+    """An attempt whose work raised.
 
-            if conflict.kind is ConflictKind.METADATA_CHANGED:
-                metadata_replans += 1
-            queued = turns.retry(conflict.kind.name, attempt) if turns is not None else None
-            # After waiting for the writers ahead, retry at once; otherwise back off, never past the total
-            # timeout (an attempt may still start right at it).
-            wait = 0.0 if queued else min(policy.wait_for(attempt, rng), policy.total_timeout_s - elapsed)
-            report.attempts.append(
-                AttemptRecord(
-                    attempt,
-                    started_at,
-                    duration,
-                    "conflict",
-                    conflict,
-                    _describe(exc),
-                    wait,
-                    duration,
-                    queue_s=queued or 0.0,
-                )
-            )
-            out.warning(
-                "Delta conflict %s on table %s%s, attempt %d of %d, retrying %s. %s",
-                conflict.kind.name,
-                table,
-                _where(conflict),
-                attempt,
-                policy.max_attempts,
-                f"now after {queued:.2f} s in the table's queue" if queued else f"in {wait:.2f} s",
-                advice_for(conflict, pinned_columns=pinned_columns),
-            )
-            if wait:
-                sleep(wait)
-            continue
+    :param number: the 1-based attempt number.
+    :param started_at: when it started, in seconds since the epoch.
+    :param duration: how long it ran.
+    :param elapsed: the loop's seconds from the first attempt's start to this one's end.
+    :param error: what the work raised.
+    :param description: ``"<type>: <first line>"`` of the error.
+    """
 
+    number: int
+    started_at: float
+    duration: float
+    elapsed: float
+    error: Exception
+    description: str
+
+    def record(
+        self, conflict: Conflict | None = None, *, wait: float = 0.0, queue: float = 0.0
+    ) -> AttemptRecord:
+        """The attempt for the report: a conflict when ``conflict`` is given, else an error.
+
+        :param conflict: the conflict it lost, if it lost one.
+        :param wait: the backoff slept after it.
+        :param queue: the time spent waiting for the writers ahead after it.
+        """
+        return AttemptRecord(
+            self.number,
+            self.started_at,
+            self.duration,
+            "conflict" if conflict is not None else "error",
+            conflict,
+            self.description,
+            wait,
+            self.duration,
+            queue_s=queue,
+        )
+
+
+@dataclass(kw_only=True)
+class _CommitLoop:
+    """One run of the commit loop: its report, its clock, and what it remembers between attempts.
+
+    :param report: the report to fill; its operation, table and attempt limit are set.
+    :param op_class: what the operation does, for the retry decision.
+    :param policy: attempts, backoff and total timeout.
+    :param owns_txn_identity: True when the work writes with a txn identity this provider owns.
+    :param pinned_columns: the partition columns the work pins its condition to, for the advice.
+    :param out: where to log.
+    :param sleep: the sleep function.
+    :param clock: a monotonic clock in seconds.
+    :param rng: the random source for jitter.
+    :param turns: the writer's place among the writers of its table, or None.
+    """
+
+    report: CommitReport
+    op_class: OperationClass
+    policy: CommitRetryPolicy
+    owns_txn_identity: bool
+    pinned_columns: Sequence[str]
+    out: logging.Logger | logging.LoggerAdapter[Any]
+    sleep: Callable[[float], object]
+    clock: Callable[[], float]
+    rng: random.Random | None
+    turns: Turns | None
+    #: The first attempt's start, on the loop's clock and since the epoch.
+    start: float = field(init=False)
+    epoch_start: float = field(init=False)
+    #: METADATA_CHANGED conflicts re-planned so far.
+    metadata_replans: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self.start = self.clock()
+        self.epoch_start = time.time()
+
+    def run(self, work: Work) -> CommitReport:
+        """Call ``work`` until it commits; raise the loop's error when it stops otherwise.
+
+        :param work: the attempt.
+        """
+        attempt = 0
+        while True:
+            attempt += 1
+            attempt_start = self.clock()
+            try:
+                outcome = work(attempt)
+            except Exception as exc:
+                self._after_failure(self._failed(attempt, attempt_start, exc))
+                continue
+            return self._succeeded(attempt, attempt_start, outcome)
+
+    def _failed(self, attempt: int, attempt_start: float, error: Exception) -> _FailedAttempt:
+        """Attempt ``attempt``, whose work raised ``error`` just now.
+
+        :param attempt: its number.
+        :param attempt_start: when it started, on the loop's clock.
+        :param error: what the work raised.
+        """
+        attempt_end = self.clock()
+        return _FailedAttempt(
+            attempt,
+            self._epoch(attempt_start),
+            attempt_end - attempt_start,
+            attempt_end - self.start,
+            error,
+            _describe(error),
+        )
+
+    def _after_failure(self, failed: _FailedAttempt) -> None:
+        """Raise the loop's error for a failed attempt, or wait until the next one may start.
+
+        :param failed: the attempt.
+        """
+        conflict = None if isinstance(failed.error, UserCodeError) else classify(failed.error)
+        if conflict is None:
+            self.report.attempts.append(failed.record())
+            self._finish("error")
+            report = self.report
+            raise CommitLoopError(
+                report,
+                f"{report.operation} on {report.table} failed on attempt {failed.number}: "
+                f"{failed.description}",
+            ) from failed.error
+        decision = decide_conflict(
+            conflict.kind,
+            self.op_class,
+            owns_txn_identity=self.owns_txn_identity,
+            metadata_replans_used=self.metadata_replans,
+        )
+        if not decision.retry:
+            self._stop_on(failed, conflict, "conflict_fatal", f"not retrying: {decision.reason}")
+            raise ConflictFatalError(self.report, conflict, decision.reason) from failed.error
+        stop = self.policy.stop_reason(failed.number, failed.elapsed)
+        if stop is not None:
+            self._stop_on(failed, conflict, "conflict_exhausted", f"giving up: {stop}")
+            raise ConflictRetriesExhaustedError(self.report, conflict) from failed.error
+        self._wait_to_retry(failed, conflict)
+
+    def _wait_to_retry(self, failed: _FailedAttempt, conflict: Conflict) -> None:
+        """Wait for the writers ahead when the turns say so, else back off by the policy.
+
+        :param failed: the attempt that lost ``conflict``.
+        :param conflict: the retryable conflict.
+        """
+        if conflict.kind is ConflictKind.METADATA_CHANGED:
+            self.metadata_replans += 1
+        queued = self.turns.retry(conflict.kind.name, failed.number) if self.turns is not None else None
+        # After waiting for the writers ahead, retry at once; otherwise back off, never past the total
+        # timeout (an attempt may still start right at it).
+        if queued:
+            wait = 0.0
+        else:
+            backoff = self.policy.wait_for(failed.number, self.rng)
+            wait = min(backoff, self.policy.total_timeout_s - failed.elapsed)
+        self.report.attempts.append(failed.record(conflict, wait=wait, queue=queued or 0.0))
+        when = f"now after {queued:.2f} s in the table's queue" if queued else f"in {wait:.2f} s"
+        self._log_conflict(conflict, failed.number, f"retrying {when}")
+        if wait:
+            self.sleep(wait)
+
+    def _stop_on(
+        self, failed: _FailedAttempt, conflict: Conflict, status: ReportStatus, verdict: str
+    ) -> None:
+        """Record the last attempt, which lost ``conflict``, finish the report and log the verdict.
+
+        :param failed: the attempt.
+        :param conflict: the conflict that ends the loop.
+        :param status: the report's status.
+        :param verdict: what the loop does about it, e.g. ``giving up: attempt limit of 5 reached``.
+        """
+        self.report.attempts.append(failed.record(conflict))
+        self._finish(status)
+        self._log_conflict(conflict, failed.number, verdict)
+
+    def _succeeded(self, attempt: int, attempt_start: float, outcome: WorkResult) -> CommitReport:
+        """Record the attempt that committed (or was skipped as a duplicate) and finish the report.
+
+        :param attempt: its number.
+        :param attempt_start: when it started, on the loop's clock.
+        :param outcome: what the work returned.
+        """
         if not isinstance(outcome, WorkResult):
             raise TypeError(f"work must return a WorkResult, got {type(outcome).__name__}")
-        duration = clock() - attempt_start
-        skipped = outcome.skipped_duplicate
-        report.attempts.append(
-            AttemptRecord(attempt, started_at, duration, "skipped_duplicate" if skipped else "committed")
+        duration = self.clock() - attempt_start
+        status: Literal["committed", "skipped_duplicate"] = (
+            "skipped_duplicate" if outcome.skipped_duplicate else "committed"
         )
-        report.table_version = outcome.table_version
-        report.skipped_duplicate = skipped
-        report.metrics = dict(outcome.metrics)
-        _finish(report, "skipped_duplicate" if skipped else "committed", clock() - loop_start)
-        out.info("%s", report.summary_line())
-        return report
+        self.report.attempts.append(AttemptRecord(attempt, self._epoch(attempt_start), duration, status))
+        self.report.table_version = outcome.table_version
+        self.report.skipped_duplicate = outcome.skipped_duplicate
+        self.report.metrics = dict(outcome.metrics)
+        self._finish(status)
+        self.out.info("%s", self.report.summary_line())
+        return self.report
 
+    def _log_conflict(self, conflict: Conflict, attempt: int, verdict: str) -> None:
+        """The one line a conflict gets: kind, table, partition if known, attempt n of m, what the loop does,
+        the advice.
 
-def _finish(report: CommitReport, status: ReportStatus, total_seconds: float) -> None:
-    report.status = status
-    report.total_seconds = total_seconds
+        :param conflict: the conflict.
+        :param attempt: the attempt that lost it.
+        :param verdict: what the loop does about it.
+        """
+        self.out.warning(
+            "Delta conflict %s on table %s%s, attempt %d of %d, %s. %s",
+            conflict.kind.name,
+            self.report.table,
+            _where(conflict),
+            attempt,
+            self.policy.max_attempts,
+            verdict,
+            advice_for(conflict, pinned_columns=self.pinned_columns),
+        )
+
+    def _finish(self, status: ReportStatus) -> None:
+        self.report.status = status
+        self.report.total_seconds = self.clock() - self.start
+
+    def _epoch(self, instant: float) -> float:
+        """``instant`` on the loop's clock, in seconds since the epoch."""
+        return self.epoch_start + (instant - self.start)
 
 
 def _where(conflict: Conflict) -> str:
