@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -145,13 +144,7 @@ def tracked_attempt(
     """
     started_at = time.time()
     app_ids = (txn.app_id,) if txn else ()
-    checks_txn_here = (
-        txn is not None
-        and not write_checks_txn
-        and not (
-            known is not None and known.state is not None and txn.known_unrecorded(known.state.known_version)
-        )
-    )
+    checks_txn_here = _checks_txn_before_write(txn, write_checks_txn=write_checks_txn, known=known)
     if known is not None and not checks_txn_here:
         before = known.state
     else:
@@ -159,30 +152,107 @@ def tracked_attempt(
     if before is None and not may_create:
         raise InputError("table", table, "the table disappeared or is not a Delta table")
     if before is not None and txn is not None and checks_txn_here:
-        recorded = before.recorded_txn_version(txn.app_id)
-        if already_committed(recorded, txn):
-            return WorkResult(
-                table_version=before.version,
-                skipped_duplicate=True,
-                metrics=_duplicate_metrics(
-                    spark,
-                    table,
-                    txn,
-                    recorded,
-                    before.version,
-                    committed_reason(txn, recorded),
-                ),
-            )
+        duplicate = _duplicate_before_write(spark, table, txn, before)
+        if duplicate is not None:
+            return duplicate
+    tag, result = _tagged_write(
+        spark, write, before, txn=txn if txn_in_session else None, extra_confs=extra_confs
+    )
+    return _what_was_committed(spark, table, txn, before, tag, result, started_at)
 
+
+def _checks_txn_before_write(
+    txn: TxnIdentity | None, *, write_checks_txn: bool, known: KnownState | None
+) -> bool:
+    """Whether the attempt reads the recorded txn versions before writing, to skip a committed duplicate
+    itself: not when the write step's Delta command checks ``txn``, nor when the worker's read of the log
+    already showed ``txn`` unrecorded in the known snapshot (see :func:`tracked_attempt`).
+
+    :param txn: the idempotent-write identity, or None.
+    :param write_checks_txn: the write step's Delta command skips itself when ``txn`` is already recorded.
+    :param known: the snapshot the attempt may plan from.
+    """
+    return (
+        txn is not None
+        and not write_checks_txn
+        and not (
+            known is not None and known.state is not None and txn.known_unrecorded(known.state.known_version)
+        )
+    )
+
+
+def _duplicate_before_write(
+    spark: SparkSession, table: str, txn: TxnIdentity, before: TableState
+) -> WorkResult | None:
+    """The skipped duplicate when the snapshot before the write already records ``txn``; else None.
+
+    :param spark: the operation's session.
+    :param table: the target table.
+    :param txn: the idempotent-write identity.
+    :param before: the snapshot, read with ``txn``'s recorded version.
+    """
+    recorded = before.recorded_txn_version(txn.app_id)
+    if not already_committed(recorded, txn):
+        return None
+    return WorkResult(
+        table_version=before.version,
+        skipped_duplicate=True,
+        metrics=_duplicate_metrics(
+            spark,
+            table,
+            txn,
+            recorded,
+            before.version,
+            committed_reason(txn, recorded),
+        ),
+    )
+
+
+def _tagged_write(
+    spark: SparkSession,
+    write: WriteStep,
+    before: TableState | None,
+    *,
+    txn: TxnIdentity | None,
+    extra_confs: Mapping[str, str] | None,
+) -> tuple[str, WriteResult]:
+    """Run the write step with a new commit tag in the session (and ``txn`` in its confs, when given), so
+    that its commits can be found afterwards; return the tag and what the step reported.
+
+    :param spark: the operation's session.
+    :param write: the write step.
+    :param before: the snapshot it plans from.
+    :param txn: the identity to carry in session confs, or None when the write step passes it itself.
+    :param extra_confs: further session confs for the write step only.
+    """
     tag = new_commit_tag()
     confs = {USER_METADATA_CONF: tag, **(extra_confs or {})}
-    txn_scope: AbstractContextManager[None] = (
-        txn_session_confs(spark, txn) if txn_in_session else nullcontext()
-    )
     backend_for(spark).forget_last_commit()
-    with session_confs(spark, confs), txn_scope:
+    with session_confs(spark, confs), txn_session_confs(spark, txn):
         result = write(before)
+    return tag, result
 
+
+def _what_was_committed(
+    spark: SparkSession,
+    table: str,
+    txn: TxnIdentity | None,
+    before: TableState | None,
+    tag: str,
+    result: WriteResult,
+    started_at: float,
+) -> WorkResult:
+    """The attempt's result after the write: the commits it tagged; else a duplicate Delta skipped (a writer
+    with the same identity committed in between); else a no-op.
+
+    :param spark: the operation's session.
+    :param table: the target table.
+    :param txn: the idempotent-write identity, or None.
+    :param before: the snapshot the write planned from (None: the table did not exist).
+    :param tag: the commit tag the write ran with.
+    :param result: what the write step reported.
+    :param started_at: when the attempt started, in seconds since the epoch.
+    """
     after_version = before.known_version if before is not None else -1
     # A table that existed before the write still exists; one the write may have created is looked for.
     exists_now = before is not None or table_exists(spark, table)
@@ -191,7 +261,7 @@ def tracked_attempt(
         metrics = {**commits.metrics, **result.metrics, "commit_versions": list(commits.versions)}
         return WorkResult(table_version=commits.versions[-1], skipped_duplicate=False, metrics=metrics)
 
-    after = read_table_state_if_exists(spark, table, app_ids)
+    after = read_table_state_if_exists(spark, table, (txn.app_id,) if txn else ())
     current = after.version if after is not None else None
     if (
         txn is not None
@@ -199,20 +269,14 @@ def tracked_attempt(
         and already_committed(after.recorded_txn_version(txn.app_id), txn)
     ):
         # A writer with the same identity committed between our check and our commit; Delta skipped ours.
+        recorded = after.recorded_txn_version(txn.app_id)
+        reason = "Delta skipped the write: " + committed_reason(txn, recorded)
         return WorkResult(
             table_version=current,
             skipped_duplicate=True,
             metrics={
                 **result.metrics,
-                **_duplicate_metrics(
-                    spark,
-                    table,
-                    txn,
-                    after.recorded_txn_version(txn.app_id),
-                    after.version,
-                    "Delta skipped the write: "
-                    + committed_reason(txn, after.recorded_txn_version(txn.app_id)),
-                ),
+                **_duplicate_metrics(spark, table, txn, recorded, after.version, reason),
             },
         )
     reason = result.noop_reason or "the operation changed nothing, so Delta committed no new version"
