@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ from airflow_provider_deltacc.task_groups._checks import (
 if TYPE_CHECKING:
     from airflow.sdk import TaskGroup
 
+    from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
     from airflow_provider_deltacc.windows import WriteWindow
 
 FACTORY = "table_maintenance"
@@ -115,56 +117,167 @@ def table_maintenance(
     :raises DeltaCCInputError: at parse time, naming the bad argument.
     :raises TypeError: an unknown argument, or ``max_wait`` (``gate_wait_timeout``'s name before the rename).
     """
-    from airflow.sdk import TaskGroup
-
-    from airflow_provider_deltacc.operators import DeltaOptimizeOperator, DeltaVacuumOperator
-    from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
-
     refuse_renamed(renamed, {"max_wait": "gate_wait_timeout"}, owner=FACTORY)
     if renamed:
         raise TypeError(f"{FACTORY}() got unexpected keyword arguments {sorted(renamed)}")
-    table_argument(FACTORY, "table", table)
-    zorder = column_list(FACTORY, "zorder_by", zorder_by)
-    for name, value in (
-        ("only_closed_partitions", only_closed_partitions),
-        ("full", full),
-        ("vacuum", vacuum),
-        ("force", force),
-        ("list_only", list_only),
-        ("deferrable", deferrable),
-    ):
-        boolean(FACTORY, name, value)
-    if partition_values is not None and (
-        not isinstance(partition_values, list) or not all(isinstance(p, dict) and p for p in partition_values)
-    ):
-        raise fail(
-            FACTORY,
-            "partition_values",
-            partition_values,
-            'must be a list of non-empty dicts, e.g. [{"date": "2026-11-19"}]',
-        )
-    if retention_hours is not None and (
-        isinstance(retention_hours, bool)
-        or not isinstance(retention_hours, int | float)
-        or retention_hours < 0
-    ):
-        raise fail(FACTORY, "retention_hours", retention_hours, "must be a non-negative number of hours")
-    if not vacuum and (retention_hours is not None or force or list_only):
-        raise fail(FACTORY, "vacuum", vacuum, "retention_hours, force and list_only need vacuum=True")
-    if isinstance(poll_interval, bool) or not isinstance(poll_interval, int | float) or poll_interval <= 0:
-        raise fail(FACTORY, "poll_interval", poll_interval, "must be a positive number of seconds")
-    conn_id_argument(FACTORY, "lease_store_conn_id", lease_store_conn_id)
-    extra = dict(operator_kwargs or {})
-    if operator_kwargs is not None and not isinstance(operator_kwargs, Mapping):
-        raise fail(FACTORY, "operator_kwargs", operator_kwargs, "must be a dict of operator arguments")
-    clash = sorted(_OWN_ARGUMENTS & set(extra))
-    if clash:
-        raise fail(FACTORY, "operator_kwargs", extra, f"sets {clash}, which the group sets itself")
+    return _MaintenanceGroup(
+        table=table,
+        zorder_by=zorder_by,
+        only_closed_partitions=only_closed_partitions,
+        partition_values=partition_values,
+        full=full,
+        vacuum=vacuum,
+        retention_hours=retention_hours,
+        force=force,
+        list_only=list_only,
+        write_windows=write_windows,
+        deferrable=deferrable,
+        poll_interval=poll_interval,
+        gate_wait_timeout=gate_wait_timeout,
+        lease_store_conn_id=lease_store_conn_id,
+        operator_kwargs=operator_kwargs,
+        group_id=group_id,
+        tooltip=tooltip,
+    ).build()
 
-    gated: dict[str, Any] = {"write_windows": write_windows, "deferrable": deferrable}
-    if lease_store_conn_id is not None:  # else DAG default_args may still set it
-        gated["lease_store_conn_id"] = lease_store_conn_id
-    sensor_keys = {
+
+@dataclass(frozen=True, kw_only=True)
+class _MaintenanceGroup:
+    """One call of :func:`table_maintenance`: its arguments (documented there), checked at parse time, and
+    the task group they build."""
+
+    table: str
+    zorder_by: Sequence[str] | None
+    only_closed_partitions: bool
+    partition_values: list[dict[str, Any]] | None
+    full: bool
+    vacuum: bool
+    retention_hours: float | None
+    force: bool
+    list_only: bool
+    write_windows: list[WriteWindow | dict[str, Any]] | None
+    deferrable: bool
+    poll_interval: float
+    gate_wait_timeout: float | timedelta | None
+    lease_store_conn_id: str | None
+    operator_kwargs: Mapping[str, Any] | None
+    group_id: str
+    tooltip: str
+
+    def build(self) -> TaskGroup:
+        """Check the arguments, then build ``gate >> optimize >> vacuum`` in the current DAG.
+
+        :raises DeltaCCInputError: naming the bad argument.
+        """
+        from airflow.sdk import TaskGroup
+
+        from airflow_provider_deltacc.operators import DeltaOptimizeOperator, DeltaVacuumOperator
+
+        zorder, extra = self._check()
+        gated = self._gate_arguments()
+        with TaskGroup(group_id=self.group_id, tooltip=self.tooltip or "gate, OPTIMIZE, VACUUM") as group:
+            gate = self._gate(zorder, gated, extra)
+            optimize = DeltaOptimizeOperator(
+                task_id="optimize",
+                table=self.table,
+                zorder_by=zorder or None,
+                only_closed_partitions=self.only_closed_partitions,
+                partition_values=self.partition_values,
+                full=self.full,
+                gate_wait_timeout=self.gate_wait_timeout,
+                poll_interval=self.poll_interval,
+                **gated,
+                **extra,
+            )
+            gate >> optimize
+            if self.vacuum:
+                vacuum_task = DeltaVacuumOperator(
+                    task_id="vacuum",
+                    table=self.table,
+                    retention_hours=self.retention_hours,
+                    force=self.force,
+                    list_only=self.list_only,
+                    gate_wait_timeout=self.gate_wait_timeout,
+                    poll_interval=self.poll_interval,
+                    **gated,
+                    **extra,
+                )
+                optimize >> vacuum_task
+        return group
+
+    def _check(self) -> tuple[list[str], dict[str, Any]]:
+        """Check every argument; return the Z-order columns and the operators' extra arguments.
+
+        :raises DeltaCCInputError: naming the bad argument.
+        """
+        table_argument(FACTORY, "table", self.table)
+        zorder = column_list(FACTORY, "zorder_by", self.zorder_by)
+        for name in ("only_closed_partitions", "full", "vacuum", "force", "list_only", "deferrable"):
+            boolean(FACTORY, name, getattr(self, name))
+        partition_values = self.partition_values
+        if partition_values is not None and (
+            not isinstance(partition_values, list)
+            or not all(isinstance(p, dict) and p for p in partition_values)
+        ):
+            raise fail(
+                FACTORY,
+                "partition_values",
+                partition_values,
+                'must be a list of non-empty dicts, e.g. [{"date": "2026-11-19"}]',
+            )
+        hours = self.retention_hours
+        if hours is not None and (isinstance(hours, bool) or not isinstance(hours, int | float) or hours < 0):
+            raise fail(FACTORY, "retention_hours", hours, "must be a non-negative number of hours")
+        if not self.vacuum and (hours is not None or self.force or self.list_only):
+            raise fail(
+                FACTORY, "vacuum", self.vacuum, "retention_hours, force and list_only need vacuum=True"
+            )
+        poll = self.poll_interval
+        if isinstance(poll, bool) or not isinstance(poll, int | float) or poll <= 0:
+            raise fail(FACTORY, "poll_interval", poll, "must be a positive number of seconds")
+        conn_id_argument(FACTORY, "lease_store_conn_id", self.lease_store_conn_id)
+        extra = dict(self.operator_kwargs or {})
+        if self.operator_kwargs is not None and not isinstance(self.operator_kwargs, Mapping):
+            raise fail(
+                FACTORY, "operator_kwargs", self.operator_kwargs, "must be a dict of operator arguments"
+            )
+        clash = sorted(_OWN_ARGUMENTS & set(extra))
+        if clash:
+            raise fail(FACTORY, "operator_kwargs", extra, f"sets {clash}, which the group sets itself")
+        return zorder, extra
+
+    def _gate_arguments(self) -> dict[str, Any]:
+        """What the gate and both operators are told about the table's writers."""
+        gated: dict[str, Any] = {"write_windows": self.write_windows, "deferrable": self.deferrable}
+        if self.lease_store_conn_id is not None:  # else DAG default_args may still set it
+            gated["lease_store_conn_id"] = self.lease_store_conn_id
+        return gated
+
+    def _gate(
+        self, zorder: list[str], gated: dict[str, Any], extra: dict[str, Any]
+    ) -> DeltaWriteWindowSensor:
+        """The gate: waits until no declared window and no live lease conflicts with the OPTIMIZE.
+
+        :param zorder: the Z-order columns (an OPTIMIZE_ZORDER is gated as such).
+        :param gated: what the gate is told about the table's writers.
+        :param extra: the operators' extra arguments; the sensor gets those it understands.
+        """
+        from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
+
+        return DeltaWriteWindowSensor(
+            task_id="gate",
+            table=self.table,
+            maintenance_op="optimize_zorder" if zorder else "optimize",
+            partition_values=self.partition_values,
+            poke_interval=self.poll_interval,  # the sensor's name for it (Airflow's)
+            **gated,
+            **{k: v for k, v in extra.items() if k in _SENSOR_KEYS or k in _BASE_TASK_KEYS},
+        )
+
+
+#: The operators' extra arguments the gate sensor understands.
+_SENSOR_KEYS = frozenset(
+    {
         "profile",
         "table_traits",
         "lease_store_url",
@@ -174,45 +287,7 @@ def table_maintenance(
         "azure_conn_id",
         "gcp_conn_id",
     }
-    sensor_extra = {k: v for k, v in extra.items() if k in sensor_keys or k in _BASE_TASK_KEYS}
-    with TaskGroup(group_id=group_id, tooltip=tooltip or "gate, OPTIMIZE, VACUUM") as group:
-        gate = DeltaWriteWindowSensor(
-            task_id="gate",
-            table=table,
-            maintenance_op="optimize_zorder" if zorder else "optimize",
-            partition_values=partition_values,
-            poke_interval=poll_interval,  # the sensor's name for it (Airflow's)
-            **gated,
-            **sensor_extra,
-        )
-        optimize = DeltaOptimizeOperator(
-            task_id="optimize",
-            table=table,
-            zorder_by=zorder or None,
-            only_closed_partitions=only_closed_partitions,
-            partition_values=partition_values,
-            full=full,
-            gate_wait_timeout=gate_wait_timeout,
-            poll_interval=poll_interval,
-            **gated,
-            **extra,
-        )
-        gate >> optimize
-        if vacuum:
-            vacuum_task = DeltaVacuumOperator(
-                task_id="vacuum",
-                table=table,
-                retention_hours=retention_hours,
-                force=force,
-                list_only=list_only,
-                gate_wait_timeout=gate_wait_timeout,
-                poll_interval=poll_interval,
-                **gated,
-                **extra,
-            )
-            optimize >> vacuum_task
-    return group
-
+)
 
 #: BaseOperator arguments that also make sense for the sensor.
 _BASE_TASK_KEYS = frozenset(
