@@ -91,7 +91,7 @@ def direct(spark: Any, run_job: Any, root: str, k: int, rows: int) -> dict[str, 
 
 
 def staged(spark: Any, run_job: Any, root: str, k: int, rows: int) -> dict[str, Any]:
-    from airflow_provider_deltacc.task_groups.staging import plan_batches_for
+    from airflow_provider_deltacc.task_groups.staging_batches import plan_batches_for
 
     staging, target = f"{root}/staging", f"{root}/staged"
     create(run_job, spark, staging, f"{SCHEMA}, `batch_id` STRING", ["batch_id"])

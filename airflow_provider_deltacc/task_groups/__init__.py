@@ -12,10 +12,7 @@ Importing this package never imports pyspark: the factories only build operators
 from __future__ import annotations
 
 from airflow_provider_deltacc.task_groups.maintenance import table_maintenance
-from airflow_provider_deltacc.task_groups.staging import (
-    merge_source_query,
-    staging_append_then_merge,
-    tag_source,
-)
+from airflow_provider_deltacc.task_groups.staging import staging_append_then_merge
+from airflow_provider_deltacc.task_groups.staging_batches import merge_source_query, tag_source
 
 __all__ = ["merge_source_query", "staging_append_then_merge", "table_maintenance", "tag_source"]

@@ -31,57 +31,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.exceptions import refuse_renamed
-from airflow_provider_deltacc.contract.literals import quote_identifier, string_literal
-from airflow_provider_deltacc.contract.spec import PARTITION_AND_CLUSTER
-from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, is_path, table_sql
-from airflow_provider_deltacc.contract.table_identity import same_table
-from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.operators import parse_time
-from airflow_provider_deltacc.operators.sources import source_spec
-from airflow_provider_deltacc.task_groups._checks import (
-    boolean,
-    column_list,
-    conn_id_argument,
-    ddl_columns,
-    fail,
-    is_templated,
-    require_columns,
-    table_argument,
-)
+from airflow_provider_deltacc.contract.literals import quote_identifier
+from airflow_provider_deltacc.task_groups.staging_batches import DEFAULT_BATCH_COLUMN, plan_batches_for
+from airflow_provider_deltacc.task_groups.staging_checks import FACTORY, check_arguments
 
 if TYPE_CHECKING:
     from airflow.sdk import TaskGroup
 
-FACTORY = "staging_append_then_merge"
 #: The group's arguments by their names before the rename -> their names now.
 _RENAMED = {"partition_columns": "partition_by", "cluster_columns": "cluster_by"}
-DEFAULT_BATCH_COLUMN = "batch_id"
-_SRC_ALIAS = "__deltacc_src"
-#: Arguments the factory sets itself; ``operator_kwargs`` must not repeat them.
-_OWN_ARGUMENTS = frozenset(
-    {
-        "task_id",
-        "table",
-        "source",
-        "keys",
-        "condition",
-        "partition_by",
-        "cluster_by",
-        "partition_values",
-        "create_if_missing",
-        "merge_schema",
-        "txn_app_id",
-        "txn_version",
-        "when_matched",
-        "when_not_matched",
-        "dedup_order_by",
-        "dedup_keys",
-        "partition_pin",
-        "commit_retry",
-        "lease_store_conn_id",
-        "task_group",
-    }
-)
 
 
 def staging_append_then_merge(
@@ -167,7 +125,7 @@ def staging_append_then_merge(
     refuse_renamed(renamed, _RENAMED, owner=FACTORY)
     if renamed:
         raise TypeError(f"{FACTORY}() got unexpected keyword arguments {sorted(renamed)}")
-    checked = _check_arguments(
+    checked = check_arguments(
         sources=sources,
         staging_table=staging_table,
         target_table=target_table,
@@ -276,235 +234,8 @@ def create_identity(table: str) -> str:
     return f"deltacc/create-if-missing/{table}"
 
 
-def plan_batches_for(
-    sources: Sequence[str | dict[str, Any]],
-    *,
-    staging_table: str,
-    batch_column: str = DEFAULT_BATCH_COLUMN,
-    batch_prefix: str,
-) -> dict[str, Any]:
-    """What one run appends, merges and cleans up; a pure function of its arguments.
-
-    :param sources: the run's sources, in order.
-    :param staging_table: the staging table.
-    :param batch_column: the batch id column.
-    :param batch_prefix: ``<dag_id>/<group_id>/<run_id>``; batch ``i`` is ``<prefix>/<i>``.
-    :returns: ``batch_ids``, ``appends`` (the tagged sources, one per mapped append), ``merge_source`` (the
-        MERGE's source) and ``cleanup_partitions`` (the staging partitions to delete afterwards).
-    """
-    batch_ids = [f"{batch_prefix}/{index}" for index in range(len(sources))]
-    return {
-        "batch_ids": batch_ids,
-        "appends": [
-            tag_source(source, batch_id, batch_column=batch_column, field=f"sources[{index}]")
-            for index, (source, batch_id) in enumerate(zip(sources, batch_ids, strict=True))
-        ],
-        "merge_source": {
-            "kind": "sql",
-            "query": merge_source_query(staging_table, batch_ids, batch_column=batch_column),
-        },
-        "cleanup_partitions": [{batch_column: batch_id} for batch_id in batch_ids],
-    }
-
-
-def merge_source_query(
-    staging_table: str, batch_ids: Sequence[str], *, batch_column: str = DEFAULT_BATCH_COLUMN
-) -> str:
-    """The MERGE's source: the staged rows of exactly these batches, without the batch column.
-
-    Batch ids are quoted as SQL string literals (a quote in an id stays data), in a form that reads the
-    same whatever ``spark.sql.parser.escapedStringLiterals`` says.
-
-    :param staging_table: the staging table (path or catalog name).
-    :param batch_ids: the batches to read; none reads nothing.
-    :param batch_column: the batch id column.
-    """
-    column = quote_identifier(batch_column)
-    if batch_ids:
-        where = f"{column} IN ({', '.join(string_literal(b, escaped=True) for b in batch_ids)})"
-    else:
-        where = "false"
-    return f"SELECT * EXCEPT ({column}) FROM {table_sql(staging_table)} WHERE {where}"
-
-
-def tag_source(
-    source: str | dict[str, Any],
-    batch_id: str,
-    *,
-    batch_column: str = DEFAULT_BATCH_COLUMN,
-    field: str = "source",
-) -> dict[str, Any]:
-    """Return ``source`` with a constant ``batch_column`` holding ``batch_id``, as a source dict.
-
-    Inline rows get the value added; every other kind becomes a SQL query over the original
-    (``SELECT *, '<batch id>' AS batch_id FROM ...``). CSV and parquet sources with reader options or a
-    schema cannot be expressed in SQL: land them as Delta or parquet first, or pass a SQL query.
-
-    :param source: what ``DeltaAppendOperator(source=...)`` accepts.
-    :param batch_id: the batch id.
-    :param batch_column: the column to add.
-    :param field: the argument name for errors (``sources[2]``).
-    :raises DeltaCCInputError: naming ``field`` when the source cannot be tagged.
-    """
-    spec = source_spec(source, field=field)
-    if not isinstance(spec, dict):
-        raise DeltaCCInputError(f"{field}={source!r} is not a source", field=field, value=source)
-    kind = spec.get("kind")
-    column = quote_identifier(batch_column)
-    literal = string_literal(batch_id, escaped=True)
-    if kind == "rows":
-        rows = spec.get("rows")
-        schema = spec.get("schema")
-        if not isinstance(rows, list) or not isinstance(schema, str):
-            raise DeltaCCInputError(
-                f"{field}: a rows source needs 'rows' (a list) and 'schema' (DDL)", field=field, value=source
-            )
-        tagged = [
-            {**row, batch_column: batch_id} if isinstance(row, dict) else [*row, batch_id] for row in rows
-        ]
-        return {"kind": "rows", "rows": tagged, "schema": f"{schema}, {column} STRING"}
-    if kind == "sql":
-        relation = f"({_required(spec, 'query', field)}) AS {_SRC_ALIAS}"
-        return {"kind": "sql", "query": f"SELECT {_SRC_ALIAS}.*, {literal} AS {column} FROM {relation}"}
-    if kind == "delta":
-        relation = f"delta.{quote_identifier(_required(spec, 'path', field))}"
-        if spec.get("version") is not None:
-            relation += f" VERSION AS OF {int(spec['version'])}"
-    elif kind == "table":
-        name = _required(spec, "name", field)
-        if not CATALOG_NAME_RE.fullmatch(name):
-            raise DeltaCCInputError(f"{field}: {name!r} is not a catalog name", field=field, value=source)
-        relation = ".".join(quote_identifier(part) for part in name.split("."))
-    elif kind in ("parquet", "csv"):
-        if spec.get("options") or spec.get("schema"):
-            raise DeltaCCInputError(
-                f"{field}: a {kind} source with reader options or a schema cannot be tagged with a batch id "
-                "in SQL; pass a SQL query (SELECT ... FROM read_files(...)) or land it as parquet/Delta",
-                field=field,
-                value=source,
-            )
-        relation = f"{kind}.{quote_identifier(_required(spec, 'path', field))}"
-    else:
-        raise DeltaCCInputError(f"{field}: unknown source kind {kind!r}", field=field, value=source)
-    return {"kind": "sql", "query": f"SELECT *, {literal} AS {column} FROM {relation}"}
-
-
-def _required(spec: dict[str, Any], key: str, field: str) -> str:
-    value = spec.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise DeltaCCInputError(f"{field}: needs {key!r}", field=f"{field}.{key}", value=value)
-    return value
-
-
 def _when_matched(dedup_order_by: str | None, latest_wins: bool) -> list[dict[str, Any]] | None:
     if dedup_order_by is None or not latest_wins:
         return None  # the operator's default: update every column
     column = quote_identifier(dedup_order_by)
     return [{"action": "update", "condition": f"t.{column} IS NULL OR s.{column} >= t.{column}"}]
-
-
-def _check_arguments(**args: Any) -> dict[str, Any]:
-    """Validate everything that can be validated without Spark; return the normalised column lists."""
-    staging = table_argument(FACTORY, "staging_table", args["staging_table"])
-    target = table_argument(FACTORY, "target_table", args["target_table"])
-    if same_table(staging, target):  # any two spellings of one table
-        raise fail(FACTORY, "staging_table", staging, "must not be the target_table")
-    columns = ddl_columns(FACTORY, "schema", args["schema"])
-    batch_column = args["batch_column"]
-    if not isinstance(batch_column, str) or not batch_column.strip():
-        raise fail(FACTORY, "batch_column", batch_column, "give a column name")
-    if batch_column.lower() in {c.lower() for c in columns}:
-        raise fail(
-            FACTORY, "batch_column", batch_column, "is already a column of schema; pick another batch_column"
-        )
-    keys = column_list(FACTORY, "keys", args["keys"], required=True)
-    require_columns(FACTORY, "keys", args["keys"], keys, columns, "schema")
-    partitions = column_list(FACTORY, "partition_by", args["partition_by"])
-    require_columns(FACTORY, "partition_by", args["partition_by"], partitions, columns, "schema")
-    clustering = column_list(FACTORY, "cluster_by", args["cluster_by"])
-    require_columns(FACTORY, "cluster_by", args["cluster_by"], clustering, columns, "schema")
-    pin = args["partition_pin"]
-    if clustering:
-        _check_clustered_target(args["partition_by"], clustering, pin, args["target_table"])
-    if pin == "keyed":
-        unpinned = [c for c in partitions if c.lower() not in {k.lower() for k in keys}]
-        if unpinned:
-            raise fail(
-                FACTORY,
-                "partition_by",
-                args["partition_by"],
-                f"{unpinned} are not merge keys, so partition_pin='keyed' cannot pin the MERGE to the "
-                "partitions it touches; add them to keys, or pass partition_pin='auto' (only if a key "
-                "never moves between partitions) or None",
-            )
-    elif pin not in ("auto", None):
-        pin_columns = column_list(FACTORY, "partition_pin", pin, required=True)
-        known = partitions or columns
-        require_columns(FACTORY, "partition_pin", pin, pin_columns, known, "partition_by")
-    order = args["dedup_order_by"]
-    if order is not None:
-        if not isinstance(order, str) or not order.strip():
-            raise fail(FACTORY, "dedup_order_by", order, "give one column name, or None")
-        require_columns(FACTORY, "dedup_order_by", order, [order], columns, "schema")
-    boolean(FACTORY, "latest_wins", args["latest_wins"])
-    boolean(FACTORY, "schema_evolution", args["schema_evolution"])
-    boolean(FACTORY, "create_tables", args["create_tables"])
-    conn_id_argument(FACTORY, "lease_store_conn_id", args["lease_store_conn_id"])
-    extra = args["operator_kwargs"]
-    if extra is not None:
-        if not isinstance(extra, Mapping):
-            raise fail(FACTORY, "operator_kwargs", extra, "must be a dict of operator arguments")
-        clash = sorted(_OWN_ARGUMENTS & set(extra))
-        if clash:
-            raise fail(
-                FACTORY,
-                "operator_kwargs",
-                dict(extra),
-                f"sets {clash}, which the group sets itself; use the factory's own arguments",
-            )
-    _check_sources(args["sources"])
-    if not is_templated(staging) and not is_path(staging) and not CATALOG_NAME_RE.fullmatch(staging):
-        raise fail(FACTORY, "staging_table", staging, "is neither a path (with '/') nor a catalog name")
-    return {"keys": keys, "partition_by": partitions, "cluster_by": clustering}
-
-
-def _check_clustered_target(partition_by: Any, clustering: list[str], pin: Any, target: str) -> None:
-    """A clustered target: no partition columns, and no pin (there are no partitions to pin)."""
-    if partition_by:
-        raise fail(
-            FACTORY,
-            "cluster_by",
-            clustering,
-            f"partition_by={list(partition_by)!r} is given too: {PARTITION_AND_CLUSTER}",
-        )
-    if pin not in ("keyed", "auto", None):
-        raise fail(
-            FACTORY,
-            "partition_pin",
-            pin,
-            f"the target is liquid-clustered by {clustering} and has no partitions to pin; drop "
-            "partition_pin",
-        )
-    if pin == "auto":
-        parse_time.check_clustered_pin(f"{FACTORY}.merge_batches", target, clustering, pin)
-
-
-def _check_sources(sources: Any) -> None:
-    from airflow.sdk import XComArg
-
-    if isinstance(sources, XComArg):
-        return  # resolved at run time; plan_batches checks every one then
-    if isinstance(sources, str | bytes | Mapping) or not isinstance(sources, Sequence):
-        raise fail(
-            FACTORY,
-            "sources",
-            sources,
-            "must be a list of sources (one per concurrent append) or an upstream task's output",
-        )
-    for index, source in enumerate(sources):
-        if is_templated(source):
-            continue
-        try:
-            tag_source(source, "parse-check", field=f"sources[{index}]")
-        except DeltaCCInputError as exc:
-            raise fail(FACTORY, "sources", list(sources), str(exc)) from None

@@ -15,7 +15,7 @@ from airflow_provider_deltacc.task_groups import (
     table_maintenance,
     tag_source,
 )
-from airflow_provider_deltacc.task_groups.staging import plan_batches_for
+from airflow_provider_deltacc.task_groups.staging_batches import plan_batches_for
 
 pytestmark = pytest.mark.unit
 
