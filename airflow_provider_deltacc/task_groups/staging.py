@@ -28,15 +28,18 @@ other, and a single MERGE has nobody to conflict with. The group:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.exceptions import refuse_renamed
 from airflow_provider_deltacc.contract.literals import quote_identifier
 from airflow_provider_deltacc.task_groups.staging_batches import DEFAULT_BATCH_COLUMN, plan_batches_for
-from airflow_provider_deltacc.task_groups.staging_checks import FACTORY, check_arguments
+from airflow_provider_deltacc.task_groups.staging_checks import FACTORY, CheckedColumns, check_arguments
 
 if TYPE_CHECKING:
-    from airflow.sdk import TaskGroup
+    from airflow.sdk import TaskGroup, XComArg
+
+    from airflow_provider_deltacc.operators import DeltaAppendOperator
 
 #: The group's arguments by their names before the rename -> their names now.
 _RENAMED = {"partition_columns": "partition_by", "cluster_columns": "cluster_by"}
@@ -114,18 +117,10 @@ def staging_append_then_merge(
     :raises TypeError: an unknown argument, or one by its name before the rename (``partition_columns``,
         ``cluster_columns``).
     """
-    from airflow.sdk import TaskGroup, task
-
-    from airflow_provider_deltacc.operators import (
-        DeltaAppendOperator,
-        DeltaDeleteOperator,
-        DeltaMergeOperator,
-    )
-
     refuse_renamed(renamed, _RENAMED, owner=FACTORY)
     if renamed:
         raise TypeError(f"{FACTORY}() got unexpected keyword arguments {sorted(renamed)}")
-    checked = check_arguments(
+    return StagingGroup(
         sources=sources,
         staging_table=staging_table,
         target_table=target_table,
@@ -139,23 +134,120 @@ def staging_append_then_merge(
         partition_pin=partition_pin,
         batch_column=batch_column,
         create_tables=create_tables,
+        append_commit_retry=append_commit_retry,
+        merge_commit_retry=merge_commit_retry,
         lease_store_conn_id=lease_store_conn_id,
         operator_kwargs=operator_kwargs,
-    )
-    extra = dict(operator_kwargs or {})
-    if lease_store_conn_id is not None:  # else DAG default_args may still set it
-        extra["lease_store_conn_id"] = lease_store_conn_id
-    merge_extra = dict(extra)
-    extra.pop("emit_asset", None)  # only the MERGE declares an asset (the target's)
-    if schema_evolution:
-        merge_extra["spark_conf"] = {
-            **(extra.get("spark_conf") or {}),
-            "spark.databricks.delta.schema.autoMerge.enabled": "true",
-        }
-    staging_schema = f"{schema}, {quote_identifier(batch_column)} STRING"
+        group_id=group_id,
+        tooltip=tooltip,
+    ).build()
 
-    with TaskGroup(group_id=group_id, tooltip=tooltip or "staging appends, one MERGE, cleanup") as group:
-        full_group_id = group.group_id or group_id
+
+@dataclass(frozen=True, kw_only=True)
+class StagingGroup:
+    """One call of :func:`staging_append_then_merge`: its arguments (documented there), checked at parse
+    time (:func:`~airflow_provider_deltacc.task_groups.staging_checks.check_arguments`), and the task group
+    they build."""
+
+    sources: Sequence[str | dict[str, Any]] | Any
+    staging_table: str
+    target_table: str
+    schema: str
+    keys: Sequence[str]
+    partition_by: Sequence[str] | None
+    cluster_by: Sequence[str] | None
+    dedup_order_by: str | None
+    latest_wins: bool
+    schema_evolution: bool
+    partition_pin: str | Sequence[str] | None
+    batch_column: str
+    create_tables: bool
+    append_commit_retry: dict[str, Any] | None
+    merge_commit_retry: dict[str, Any] | None
+    lease_store_conn_id: str | None
+    operator_kwargs: Mapping[str, Any] | None
+    group_id: str
+    tooltip: str
+
+    def build(self) -> TaskGroup:
+        """Check the arguments, then build plan, appends, MERGE and cleanup (and the tables' creation) in the
+        current DAG.
+
+        :raises DeltaCCInputError: naming the bad argument.
+        """
+        from airflow.sdk import TaskGroup
+
+        from airflow_provider_deltacc.operators import (
+            DeltaAppendOperator,
+            DeltaDeleteOperator,
+            DeltaMergeOperator,
+        )
+
+        columns = check_arguments(self)
+        extra, merge_extra = self._operator_arguments()
+        tooltip = self.tooltip or "staging appends, one MERGE, cleanup"
+        with TaskGroup(group_id=self.group_id, tooltip=tooltip) as group:
+            plan = self._plan_batches(group.group_id or self.group_id)
+            appends = DeltaAppendOperator.partial(
+                task_id="append_batch",
+                table=self.staging_table,
+                create_if_missing=False,
+                merge_schema=self.schema_evolution,
+                commit_retry=self.append_commit_retry,
+                emit_asset=False,  # staging is internal: only the MERGE emits, for the target
+                **extra,
+            ).expand(source=plan)
+            pin = self.partition_pin
+            merge = DeltaMergeOperator(
+                task_id="merge_batches",
+                table=self.target_table,
+                source=plan["merge_source"],  # type: ignore[index]
+                keys=list(columns.keys),
+                partition_pin=pin if isinstance(pin, str | None) else list(pin),
+                dedup_order_by=self.dedup_order_by,
+                when_matched=_when_matched(self.dedup_order_by, self.latest_wins),
+                commit_retry=self.merge_commit_retry,
+                **merge_extra,
+            )
+            cleanup = DeltaDeleteOperator(
+                task_id="cleanup_batches",
+                table=self.staging_table,
+                partition_values=plan["cleanup_partitions"],  # type: ignore[index]
+                commit_retry=self.merge_commit_retry,
+                emit_asset=False,
+                **extra,
+            )
+            appends >> merge >> cleanup
+            if self.create_tables:
+                create_staging, create_target = self._create_tables(columns, extra)
+                create_staging >> appends
+                create_target >> merge
+        return group
+
+    def _operator_arguments(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The extra arguments of the Delta operators: of the appends, creations and cleanup, and of the
+        MERGE (the only one that declares an asset, the target's; with schema auto-merge on schema
+        evolution)."""
+        extra = dict(self.operator_kwargs or {})
+        if self.lease_store_conn_id is not None:  # else DAG default_args may still set it
+            extra["lease_store_conn_id"] = self.lease_store_conn_id
+        merge_extra = dict(extra)
+        extra.pop("emit_asset", None)  # only the MERGE declares an asset (the target's)
+        if self.schema_evolution:
+            merge_extra["spark_conf"] = {
+                **(extra.get("spark_conf") or {}),
+                "spark.databricks.delta.schema.autoMerge.enabled": "true",
+            }
+        return extra, merge_extra
+
+    def _plan_batches(self, full_group_id: str) -> XComArg:
+        """The ``plan_batches`` task over this group's sources; its output, mapped over by the appends.
+
+        :param full_group_id: the group's id in the DAG (its parents' ids included).
+        """
+        from airflow.sdk import task
+
+        staging_table, batch_column = self.staging_table, self.batch_column
 
         @task(task_id="plan_batches")
         def plan_batches(sources: Any, run_id: str | None = None, ti: Any = None) -> list[dict[str, Any]]:
@@ -172,61 +264,46 @@ def staging_append_then_merge(
             appends: list[dict[str, Any]] = plan["appends"]
             return appends
 
-        plan = plan_batches(sources)
-        appends = DeltaAppendOperator.partial(
-            task_id="append_batch",
-            table=staging_table,
-            create_if_missing=False,
-            merge_schema=schema_evolution,
-            commit_retry=append_commit_retry,
-            emit_asset=False,  # staging is internal: only the MERGE emits, for the target
-            **extra,
-        ).expand(source=plan)
-        merge = DeltaMergeOperator(
-            task_id="merge_batches",
-            table=target_table,
-            source=plan["merge_source"],  # type: ignore[index]
-            keys=list(checked["keys"]),
-            partition_pin=partition_pin if isinstance(partition_pin, str | None) else list(partition_pin),
-            dedup_order_by=dedup_order_by,
-            when_matched=_when_matched(dedup_order_by, latest_wins),
-            commit_retry=merge_commit_retry,
-            **merge_extra,
-        )
-        cleanup = DeltaDeleteOperator(
-            task_id="cleanup_batches",
-            table=staging_table,
-            partition_values=plan["cleanup_partitions"],  # type: ignore[index]
-            commit_retry=merge_commit_retry,
+        output: XComArg = plan_batches(self.sources)
+        return output
+
+    def _create_tables(
+        self, columns: CheckedColumns, extra: dict[str, Any]
+    ) -> tuple[DeltaAppendOperator, DeltaAppendOperator]:
+        """The two tasks that create the staging and the target table when they are missing: an empty
+        append each, with a fixed txn identity per table, so that they commit once.
+
+        :param columns: the checked column arguments.
+        :param extra: the operators' extra arguments.
+        """
+        from airflow_provider_deltacc.operators import DeltaAppendOperator
+
+        create_staging = DeltaAppendOperator(
+            task_id="create_staging",
+            table=self.staging_table,
+            source={
+                "kind": "rows",
+                "rows": [],
+                "schema": f"{self.schema}, {quote_identifier(self.batch_column)} STRING",
+            },
+            partition_by=[self.batch_column],
+            txn_app_id=create_identity(self.staging_table),
+            txn_version=1,
             emit_asset=False,
             **extra,
         )
-        appends >> merge >> cleanup
-        if create_tables:
-            create_staging = DeltaAppendOperator(
-                task_id="create_staging",
-                table=staging_table,
-                source={"kind": "rows", "rows": [], "schema": staging_schema},
-                partition_by=[batch_column],
-                txn_app_id=create_identity(staging_table),
-                txn_version=1,
-                emit_asset=False,
-                **extra,
-            )
-            create_target = DeltaAppendOperator(
-                task_id="create_target",
-                table=target_table,
-                source={"kind": "rows", "rows": [], "schema": schema},
-                partition_by=list(checked["partition_by"]) or None,
-                cluster_by=list(checked["cluster_by"]) or None,
-                txn_app_id=create_identity(target_table),
-                txn_version=1,
-                emit_asset=False,  # an empty create is no new data
-                **extra,
-            )
-            create_staging >> appends
-            create_target >> merge
-    return group
+        create_target = DeltaAppendOperator(
+            task_id="create_target",
+            table=self.target_table,
+            source={"kind": "rows", "rows": [], "schema": self.schema},
+            partition_by=list(columns.partition_by) or None,
+            cluster_by=list(columns.cluster_by) or None,
+            txn_app_id=create_identity(self.target_table),
+            txn_version=1,
+            emit_asset=False,  # an empty create is no new data
+            **extra,
+        )
+        return create_staging, create_target
 
 
 def create_identity(table: str) -> str:

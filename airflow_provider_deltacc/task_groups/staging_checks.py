@@ -4,7 +4,7 @@ names the argument."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from airflow_provider_deltacc.contract.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, is_path
@@ -22,6 +22,9 @@ from airflow_provider_deltacc.task_groups._checks import (
     table_argument,
 )
 from airflow_provider_deltacc.task_groups.staging_batches import tag_source
+
+if TYPE_CHECKING:
+    from airflow_provider_deltacc.task_groups.staging import StagingGroup
 
 FACTORY = "staging_append_then_merge"
 #: Arguments the factory sets itself; ``operator_kwargs`` must not repeat them.
@@ -51,36 +54,53 @@ _OWN_ARGUMENTS = frozenset(
 )
 
 
-def check_arguments(**args: Any) -> dict[str, Any]:
-    """Validate everything that can be validated without Spark; return the normalised column lists."""
-    staging = table_argument(FACTORY, "staging_table", args["staging_table"])
-    target = table_argument(FACTORY, "target_table", args["target_table"])
+class CheckedColumns(NamedTuple):
+    """The column arguments, checked and normalised to lists.
+
+    :param keys: the MERGE keys.
+    :param partition_by: the target's partition columns.
+    :param cluster_by: the target's clustering columns.
+    """
+
+    keys: list[str]
+    partition_by: list[str]
+    cluster_by: list[str]
+
+
+def check_arguments(group: StagingGroup) -> CheckedColumns:
+    """Validate everything that can be validated without Spark; return the normalised column lists.
+
+    :param group: the group's arguments.
+    :raises DeltaCCInputError: naming the bad argument.
+    """
+    staging = table_argument(FACTORY, "staging_table", group.staging_table)
+    target = table_argument(FACTORY, "target_table", group.target_table)
     if same_table(staging, target):  # any two spellings of one table
         raise fail(FACTORY, "staging_table", staging, "must not be the target_table")
-    columns = ddl_columns(FACTORY, "schema", args["schema"])
-    batch_column = args["batch_column"]
+    columns = ddl_columns(FACTORY, "schema", group.schema)
+    batch_column = group.batch_column
     if not isinstance(batch_column, str) or not batch_column.strip():
         raise fail(FACTORY, "batch_column", batch_column, "give a column name")
     if batch_column.lower() in {c.lower() for c in columns}:
         raise fail(
             FACTORY, "batch_column", batch_column, "is already a column of schema; pick another batch_column"
         )
-    keys = column_list(FACTORY, "keys", args["keys"], required=True)
-    require_columns(FACTORY, "keys", args["keys"], keys, columns, "schema")
-    partitions = column_list(FACTORY, "partition_by", args["partition_by"])
-    require_columns(FACTORY, "partition_by", args["partition_by"], partitions, columns, "schema")
-    clustering = column_list(FACTORY, "cluster_by", args["cluster_by"])
-    require_columns(FACTORY, "cluster_by", args["cluster_by"], clustering, columns, "schema")
-    pin = args["partition_pin"]
+    keys = column_list(FACTORY, "keys", group.keys, required=True)
+    require_columns(FACTORY, "keys", group.keys, keys, columns, "schema")
+    partitions = column_list(FACTORY, "partition_by", group.partition_by)
+    require_columns(FACTORY, "partition_by", group.partition_by, partitions, columns, "schema")
+    clustering = column_list(FACTORY, "cluster_by", group.cluster_by)
+    require_columns(FACTORY, "cluster_by", group.cluster_by, clustering, columns, "schema")
+    pin = group.partition_pin
     if clustering:
-        _check_clustered_target(args["partition_by"], clustering, pin, args["target_table"])
+        _check_clustered_target(group.partition_by, clustering, pin, group.target_table)
     if pin == "keyed":
         unpinned = [c for c in partitions if c.lower() not in {k.lower() for k in keys}]
         if unpinned:
             raise fail(
                 FACTORY,
                 "partition_by",
-                args["partition_by"],
+                group.partition_by,
                 f"{unpinned} are not merge keys, so partition_pin='keyed' cannot pin the MERGE to the "
                 "partitions it touches; add them to keys, or pass partition_pin='auto' (only if a key "
                 "never moves between partitions) or None",
@@ -89,16 +109,16 @@ def check_arguments(**args: Any) -> dict[str, Any]:
         pin_columns = column_list(FACTORY, "partition_pin", pin, required=True)
         known = partitions or columns
         require_columns(FACTORY, "partition_pin", pin, pin_columns, known, "partition_by")
-    order = args["dedup_order_by"]
+    order = group.dedup_order_by
     if order is not None:
         if not isinstance(order, str) or not order.strip():
             raise fail(FACTORY, "dedup_order_by", order, "give one column name, or None")
         require_columns(FACTORY, "dedup_order_by", order, [order], columns, "schema")
-    boolean(FACTORY, "latest_wins", args["latest_wins"])
-    boolean(FACTORY, "schema_evolution", args["schema_evolution"])
-    boolean(FACTORY, "create_tables", args["create_tables"])
-    conn_id_argument(FACTORY, "lease_store_conn_id", args["lease_store_conn_id"])
-    extra = args["operator_kwargs"]
+    boolean(FACTORY, "latest_wins", group.latest_wins)
+    boolean(FACTORY, "schema_evolution", group.schema_evolution)
+    boolean(FACTORY, "create_tables", group.create_tables)
+    conn_id_argument(FACTORY, "lease_store_conn_id", group.lease_store_conn_id)
+    extra = group.operator_kwargs
     if extra is not None:
         if not isinstance(extra, Mapping):
             raise fail(FACTORY, "operator_kwargs", extra, "must be a dict of operator arguments")
@@ -110,10 +130,10 @@ def check_arguments(**args: Any) -> dict[str, Any]:
                 dict(extra),
                 f"sets {clash}, which the group sets itself; use the factory's own arguments",
             )
-    _check_sources(args["sources"])
+    _check_sources(group.sources)
     if not is_templated(staging) and not is_path(staging) and not CATALOG_NAME_RE.fullmatch(staging):
         raise fail(FACTORY, "staging_table", staging, "is neither a path (with '/') nor a catalog name")
-    return {"keys": keys, "partition_by": partitions, "cluster_by": clustering}
+    return CheckedColumns(keys, partitions, clustering)
 
 
 def _check_clustered_target(partition_by: Any, clustering: list[str], pin: Any, target: str) -> None:
