@@ -8,9 +8,10 @@ each side's pinning (``pinned_a``/``pinned_b``) when only one side is pinned. Ch
 runs on delta-spark in ``tests/integration/conflict_matrix``.
 
 - ``ops``: :class:`SeedRow` (the seed tables' rows/columns) for each ``OpKind`` (imported from its one home,
-  the operation registry :mod:`airflow_provider_deltacc.occ.operations`), and the footprint of each operation
-  as the conflict checker sees it (reference §3.2), which derives the exceptions and the possible losers;
-  ``ALLOW_LISTED_PROPERTIES``, the feature enablements OSS Delta 4.1+ lets concurrent writers commit past.
+  the operation registry :mod:`airflow_provider_deltacc.contract.operations`), and the footprint of each
+  operation as the conflict checker sees it (reference §3.2), which derives the exceptions and the possible
+  losers; ``ALLOW_LISTED_PROPERTIES``, the feature enablements OSS Delta 4.1+ lets concurrent writers commit
+  past.
 - ``profiles``: :class:`EngineProfile` (OSS = Fabric, Databricks WriteSerializable/Serializable, with and
   without row-level concurrency) and :class:`TableTraits`.
 - ``table``: ``MATRIX``, the seed tables as rows of data (:class:`Cell`: level, mechanism, source).

@@ -1,9 +1,10 @@
 """The job contract shared by the Airflow face, the coordination layer and the Spark job: plain Python, no
 Airflow, no pyspark (``tests/unit/test_import_rules.py``); it ships to the Spark driver in the bundle.
 
-The job spec (:mod:`.spec`) and a source function (:mod:`.source_function`), the input error
-(:mod:`.exceptions`), a table's name (:mod:`.table`) and key (:mod:`.table_identity`), SQL literals and
-identifiers (:mod:`.literals`), DDL column lists (:mod:`.ddl`), storage safety (:mod:`.storage_safety`),
-retention (:mod:`.retention`), txn identities (:mod:`.txn`), commit tags and txn records in the log
-(:mod:`.commits`), and the redaction of secrets (:mod:`.redaction`).
+The job spec (:mod:`.spec`) and a source function (:mod:`.source_function`), the operation registry
+(:mod:`.operations`: ``OpKind``, ``OperationClass``) and the SQL text it reads (:mod:`.sql_text`), the
+input error (:mod:`.exceptions`), a table's name (:mod:`.table`) and key (:mod:`.table_identity`), SQL
+literals and identifiers (:mod:`.literals`), DDL column lists (:mod:`.ddl`), storage safety
+(:mod:`.storage_safety`), retention (:mod:`.retention`), txn identities (:mod:`.txn`), commit tags and txn
+records in the log (:mod:`.commits`), and the redaction of secrets (:mod:`.redaction`).
 """

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from airflow_provider_deltacc.contract.operations import OperationClass
 from airflow_provider_deltacc.contract.source_function import SourceFunction
 from airflow_provider_deltacc.contract.txn import TxnIdentity
-from airflow_provider_deltacc.occ.operations import OperationClass
 from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
 
 SOURCE_KINDS: tuple[str, ...] = ("delta", "table", "parquet", "csv", "sql", "rows", "callable")
@@ -257,7 +257,7 @@ class TurnServiceSpec:
 class JobSpec:
     """One job: an operation on a table.
 
-    :param operation: one of :data:`~airflow_provider_deltacc.occ.operations.OPERATIONS`.
+    :param operation: one of :data:`~airflow_provider_deltacc.contract.operations.OPERATIONS`.
     :param table: a path or a catalog name.
     :param options: the operation's options.
     :param source: the source, for operations that read one.

@@ -6,13 +6,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
+from airflow_provider_deltacc.contract.operations import OpKind, op_kind
 from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
-from airflow_provider_deltacc.occ.operations import OpKind, op_kind
 
 
 def spec_op_kind(spec: JobSpec) -> OpKind:
     """The conflict-checker kind the spec's operation runs (see
-    :func:`~airflow_provider_deltacc.occ.operations.op_kind`)."""
+    :func:`~airflow_provider_deltacc.contract.operations.op_kind`)."""
     return op_kind(spec.operation, dataclasses.asdict(spec.options))
 
 

@@ -31,8 +31,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from airflow.sdk import Asset, AssetAlias
 
+from airflow_provider_deltacc.contract.operations import OPERATIONS
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.occ.operations import OPERATIONS
 from airflow_provider_deltacc.retries.tries import report_tries
 
 if TYPE_CHECKING:

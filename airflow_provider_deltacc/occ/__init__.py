@@ -19,7 +19,6 @@ if TYPE_CHECKING:
         decision_table_markdown,
     )
     from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
-    from airflow_provider_deltacc.occ.operations import OperationClass
     from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
     from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
     from airflow_provider_deltacc.occ.work_result import WorkResult
@@ -30,7 +29,6 @@ _LAZY: dict[str, str] = {
     "ADVICE": "advice",
     "classify": "classifier",
     "run_commit_loop": "commit_loop",
-    "OperationClass": "operations",
     "ConflictDecision": "decisions",
     "decide_conflict": "decisions",
     "decision_table_markdown": "decisions",
@@ -50,7 +48,6 @@ __all__ = [
     "Conflict",
     "ConflictDecision",
     "ConflictKind",
-    "OperationClass",
     "WorkResult",
     "classify",
     "decide_conflict",

@@ -22,12 +22,12 @@ from airflow.sdk import BaseOperator, XComArg
 
 from airflow_provider_deltacc.api_support.arguments import RefusesRenamedArguments
 from airflow_provider_deltacc.contract.exceptions import refuse_renamed
+from airflow_provider_deltacc.contract.operations import OperationClass, operation_class
 from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
 from airflow_provider_deltacc.lineage.assets import declare_table_outlet, mapped_outlets, record_table_event
 from airflow_provider_deltacc.observability.links import DeltaCommitReportLink
-from airflow_provider_deltacc.occ.operations import OperationClass, operation_class
 from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
 from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY
 

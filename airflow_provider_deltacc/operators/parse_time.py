@@ -12,8 +12,8 @@ import warnings
 from typing import Any
 
 from airflow_provider_deltacc.api_support.arguments import dag_file_stacklevel
+from airflow_provider_deltacc.contract.operations import OPERATIONS, statement_kind
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictWarning
-from airflow_provider_deltacc.occ.operations import OPERATIONS, statement_kind
 
 #: Delta's default ``delta.deletedFileRetentionDuration``.
 DEFAULT_RETENTION_HOURS = 168.0

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.contract.operations import OperationClass
 from airflow_provider_deltacc.contract.spec import PARTITION_AND_CLUSTER
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.occ.operations import OperationClass
 from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.sources import SourceArgument, kept_source, source_spec
 from airflow_provider_deltacc.operators.write_base import DeltaWriteOperator

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from airflow.sdk import RetryDecision, RetryPolicy
 
+from airflow_provider_deltacc.contract.operations import OperationClass
 from airflow_provider_deltacc.exceptions import (
     DeltaCCError,
     DeltaCCInfrastructureError,
@@ -27,7 +28,6 @@ from airflow_provider_deltacc.exceptions import (
     DeltaConflictFatal,
     DeltaConflictRetryable,
 )
-from airflow_provider_deltacc.occ.operations import OperationClass
 
 if TYPE_CHECKING:
     from airflow.sdk import Context

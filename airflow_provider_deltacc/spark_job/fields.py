@@ -8,7 +8,7 @@ from typing import Any
 
 from airflow_provider_deltacc.contract.exceptions import SpecError, SqlTextError
 from airflow_provider_deltacc.contract.redaction import REDACTED, is_sensitive_key
-from airflow_provider_deltacc.occ.sql_text import split_statements
+from airflow_provider_deltacc.contract.sql_text import split_statements
 
 Scalar = str | int | float | bool | None
 

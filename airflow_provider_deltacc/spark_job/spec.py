@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from airflow_provider_deltacc.contract.exceptions import InputError, SpecError
+from airflow_provider_deltacc.contract.operations import OPERATIONS, OperationClass
 from airflow_provider_deltacc.contract.source_function import SourceFunction
 from airflow_provider_deltacc.contract.spec import (
     DEFAULT_WHEN_MATCHED,
@@ -46,7 +47,6 @@ from airflow_provider_deltacc.contract.spec import (
 )
 from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, check_table_name
 from airflow_provider_deltacc.contract.txn import TxnIdentity
-from airflow_provider_deltacc.occ.operations import OPERATIONS, OperationClass
 from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
 from airflow_provider_deltacc.spark_job.fields import Fields, check_one_statement
 from airflow_provider_deltacc.spark_job.source_travel import from_travel_form

@@ -27,7 +27,7 @@ from airflow_provider_deltacc.conflict_matrix import (
 )
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
 from airflow_provider_deltacc.conflict_matrix.profiles import PROFILE_SPECS
-from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS, OpKind
+from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
 from airflow_provider_deltacc.windows.lease import Lease
 from airflow_provider_deltacc.windows.partitions import PartitionSpec, scopes_overlap
 from airflow_provider_deltacc.windows.store import ConflictPredicate

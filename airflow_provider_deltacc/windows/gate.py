@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
-from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS, OpKind
+from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
 from airflow_provider_deltacc.windows.clock import format_hhmm, require_aware
 from airflow_provider_deltacc.windows.conflicts import Scope, clash
 from airflow_provider_deltacc.windows.declared import WriteWindow, windows_for

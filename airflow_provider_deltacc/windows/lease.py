@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.contract.table_identity import table_key
-from airflow_provider_deltacc.occ.operations import OpKind
 from airflow_provider_deltacc.windows.clock import require_aware
 from airflow_provider_deltacc.windows.partitions import PartitionScope, format_scope, normalize_scope
 

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
-from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS, OpKind
+from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_conflicts
 from airflow_provider_deltacc.windows.declared import WriteWindow
 from airflow_provider_deltacc.windows.factory import LEASE_STORE_URL_ENV

@@ -16,9 +16,9 @@ from typing import Any
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 from airflow_provider_deltacc.contract.ddl import ddl_column_names
 from airflow_provider_deltacc.contract.exceptions import ExclusiveLeaseUnavailable
+from airflow_provider_deltacc.contract.operations import OPERATIONS, OpKind
 from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
 from airflow_provider_deltacc.contract.spec_facts import merge_pin_columns, spec_op_kind
-from airflow_provider_deltacc.occ.operations import OPERATIONS, OpKind
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease

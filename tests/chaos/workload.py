@@ -642,7 +642,7 @@ class _Supervisor:
             store.close()
 
     def lease_fault(self, store: Any, ctx: Any, k: int, t: Transfer) -> None:
-        from airflow_provider_deltacc.occ.operations import OpKind
+        from airflow_provider_deltacc.contract.operations import OpKind
         from airflow_provider_deltacc.windows import (
             LeaseRequest,
             decide_gate,

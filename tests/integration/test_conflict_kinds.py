@@ -55,7 +55,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from airflow_provider_deltacc.occ import ConflictKind, OperationClass, classify, decide_conflict
+from airflow_provider_deltacc.contract.operations import OperationClass
+from airflow_provider_deltacc.occ import ConflictKind, classify, decide_conflict
 from tests.support.gate import Gate
 from tests.support.held import HeldCall, gate_udf, hold
 

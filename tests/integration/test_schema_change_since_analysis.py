@@ -14,13 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from airflow_provider_deltacc.occ import (
-    CommitRetryPolicy,
-    ConflictKind,
-    OperationClass,
-    classify,
-    run_commit_loop,
-)
+from airflow_provider_deltacc.contract.operations import OperationClass
+from airflow_provider_deltacc.occ import CommitRetryPolicy, ConflictKind, classify, run_commit_loop
 from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:

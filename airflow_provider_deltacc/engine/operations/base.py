@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.exceptions import InputError
+from airflow_provider_deltacc.contract.operations import OperationClass, operation, operation_class
 from airflow_provider_deltacc.contract.txn import (
     TxnIdentity,
     already_committed,
@@ -25,7 +26,6 @@ from airflow_provider_deltacc.engine.commits import (
 from airflow_provider_deltacc.engine.confs import session_confs
 from airflow_provider_deltacc.engine.table import TableState, read_table_state_if_exists, table_exists
 from airflow_provider_deltacc.engine.txn import txn_session_confs
-from airflow_provider_deltacc.occ.operations import OperationClass, operation, operation_class
 from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.literals import embedded_expression, quote_identifier
+from airflow_provider_deltacc.contract.operations import SCHEMA_AUTO_MERGE_CONF, evolves_schema
 from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
 from airflow_provider_deltacc.contract.spec_facts import merge_pin_columns
 from airflow_provider_deltacc.contract.table import table_sql
@@ -33,7 +34,6 @@ from airflow_provider_deltacc.engine.pinning import (
 )
 from airflow_provider_deltacc.engine.sources import SourceReader, source_rows
 from airflow_provider_deltacc.engine.table import TableState, require_table_state, table_frame
-from airflow_provider_deltacc.occ.operations import SCHEMA_AUTO_MERGE_CONF, evolves_schema
 from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS
 from airflow_provider_deltacc.contract.redaction import redact_text
-from airflow_provider_deltacc.occ.operations import MAINTENANCE_KINDS
 from airflow_provider_deltacc.ui.fighting.redaction import redacted
 from airflow_provider_deltacc.windows.admission import FIRST_LEVELS
 from airflow_provider_deltacc.windows.conflicts import writer_turn_conflicts

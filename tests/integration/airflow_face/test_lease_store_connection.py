@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from airflow_provider_deltacc.occ.operations import OpKind
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaOptimizeOperator
 from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger
 from airflow_provider_deltacc.windows import (

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from airflow.sdk.exceptions import TaskDeferred
 
-from airflow_provider_deltacc.occ.operations import OpKind
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
     DeltaMergeOperator,

@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.occ.operations import OpKind
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.spark_jars.delta_conf import CORE_SIZED_SETTINGS
 from airflow_provider_deltacc.windows import Lease, LeaseStore, PostgresLeaseStore
 from airflow_provider_deltacc.windows.partitions import scopes_overlap

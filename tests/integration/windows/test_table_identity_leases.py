@@ -9,7 +9,7 @@ import uuid
 import pytest
 from sqlalchemy import create_engine, insert
 
-from airflow_provider_deltacc.occ.operations import OpKind
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.windows import LeaseStore, TurnQueue, decide_gate, store_from_url
 from airflow_provider_deltacc.windows.lease import Lease
 from airflow_provider_deltacc.windows.sql_schema import lease_to_row, leases, metadata

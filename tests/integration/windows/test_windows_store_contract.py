@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import TableTraits
-from airflow_provider_deltacc.occ.operations import OpKind
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.windows import (
     LeaseRequest,
     LeaseStore,

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 
-from airflow_provider_deltacc.occ.operations import OpKind
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.windows import LeaseRequest, decide_gate, maintenance_conflicts, store_from_url
 from tests.integration.windows import workers
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.occ.operations import SCHEMA_AUTO_MERGE_CONF, OperationClass
+from airflow_provider_deltacc.contract.operations import SCHEMA_AUTO_MERGE_CONF, OperationClass
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
     DeltaMergeOperator,

@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 from airflow.sdk import RetryAction
 
+from airflow_provider_deltacc.contract.operations import OperationClass
 from airflow_provider_deltacc.exceptions import (
     DeltaCCInfrastructureError,
     DeltaCCInputError,
     DeltaConflictFatal,
     DeltaConflictRetryable,
 )
-from airflow_provider_deltacc.occ import OperationClass, decide_conflict
+from airflow_provider_deltacc.occ import decide_conflict
 from airflow_provider_deltacc.occ.kinds import ConflictKind
 from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
 from tests.unit.occ.recorded import load_cases

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from airflow.sdk.exceptions import TaskDeferred
 
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.deployment.placement import executor_names
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.lease_store import (
     lease_store_for_task,
     resolve_lease_store,
 )
-from airflow_provider_deltacc.occ.operations import OpKind
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaOptimizeOperator
 from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
 from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger

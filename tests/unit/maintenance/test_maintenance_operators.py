@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from airflow.sdk.exceptions import AirflowException, TaskDeferred
 
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.occ.operations import OpKind
 from airflow_provider_deltacc.operators import DeltaOptimizeOperator, DeltaVacuumOperator
 from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
 from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger

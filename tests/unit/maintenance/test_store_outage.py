@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from airflow.sdk import RetryAction
 
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError
-from airflow_provider_deltacc.occ.operations import OpKind
 from airflow_provider_deltacc.operators import DeltaMergeOperator, DeltaOptimizeOperator, DeltaVacuumOperator
 from airflow_provider_deltacc.operators.base import DEFAULT_RETRY_POLICY
 from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor

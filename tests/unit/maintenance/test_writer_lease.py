@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictRetryable
-from airflow_provider_deltacc.occ.operations import OpKind
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
     DeltaDeleteOperator,

@@ -15,11 +15,11 @@ from airflow_provider_deltacc.contract.exceptions import (
     ConflictFatalError,
     ConflictRetriesExhaustedError,
 )
+from airflow_provider_deltacc.contract.operations import OperationClass
 from airflow_provider_deltacc.occ import (
     CommitReport,
     CommitRetryPolicy,
     ConflictKind,
-    OperationClass,
     WorkResult,
     run_commit_loop,
 )

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_deltacc.occ import (
-    ADVICE,
-    ConflictKind,
-    OperationClass,
-    decide_conflict,
-    decision_table_markdown,
-)
+from airflow_provider_deltacc.contract.operations import OperationClass
+from airflow_provider_deltacc.occ import ADVICE, ConflictKind, decide_conflict, decision_table_markdown
 from airflow_provider_deltacc.occ.decisions import DECISION_TABLE
 
 pytestmark = pytest.mark.unit

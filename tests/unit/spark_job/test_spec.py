@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.contract.exceptions import SpecError
+from airflow_provider_deltacc.contract.operations import OperationClass
 from airflow_provider_deltacc.contract.spec import (
     AppendOptions,
     MergeClause,
@@ -15,7 +16,6 @@ from airflow_provider_deltacc.contract.spec import (
     SqlOptions,
     VacuumOptions,
 )
-from airflow_provider_deltacc.occ.operations import OperationClass
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from airflow_provider_deltacc.spark_job.report_line import format_report_line, parse_report_line

@@ -18,8 +18,8 @@ import pytest
 
 from airflow_provider_deltacc.contract.commits import TAG_PREFIX
 from airflow_provider_deltacc.contract.exceptions import ViewInputError
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.occ.kinds import ConflictKind
-from airflow_provider_deltacc.occ.operations import OpKind
 from airflow_provider_deltacc.ui import fighting
 from airflow_provider_deltacc.ui.fighting import (
     LeaseView,

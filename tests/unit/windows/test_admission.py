@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import Level
-from airflow_provider_deltacc.occ.operations import OpKind
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.windows import Lease, SqliteLeaseStore, TurnQueue
 from airflow_provider_deltacc.windows.conflicts import writers_pair_level
 from tests.unit.windows.helpers import Watched, grant, release_after

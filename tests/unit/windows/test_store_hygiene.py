@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, func, insert, inspect, select, text
 
-from airflow_provider_deltacc.occ.operations import OpKind
+from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.windows import SqliteLeaseStore, sql_store
 from airflow_provider_deltacc.windows.cli import main as leases_cli
 from airflow_provider_deltacc.windows.sql_migrations import CURRENT_VERSION, recorded_version

@@ -9,7 +9,7 @@ import pytest
 
 from airflow_provider_deltacc.conflict_matrix import FOOTPRINTS
 from airflow_provider_deltacc.contract.exceptions import SpecError
-from airflow_provider_deltacc.occ.operations import (
+from airflow_provider_deltacc.contract.operations import (
     MAINTENANCE_KINDS,
     OPERATIONS,
     SCHEMA_AUTO_MERGE_CONF,

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_deltacc.contract.exceptions import SpecError, SqlTextError
-from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.occ.operations import (
+from airflow_provider_deltacc.contract.operations import (
     STATEMENT_KINDS,
     OpKind,
     enables_allow_listed_feature,
     statement_kind,
 )
-from airflow_provider_deltacc.occ.sql_text import split_statements
+from airflow_provider_deltacc.contract.sql_text import split_statements
+from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit

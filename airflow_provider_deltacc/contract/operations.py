@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from airflow_provider_deltacc.contract.exceptions import SqlTextError
-from airflow_provider_deltacc.occ.sql_text import code_text, main_statement, split_statements
+from airflow_provider_deltacc.contract.sql_text import code_text, main_statement, split_statements
 
 
 class OperationClass(StrEnum):
