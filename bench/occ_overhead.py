@@ -15,8 +15,9 @@ import tempfile
 
 from _common import SCHEMA, create_table, median, merge_rows, now, session
 
+from airflow_provider_deltacc.contract.commit_retry import CommitRetryPolicy
 from airflow_provider_deltacc.contract.operations import OperationClass
-from airflow_provider_deltacc.occ import CommitRetryPolicy, WorkResult, run_commit_loop
+from airflow_provider_deltacc.occ import WorkResult, run_commit_loop
 
 
 def main() -> None:

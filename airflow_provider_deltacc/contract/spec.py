@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from airflow_provider_deltacc.contract.commit_retry import CommitRetryPolicy
 from airflow_provider_deltacc.contract.operations import OperationClass
 from airflow_provider_deltacc.contract.source_function import SourceFunction
 from airflow_provider_deltacc.contract.txn import TxnIdentity
-from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
 
 SOURCE_KINDS: tuple[str, ...] = ("delta", "table", "parquet", "csv", "sql", "rows", "callable")
 STORAGE_GUARDS: tuple[str, ...] = ("exclusive_lease", "override")

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
         decision_table_markdown,
     )
     from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
-    from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
     from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
     from airflow_provider_deltacc.occ.work_result import WorkResult
 
@@ -35,7 +34,6 @@ _LAZY: dict[str, str] = {
     "Conflict": "kinds",
     "ConflictKind": "kinds",
     "WorkResult": "work_result",
-    "CommitRetryPolicy": "policy",
     "AttemptRecord": "report",
     "CommitReport": "report",
 }
@@ -44,7 +42,6 @@ __all__ = [
     "ADVICE",
     "AttemptRecord",
     "CommitReport",
-    "CommitRetryPolicy",
     "Conflict",
     "ConflictDecision",
     "ConflictKind",

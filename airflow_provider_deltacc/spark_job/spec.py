@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+from airflow_provider_deltacc.contract.commit_retry import CommitRetryPolicy
 from airflow_provider_deltacc.contract.exceptions import InputError, SpecError
 from airflow_provider_deltacc.contract.operations import OPERATIONS, OperationClass
 from airflow_provider_deltacc.contract.source_function import SourceFunction
@@ -47,7 +48,6 @@ from airflow_provider_deltacc.contract.spec import (
 )
 from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, check_table_name
 from airflow_provider_deltacc.contract.txn import TxnIdentity
-from airflow_provider_deltacc.occ.policy import CommitRetryPolicy
 from airflow_provider_deltacc.spark_job.fields import Fields, check_one_statement
 from airflow_provider_deltacc.spark_job.source_travel import from_travel_form
 

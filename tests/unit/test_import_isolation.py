@@ -29,7 +29,8 @@ AIRFLOW_FACE = [
     "import airflow_provider_deltacc.object_storage.connections",
 ]
 BUNDLED_CORE = [
-    "import airflow_provider_deltacc.occ as m; m.run_commit_loop; m.CommitRetryPolicy",
+    "import airflow_provider_deltacc.occ as m; m.run_commit_loop; m.classify",
+    "import airflow_provider_deltacc.contract.commit_retry",
     "import airflow_provider_deltacc.conflict_matrix",
     "import airflow_provider_deltacc.spark_job.spec, airflow_provider_deltacc.spark_job.exit_codes",
     "import airflow_provider_deltacc.spark_jars.delta_jars, airflow_provider_deltacc.spark_jars.delta_conf",

@@ -117,7 +117,8 @@ def test_the_users_exception_names_the_function_and_keeps_its_own_frames() -> No
 
 
 def test_the_commit_loop_never_takes_the_users_exception_for_a_conflict() -> None:
-    from airflow_provider_deltacc.occ import CommitRetryPolicy, run_commit_loop
+    from airflow_provider_deltacc.contract.commit_retry import CommitRetryPolicy
+    from airflow_provider_deltacc.occ import run_commit_loop
     from airflow_provider_deltacc.occ.decisions import OperationClass
 
     attempts: list[int] = []

@@ -1,4 +1,5 @@
-"""The in-job retry policy: how many attempts, how long to wait between them, and when to stop."""
+"""The in-job retry policy of a conflict (the job spec's ``commit_retry``): how many attempts, how long to
+wait between them, and when to stop."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.occ import CommitRetryPolicy
+from airflow_provider_deltacc.contract.commit_retry import CommitRetryPolicy
 
 pytestmark = pytest.mark.unit
 
