@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.conflict_matrix.profiles import EngineProfile
 from airflow_provider_deltacc.conflict_matrix.table import Level
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.occ.kinds import ConflictKind
 
 if TYPE_CHECKING:
     from airflow_provider_deltacc.conflict_matrix.rules import _Draft, _Pair

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.operations import (
     OpKind,
 )
-from airflow_provider_deltacc.occ.kinds import ConflictKind
 
 
 class SeedRow(StrEnum):

@@ -26,8 +26,8 @@ from airflow_provider_deltacc.conflict_matrix.profiles import (
     effective_profile,
 )
 from airflow_provider_deltacc.conflict_matrix.table import MATRIX, Granularity, Hazard, Level
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.occ.kinds import ConflictKind
 
 C = SeedRow
 NEVER, CAN, WILL = Level.NEVER, Level.CAN, Level.WILL

@@ -19,8 +19,8 @@ pair makes the write exactly-once: a re-run with the same pair writes nothing an
     )
     print(report.summary_line())
 
-Each function returns the :class:`~airflow_provider_deltacc.occ.report.CommitReport` (every attempt, the
-committed version, ``skipped_duplicate``) and raises, with the report on the exception:
+Each function returns the :class:`~airflow_provider_deltacc.contract.commit_report.CommitReport` (every
+attempt, the committed version, ``skipped_duplicate``) and raises, with the report on the exception:
 
 - :class:`~airflow_provider_deltacc.contract.exceptions.InputError`: bad input (an option, a source that does
   not fit the table, a function that returns no DataFrame); nothing was written (``report`` is set when the
@@ -42,8 +42,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.contract.commit_report import CommitReport
 from airflow_provider_deltacc.contract.source_function import SourceFunction
-from airflow_provider_deltacc.occ.report import CommitReport
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -34,12 +34,11 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from airflow_provider_deltacc.occ.kinds import Conflict
-    from airflow_provider_deltacc.occ.report import CommitReport
-    from airflow_provider_deltacc.windows.lease import Lease
+    from airflow_provider_deltacc.contract.commit_report import CommitReport
+    from airflow_provider_deltacc.contract.conflict import Conflict
 
 _VALUE_LIMIT = 200
 #: The longest tail of a source function's traceback an error carries.
@@ -251,6 +250,15 @@ class LeaseStoreUnavailable(ConnectionError):
         self.store = store
 
 
+class BlockingLease(Protocol):
+    """A live lease that kept a table, as an error names it (the lease store's
+    :class:`~airflow_provider_deltacc.windows.lease.Lease` is one)."""
+
+    def describe(self) -> str:
+        """``MERGE lease on date=2026-11-20 by ingest.merge_orders``, for logs and reasons."""
+        ...
+
+
 class ExclusiveLeaseUnavailable(RuntimeError):
     """An exclusive writer lease could not be taken: the store is unreachable, or others kept the table.
 
@@ -258,7 +266,7 @@ class ExclusiveLeaseUnavailable(RuntimeError):
     :param blocking: the live leases that kept the table (empty when the store failed).
     """
 
-    def __init__(self, message: str, blocking: Sequence[Lease] = ()) -> None:
+    def __init__(self, message: str, blocking: Sequence[BlockingLease] = ()) -> None:
         super().__init__(message)
         self.blocking = list(blocking)
 

@@ -45,12 +45,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from airflow_provider_deltacc.contract.commit_report import AttemptRecord, CommitReport
 from airflow_provider_deltacc.contract.commits import scan_for_txn_commit
 from airflow_provider_deltacc.contract.ddl import delta_primitive_type, split_ddl_columns
 from airflow_provider_deltacc.contract.spec import AppendOptions, JobSpec
 from airflow_provider_deltacc.contract.table import is_path, local_path
 from airflow_provider_deltacc.contract.txn import already_committed, committed_reason, duplicate_metrics
-from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
 
 log = logging.getLogger(__name__)
 

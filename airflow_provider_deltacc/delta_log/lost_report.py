@@ -22,10 +22,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from airflow_provider_deltacc.contract.commit_report import AttemptRecord, CommitReport
 from airflow_provider_deltacc.contract.commits import TXN_SCAN_VERSIONS, metric_value, run_tag_prefix
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.contract.table import is_path
-from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.report_file import read_report, remove_report
 

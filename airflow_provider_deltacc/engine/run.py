@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.contract.commit_report import CommitReport
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.engine.backend import is_connect
 from airflow_provider_deltacc.engine.confs import (
@@ -20,7 +21,6 @@ from airflow_provider_deltacc.engine.confs import (
 from airflow_provider_deltacc.engine.operations import SourceHook, build_operation
 from airflow_provider_deltacc.engine.source_function import workers_load_the_function
 from airflow_provider_deltacc.occ.commit_loop import Turns, run_commit_loop
-from airflow_provider_deltacc.occ.report import CommitReport
 from airflow_provider_deltacc.spark_jars.connect_mode import spark_connect_code
 from airflow_provider_deltacc.spark_job.source_travel import pickled_by_value
 

@@ -1,7 +1,8 @@
 """Airflow-free optimistic-concurrency core: classify Delta commit conflicts, decide, retry, report.
 
-Runs inside the Spark driver; imports only the standard library and tenacity. Every name loads
-its module on first use, so importing this package stays cheap.
+Runs inside the Spark driver; imports only the standard library, tenacity and the job contract
+(:mod:`airflow_provider_deltacc.contract`: the operations, the retry policy, conflicts and the commit report).
+Every name loads its module on first use, so importing this package stays cheap.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
         decide_conflict,
         decision_table_markdown,
     )
-    from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
-    from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
     from airflow_provider_deltacc.occ.work_result import WorkResult
 
 # Every public name loads its module on first use: DAG files import the operators, which need only a
@@ -31,20 +30,12 @@ _LAZY: dict[str, str] = {
     "ConflictDecision": "decisions",
     "decide_conflict": "decisions",
     "decision_table_markdown": "decisions",
-    "Conflict": "kinds",
-    "ConflictKind": "kinds",
     "WorkResult": "work_result",
-    "AttemptRecord": "report",
-    "CommitReport": "report",
 }
 
 __all__ = [
     "ADVICE",
-    "AttemptRecord",
-    "CommitReport",
-    "Conflict",
     "ConflictDecision",
-    "ConflictKind",
     "WorkResult",
     "classify",
     "decide_conflict",

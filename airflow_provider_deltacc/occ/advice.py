@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
+from airflow_provider_deltacc.contract.conflict import Conflict, ConflictKind
 
 ADVICE: dict[ConflictKind, str] = {
     ConflictKind.APPEND: (

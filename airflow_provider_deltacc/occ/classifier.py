@@ -22,8 +22,8 @@ import re
 from collections import deque
 from collections.abc import Iterator
 
+from airflow_provider_deltacc.contract.conflict import Conflict, ConflictKind, ConflictSource
 from airflow_provider_deltacc.occ.extract import extract_details, summarize_message
-from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind, ConflictSource
 from airflow_provider_deltacc.occ.signatures import (
     BY_CLASS_NAME,
     BY_ERROR_CLASS,

@@ -21,7 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from airflow_provider_deltacc.contract.commit_report import AttemptRecord, CommitReport, ReportStatus
 from airflow_provider_deltacc.contract.commit_retry import CommitRetryPolicy
+from airflow_provider_deltacc.contract.conflict import Conflict, ConflictKind
 from airflow_provider_deltacc.contract.exceptions import (
     CommitLoopError,
     ConflictFatalError,
@@ -32,8 +34,6 @@ from airflow_provider_deltacc.occ.advice import advice_for
 from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.occ.decisions import OperationClass, decide_conflict
 from airflow_provider_deltacc.occ.extract import summarize_message
-from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
-from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport, ReportStatus
 from airflow_provider_deltacc.occ.work_result import WorkResult
 
 log = logging.getLogger(__name__)

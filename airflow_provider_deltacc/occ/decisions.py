@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.operations import OperationClass
-from airflow_provider_deltacc.occ.kinds import ConflictKind
 
 #: How many times a METADATA_CHANGED conflict may be re-planned (reference section 6: at most once).
 METADATA_REPLANS = 1

@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from airflow_provider_deltacc.occ.kinds import MESSAGE_LIMIT
+from airflow_provider_deltacc.contract.conflict import MESSAGE_LIMIT
 
 # Delta >= 4.1: "a concurrent <op> added data to table <t> committed at version <v>."
 _ADDED = re.compile(

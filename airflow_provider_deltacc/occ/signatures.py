@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 
 #: JVM packages that hold Delta's conflict classes (the second is the pre-1.0 compatibility copy).
 DELTA_JVM_PACKAGES: tuple[str, ...] = ("io.delta.exceptions", "org.apache.spark.sql.delta")

@@ -35,8 +35,8 @@ def log_report(logger: Any, report: dict[str, Any], operation: str, table: str) 
 
 def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: str) -> str:
     """One line per conflict: kind, table, partition if known, attempt n of m, what happened, what to do."""
+    from airflow_provider_deltacc.contract.conflict import Conflict
     from airflow_provider_deltacc.occ.advice import advice_for
-    from airflow_provider_deltacc.occ.kinds import Conflict
 
     conflict = attempt["conflict"]
     kind = str(conflict.get("kind", "")).upper()

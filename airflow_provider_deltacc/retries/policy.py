@@ -32,7 +32,7 @@ from airflow_provider_deltacc.exceptions import (
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
-    from airflow_provider_deltacc.occ.kinds import Conflict
+    from airflow_provider_deltacc.contract.conflict import Conflict
 
 # The classifier and the advice texts load on the first failure, not when a DAG file is parsed.
 
@@ -168,7 +168,7 @@ class DeltaConflictRetryPolicy(RetryPolicy):
         return self.evaluate(_DeltaMessage(message), try_number, max_tries)
 
     def _decide_on_job_failure(self, exc: DeltaCCError, try_number: int, max_tries: int) -> RetryDecision:
-        from airflow_provider_deltacc.occ.kinds import Conflict
+        from airflow_provider_deltacc.contract.conflict import Conflict
 
         conflict = Conflict.from_dict(exc.conflict) if exc.conflict else None
         if isinstance(exc, DeltaConflictFatal):
@@ -224,7 +224,7 @@ class DeltaConflictRetryPolicy(RetryPolicy):
         conflict: Conflict | None, table: str | None, why: str, report: dict[str, Any] | None = None
     ) -> str:
         kind = conflict.kind.name if conflict else "conflict"
-        from airflow_provider_deltacc.occ.kinds import ConflictKind
+        from airflow_provider_deltacc.contract.conflict import ConflictKind
 
         advice = _advice(conflict, report)
         if conflict and conflict.kind is ConflictKind.PROTOCOL_CHANGED and conflict.create_race:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_deltacc.advisor.observed import report_task
+from airflow_provider_deltacc.contract.conflict import Conflict
 from airflow_provider_deltacc.occ.advice import advice_for
-from airflow_provider_deltacc.occ.kinds import Conflict
 from airflow_provider_deltacc.retries.tries import report_tries
 from airflow_provider_deltacc.ui.data import report_table
 

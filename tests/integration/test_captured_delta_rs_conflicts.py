@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.occ import ConflictKind, classify
+from airflow_provider_deltacc.contract.conflict import ConflictKind
+from airflow_provider_deltacc.occ import classify
 from tests.unit.occ.recorded import FIXTURES, read_fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]

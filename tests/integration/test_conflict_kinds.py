@@ -55,8 +55,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.operations import OperationClass
-from airflow_provider_deltacc.occ import ConflictKind, classify, decide_conflict
+from airflow_provider_deltacc.occ import classify, decide_conflict
 from tests.support.gate import Gate
 from tests.support.held import HeldCall, gate_udf, hold
 

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from airflow_provider_deltacc.contract.commit_retry import CommitRetryPolicy
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.operations import OperationClass
-from airflow_provider_deltacc.occ import ConflictKind, classify, run_commit_loop
+from airflow_provider_deltacc.occ import classify, run_commit_loop
 from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from airflow_provider_deltacc.contract.commit_report import AttemptRecord, CommitReport
+from airflow_provider_deltacc.contract.conflict import Conflict, ConflictKind
 from airflow_provider_deltacc.exceptions import DeltaConflictRetryable
-from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
-from airflow_provider_deltacc.occ.report import AttemptRecord, CommitReport
 from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
 from airflow_provider_deltacc.retries.tries import TryDecision, try_entry
 

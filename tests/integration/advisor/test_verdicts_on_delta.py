@@ -24,7 +24,7 @@ from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
 from airflow_provider_deltacc.advisor.loader import load_dags
 from airflow_provider_deltacc.advisor.observed import attach_observed
 from airflow_provider_deltacc.conflict_matrix import EXCEPTION_NAMES
-from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.spark_job.main import run_job
 from tests.support.gate import Gate
 from tests.support.held import gate_udf, hold

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from airflow.sdk import RetryAction
 
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.operations import OperationClass
 from airflow_provider_deltacc.exceptions import (
     DeltaCCInfrastructureError,
@@ -16,7 +17,6 @@ from airflow_provider_deltacc.exceptions import (
     DeltaConflictRetryable,
 )
 from airflow_provider_deltacc.occ import decide_conflict
-from airflow_provider_deltacc.occ.kinds import ConflictKind
 from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
 from tests.unit.occ.recorded import load_cases
 

@@ -7,8 +7,8 @@ import itertools
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, Level, TableTraits, can_conflict
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.occ.kinds import ConflictKind
 
 pytestmark = pytest.mark.unit
 

@@ -24,8 +24,8 @@ from airflow_provider_deltacc.conflict_matrix import (
 )
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
 from airflow_provider_deltacc.conflict_matrix.rules import RLC_FALLBACK
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.occ.kinds import ConflictKind
 from tests.support.imports import imported_roots
 from tests.support.matrix_seeds import SEED_CELLS, SEED_TERMS, SeedCell
 

@@ -13,8 +13,8 @@ import pytest
 import airflow_provider_deltacc
 import airflow_provider_deltacc.contract.exceptions as core
 import airflow_provider_deltacc.exceptions as face
-from airflow_provider_deltacc.occ.kinds import Conflict, ConflictKind
-from airflow_provider_deltacc.occ.report import CommitReport
+from airflow_provider_deltacc.contract.commit_report import CommitReport
+from airflow_provider_deltacc.contract.conflict import Conflict, ConflictKind
 
 pytestmark = pytest.mark.unit
 

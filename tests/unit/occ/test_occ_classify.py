@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.occ import ConflictKind, classify
+from airflow_provider_deltacc.contract.conflict import MESSAGE_LIMIT, ConflictKind
+from airflow_provider_deltacc.occ import classify
 from airflow_provider_deltacc.occ.classifier import match_text
-from airflow_provider_deltacc.occ.kinds import MESSAGE_LIMIT
 from tests.unit.occ.fakes import (
     BrokenStr,
     CapturedException,

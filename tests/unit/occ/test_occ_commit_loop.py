@@ -9,7 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
+from airflow_provider_deltacc.contract.commit_report import CommitReport
 from airflow_provider_deltacc.contract.commit_retry import CommitRetryPolicy
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.exceptions import (
     CommitLoopError,
     ConflictError,
@@ -17,7 +19,7 @@ from airflow_provider_deltacc.contract.exceptions import (
     ConflictRetriesExhaustedError,
 )
 from airflow_provider_deltacc.contract.operations import OperationClass
-from airflow_provider_deltacc.occ import CommitReport, ConflictKind, WorkResult, run_commit_loop
+from airflow_provider_deltacc.occ import WorkResult, run_commit_loop
 from airflow_provider_deltacc.occ.advice import ADVICE
 from airflow_provider_deltacc.occ.commit_loop import Turns
 from tests.unit.occ.fakes import delta_class

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.operations import OperationClass
-from airflow_provider_deltacc.occ import ADVICE, ConflictKind, decide_conflict, decision_table_markdown
+from airflow_provider_deltacc.occ import ADVICE, decide_conflict, decision_table_markdown
 from airflow_provider_deltacc.occ.decisions import DECISION_TABLE
 
 pytestmark = pytest.mark.unit
@@ -117,8 +118,8 @@ def test_advice_for_every_kind() -> None:
 
 
 def test_a_pinned_write_that_conflicted_in_its_own_partition_is_not_told_to_pin() -> None:
+    from airflow_provider_deltacc.contract.conflict import Conflict
     from airflow_provider_deltacc.occ.advice import advice_for
-    from airflow_provider_deltacc.occ.kinds import Conflict
 
     append = Conflict(K.APPEND, partition="[p=a]")
     unpinned = advice_for(append)

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc import conflict_safe
+from airflow_provider_deltacc.contract.commit_report import CommitReport
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.engine import run
-from airflow_provider_deltacc.occ.report import CommitReport
 from airflow_provider_deltacc.spark_job import main
 
 pytestmark = pytest.mark.unit

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.retries.tries import TryDecision
 from airflow_provider_deltacc.ui.aggregate import ViewSummary, summarise, summary_from_reports
 from airflow_provider_deltacc.ui.data import read_reports

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from airflow_provider_deltacc.occ.kinds import ConflictKind
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.retries.tries import TRIES_KEY
 from airflow_provider_deltacc.ui.data import buckets_by_table, read_reports, read_task_instance, try_rows
 from tests.support.commit_reports import committed_try, final_report, lost_try, retried_then_committed

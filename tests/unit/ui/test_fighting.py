@@ -17,9 +17,9 @@ from urllib.parse import unquote
 import pytest
 
 from airflow_provider_deltacc.contract.commits import TAG_PREFIX
+from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.exceptions import ViewInputError
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.occ.kinds import ConflictKind
 from airflow_provider_deltacc.ui import fighting
 from airflow_provider_deltacc.ui.fighting import (
     LeaseView,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_deltacc.contract.conflict import Conflict
 from airflow_provider_deltacc.occ.advice import advice_for
-from airflow_provider_deltacc.occ.kinds import Conflict
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator
 from airflow_provider_deltacc.ui import pairs as ui_pairs
 from airflow_provider_deltacc.ui.pairs import conflict_pairs

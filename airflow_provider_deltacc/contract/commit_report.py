@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from airflow_provider_deltacc.occ.kinds import Conflict
+from airflow_provider_deltacc.contract.conflict import Conflict
 
 AttemptOutcome = Literal["committed", "conflict", "skipped_duplicate", "error"]
 ReportStatus = Literal["committed", "skipped_duplicate", "conflict_exhausted", "conflict_fatal", "error"]

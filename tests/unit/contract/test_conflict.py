@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from airflow_provider_deltacc.occ import Conflict, ConflictKind
+from airflow_provider_deltacc.contract.conflict import Conflict, ConflictKind
 
 pytestmark = pytest.mark.unit
 

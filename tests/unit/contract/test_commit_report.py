@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from airflow_provider_deltacc.occ import AttemptRecord, CommitReport, Conflict, ConflictKind
+from airflow_provider_deltacc.contract.commit_report import AttemptRecord, CommitReport
+from airflow_provider_deltacc.contract.conflict import Conflict, ConflictKind
 
 pytestmark = pytest.mark.unit
 
