@@ -148,7 +148,7 @@ def files_table(path: Path, files: int) -> str:
 
 
 def _spec(table: str, app_id: str, version: int) -> Any:
-    from airflow_provider_deltacc.spark_job.spec import parse_spec
+    from airflow_provider_deltacc.contract.spec_parse import parse_spec
 
     return parse_spec(
         {

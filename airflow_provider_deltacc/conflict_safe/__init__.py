@@ -204,9 +204,9 @@ def _run(
     if renamed:
         raise TypeError(f"{owner}() got unexpected keyword arguments {sorted(renamed)}")
 
+    from airflow_provider_deltacc.contract.spec_parse import parse_spec
     from airflow_provider_deltacc.engine.run import run_operation
     from airflow_provider_deltacc.spark_job.main import check_storage_safety
-    from airflow_provider_deltacc.spark_job.spec import parse_spec
 
     if not callable(build_source):
         raise InputError("build_source", build_source, "must be a function of the Spark session")

@@ -9,18 +9,22 @@ it was given; anything else is bad input naming the function.
 Plain Python, no pyspark: the operators and decorators bind the function here. Calling it on a session and
 checking its DataFrame is the engine's (:func:`airflow_provider_deltacc.engine.source_function.source_frame`);
 its travel to a Spark driver in ``spark_submit`` mode is the job's
-(:mod:`airflow_provider_deltacc.spark_job.source_travel`).
+(:mod:`airflow_provider_deltacc.spark_job.source_travel`), and the driver loads it back from the job spec
+here (:func:`from_travel_form`, plain :mod:`pickle`).
 """
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import inspect
+import pickle
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_provider_deltacc.contract.exceptions import SourceFunctionError
+from airflow_provider_deltacc.contract.exceptions import InputError, SourceFunctionError
 
 #: The parameter a source function receives the Spark session by.
 SESSION_PARAMETER = "spark"
@@ -91,3 +95,31 @@ class SourceFunction:
             return self.function(spark, *self.args, **keywords)
         except Exception as exc:
             raise SourceFunctionError(self.name, exc) from exc
+
+
+def from_travel_form(name: str, python: str, pickled: str) -> SourceFunction:
+    """Load a source function the worker pickled (:func:`travel_form`), on the Spark driver.
+
+    :raises InputError: naming the function and the fix, when this Python cannot load it.
+    """
+    if python != python_version():
+        raise InputError(
+            "source",
+            name,
+            f"was pickled by Python {python} on the Airflow worker, and the Spark driver runs Python "
+            f"{python_version()}; a function travels only between equal Python versions: run the driver "
+            f"with Python {python} (the operator's driver_python, or PYSPARK_DRIVER_PYTHON on the cluster)",
+        )
+    try:
+        loaded = pickle.loads(base64.b64decode(pickled.encode("ascii"), validate=True))
+    except Exception as exc:
+        raise InputError(
+            "source",
+            name,
+            f"cannot be loaded on the Spark driver: {type(exc).__name__}: {exc}. Everything the function "
+            "uses by reference (installed packages) must be installed on the driver too",
+        ) from None
+    if not isinstance(loaded, SourceFunction):
+        raise InputError("source", name, f"unpickled to {type(loaded).__name__}, not a source function")
+    travelled = {"kind": "callable", "name": name, "python": python, "pickled": pickled}
+    return dataclasses.replace(loaded, travelled=travelled)

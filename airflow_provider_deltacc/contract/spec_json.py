@@ -2,7 +2,7 @@
 
 An operator builds its :class:`~airflow_provider_deltacc.contract.spec.JobSpec` once; only a job submitted to
 a Spark driver needs it as text, and :func:`spec_to_json` gives the dict that
-:func:`~airflow_provider_deltacc.spark_job.spec.parse_spec` reads back into an equal spec.
+:func:`~airflow_provider_deltacc.contract.spec_parse.parse_spec` reads back into an equal spec.
 """
 
 from __future__ import annotations

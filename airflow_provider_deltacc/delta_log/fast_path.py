@@ -145,7 +145,7 @@ class LogAnswer:
 
         :param spec: the job spec this answer is for (a dict is parsed).
         """
-        from airflow_provider_deltacc.spark_job.spec import parse_spec
+        from airflow_provider_deltacc.contract.spec_parse import parse_spec
 
         job = parse_spec(spec)
         if self.unrecorded_at is None or job.txn is None:
@@ -158,7 +158,8 @@ def answer_from_log(
 ) -> dict[str, Any] | None:
     """Return the job's report when the table's Delta log alone gives Delta's answer, else None (run it).
 
-    :param spec: the job spec (see :mod:`airflow_provider_deltacc.spark_job.spec`), ``spark_conf`` merged in.
+    :param spec: the job spec (see :mod:`airflow_provider_deltacc.contract.spec_parse`), ``spark_conf``
+        merged in.
     :param storage_options: delta-rs storage options (object-store credentials); None uses the environment.
     """
     return consult_log(spec, storage_options=storage_options).report
@@ -170,7 +171,8 @@ def consult_log(
     """Read the table's Delta log for the job: its report when the log answers it, else what the job may
     skip re-reading (see :class:`LogAnswer`).
 
-    :param spec: the job spec (see :mod:`airflow_provider_deltacc.spark_job.spec`), ``spark_conf`` merged in.
+    :param spec: the job spec (see :mod:`airflow_provider_deltacc.contract.spec_parse`), ``spark_conf``
+        merged in.
     :param storage_options: delta-rs storage options (object-store credentials); None uses the environment.
     """
     started_at, start = time.time(), time.monotonic()
@@ -382,7 +384,7 @@ def find_committed_version(
 
 
 def _parse(spec: JobSpec | Mapping[str, Any]) -> JobSpec | None:
-    from airflow_provider_deltacc.spark_job.spec import parse_spec
+    from airflow_provider_deltacc.contract.spec_parse import parse_spec
 
     try:
         return parse_spec(spec)

@@ -46,7 +46,7 @@ def recover_lost_report(
     :param spec: the job spec as submitted (with its ``outcome``).
     :param storage_options: delta-rs storage options for the table; None uses the environment.
     """
-    from airflow_provider_deltacc.spark_job.spec import parse_spec
+    from airflow_provider_deltacc.contract.spec_parse import parse_spec
 
     job = parse_spec(dict(spec))
     if job.outcome is None:

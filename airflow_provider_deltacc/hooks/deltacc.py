@@ -146,7 +146,8 @@ class DeltaCCHook(BaseHook):
         """Run the job and return its report; raise a classified exception when it did not succeed.
 
         :param spec: the job spec: typed (an operator's, built once), or a dict, parsed here once (see
-            :mod:`airflow_provider_deltacc.spark_job.spec`); it becomes JSON only for a spark-submit driver.
+            :mod:`airflow_provider_deltacc.contract.spec_parse`); it becomes JSON only for a spark-submit
+            driver.
         :param consult_log: first ask the table's Delta log (see :meth:`consult_log`) and start nothing
             when it answers; False when the caller already asked.
         :param turns: the writer's place among the writers of its table, taken by the commit loop before its
@@ -207,8 +208,8 @@ class DeltaCCHook(BaseHook):
         :param spec: the job spec.
         """
         from airflow_provider_deltacc.contract.exceptions import InputError
+        from airflow_provider_deltacc.contract.spec_parse import parse_spec
         from airflow_provider_deltacc.object_storage.connections import hadoop_conf_of
-        from airflow_provider_deltacc.spark_job.spec import parse_spec
 
         try:
             job: JobSpec | dict[str, Any] = parse_spec(spec)

@@ -282,7 +282,7 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
         operator argument is invalid. The typed spec goes on to the lease, the log and the job; it becomes
         JSON only for a spark-submit driver."""
         from airflow_provider_deltacc.contract.exceptions import SpecError
-        from airflow_provider_deltacc.spark_job.spec import parse_spec
+        from airflow_provider_deltacc.contract.spec_parse import parse_spec
 
         self.validate_arguments()
         try:

@@ -88,14 +88,14 @@ def check_vacuum(task_id: str, table: Any, retention_hours: Any, force: Any) -> 
 
 def one_statement(task_id: str, statement: str) -> None:
     """Refuse a statement text that is not one statement, when the DAG is parsed (see
-    :func:`~airflow_provider_deltacc.spark_job.fields.check_one_statement`).
+    :func:`~airflow_provider_deltacc.contract.spec_fields.check_one_statement`).
 
     :param task_id: the task.
     :param statement: its statement.
     :raises DeltaCCInputError: naming ``statement``.
     """
     from airflow_provider_deltacc.contract.exceptions import SpecError
-    from airflow_provider_deltacc.spark_job.fields import check_one_statement
+    from airflow_provider_deltacc.contract.spec_fields import check_one_statement
 
     try:
         check_one_statement("statement", statement)

@@ -25,12 +25,12 @@ from airflow_provider_deltacc.contract.exceptions import (
 )
 from airflow_provider_deltacc.contract.redaction import hide_jvm_protocol_log
 from airflow_provider_deltacc.contract.spec import JobSpec
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.spark_jars.connect_mode import running_classic_session
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.report_file import leave_report
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.spark_job.storage_errors import storage_input_error, storage_unreachable
 from airflow_provider_deltacc.spark_job.unavailable import session_lost, unavailable_reason
 

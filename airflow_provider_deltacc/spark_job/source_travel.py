@@ -2,16 +2,16 @@
 
 The function goes by value (:func:`travel_form`): pyspark's own cloudpickle, with the module that defines it
 (a DAG file, which the driver cannot import) pickled by value, base64 text in the job spec; the driver loads
-it back with :func:`from_travel_form`. Imports nothing from pyspark until a function is pickled, so the
-operators use it on the Airflow worker when a task starts. Where the function runs in the worker
-(``in_process``, ``spark_connect``), its module is pickled by value the same way while the operation runs
-(:func:`pickled_by_value`), so a UDF made of a DAG file's own function reaches Spark's Python workers.
+it back with :func:`~airflow_provider_deltacc.contract.source_function.from_travel_form`. Imports nothing
+from pyspark until a function is pickled, so the operators use it on the Airflow worker when a task starts.
+Where the function runs in the worker (``in_process``, ``spark_connect``), its module is pickled by value the
+same way while the operation runs (:func:`pickled_by_value`), so a UDF made of a DAG file's own function
+reaches Spark's Python workers.
 """
 
 from __future__ import annotations
 
 import base64
-import dataclasses
 import inspect
 import pickle
 import sys
@@ -98,34 +98,6 @@ def pickled_by_value(function: Callable[..., Any] | None) -> Iterator[None]:
                 if not _by_value_holders[module.__name__]:
                     del _by_value_holders[module.__name__]
                     cloudpickle.unregister_pickle_by_value(module)
-
-
-def from_travel_form(name: str, python: str, pickled: str) -> SourceFunction:
-    """Load a source function the worker pickled (:func:`travel_form`), on the Spark driver.
-
-    :raises InputError: naming the function and the fix, when this Python cannot load it.
-    """
-    if python != python_version():
-        raise InputError(
-            "source",
-            name,
-            f"was pickled by Python {python} on the Airflow worker, and the Spark driver runs Python "
-            f"{python_version()}; a function travels only between equal Python versions: run the driver "
-            f"with Python {python} (the operator's driver_python, or PYSPARK_DRIVER_PYTHON on the cluster)",
-        )
-    try:
-        loaded = pickle.loads(base64.b64decode(pickled.encode("ascii"), validate=True))
-    except Exception as exc:
-        raise InputError(
-            "source",
-            name,
-            f"cannot be loaded on the Spark driver: {type(exc).__name__}: {exc}. Everything the function "
-            "uses by reference (installed packages) must be installed on the driver too",
-        ) from None
-    if not isinstance(loaded, SourceFunction):
-        raise InputError("source", name, f"unpickled to {type(loaded).__name__}, not a source function")
-    travelled = {"kind": "callable", "name": name, "python": python, "pickled": pickled}
-    return dataclasses.replace(loaded, travelled=travelled)
 
 
 def _picklable_context(source: SourceFunction, dumps: Callable[[Any], bytes]) -> dict[str, Any]:

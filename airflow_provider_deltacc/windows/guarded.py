@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.exceptions import UnguardedUnsafeWrite
 from airflow_provider_deltacc.contract.spec import JobSpec
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.contract.storage_safety import StorageSafety
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows.admission import TurnQueue
 from airflow_provider_deltacc.windows.fence import LeaseFence
 from airflow_provider_deltacc.windows.lease import LeaseRequest

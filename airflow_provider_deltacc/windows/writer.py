@@ -19,7 +19,7 @@ from airflow_provider_deltacc.contract.exceptions import ExclusiveLeaseUnavailab
 from airflow_provider_deltacc.contract.operations import OPERATIONS, OpKind
 from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
 from airflow_provider_deltacc.contract.spec_facts import merge_pin_columns, spec_op_kind
-from airflow_provider_deltacc.spark_job.spec import parse_spec
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest

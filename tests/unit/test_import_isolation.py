@@ -32,7 +32,7 @@ BUNDLED_CORE = [
     "import airflow_provider_deltacc.occ as m; m.run_commit_loop; m.classify",
     "import airflow_provider_deltacc.contract.commit_retry",
     "import airflow_provider_deltacc.conflict_matrix",
-    "import airflow_provider_deltacc.spark_job.spec, airflow_provider_deltacc.spark_job.exit_codes",
+    "import airflow_provider_deltacc.contract.spec_parse, airflow_provider_deltacc.spark_job.exit_codes",
     "import airflow_provider_deltacc.spark_jars.delta_jars, airflow_provider_deltacc.spark_jars.delta_conf",
     "import airflow_provider_deltacc.conflict_safe as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.engine.source_function",

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 from airflow_provider_deltacc.contract.commits import TXN_SCAN_VERSIONS, scan_for_txn_commit
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.contract.txn import TxnIdentity
 from airflow_provider_deltacc.delta_log.fast_path import (
     ANSWERED_BY,
@@ -23,7 +24,6 @@ from airflow_provider_deltacc.delta_log.fast_path import (
     consult_log,
     fast_path_verdict,
 )
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
 

@@ -15,8 +15,8 @@ import pytest
 
 from airflow_provider_deltacc.contract.commit_report import CommitReport
 from airflow_provider_deltacc.contract.spec import JobSpec
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.engine.run import run_operation
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 from tests.integration.engine.helpers import contents, create_table, rows_source
 from tests.support.gate import Gate
 

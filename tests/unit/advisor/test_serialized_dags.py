@@ -312,7 +312,7 @@ def test_an_explicit_none_pin_in_partial_is_passed_on_as_no_pin() -> None:
     from airflow.sdk import DAG
     from airflow.serialization.serialized_objects import DagSerialization
 
-    from airflow_provider_deltacc.spark_job.spec import parse_spec
+    from airflow_provider_deltacc.contract.spec_parse import parse_spec
 
     with DAG("ser_advisor_none", schedule=None, start_date=datetime(2026, 1, 1)) as live:
         DeltaMergeOperator.partial(task_id="merge", table=T, keys=["id"], partition_pin=None).expand(

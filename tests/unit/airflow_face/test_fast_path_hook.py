@@ -248,7 +248,7 @@ def test_a_writer_builds_its_typed_spec_once(
 ) -> None:
     """From the operator's arguments to the runner, through the lease, the log and the storage guard, the
     spec is read into its typed form once: every later step gets the same object."""
-    import airflow_provider_deltacc.spark_job.spec as spec_module
+    import airflow_provider_deltacc.contract.spec_parse as spec_module
 
     parsed: list[str] = []
     read_source = spec_module._source

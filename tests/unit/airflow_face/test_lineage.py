@@ -30,7 +30,7 @@ def test_dataset_names_follow_openlineage_naming(table: str, expected: tuple[str
 
 def _spec(source: dict[str, Any]) -> Any:
     """The typed spec an operator's run committed, with ``source``."""
-    from airflow_provider_deltacc.spark_job.spec import parse_spec
+    from airflow_provider_deltacc.contract.spec_parse import parse_spec
 
     return parse_spec({"operation": "append", "table": "/data/orders", "source": source, "options": {}})
 

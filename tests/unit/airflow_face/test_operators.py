@@ -9,6 +9,7 @@ from unittest.mock import MagicMock
 
 import pytest
 
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
@@ -21,7 +22,6 @@ from airflow_provider_deltacc.operators import (
 from airflow_provider_deltacc.operators.identity import derive_txn_identity
 from airflow_provider_deltacc.operators.sources import source_spec
 from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 from tests.unit.airflow_face.conftest import make_context
 
 pytestmark = pytest.mark.unit

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.operators import DeltaMergeOperator
 from airflow_provider_deltacc.spark_jars.put_if_absent import SWITCH_CONF
 from airflow_provider_deltacc.spark_jars.spark_defaults import parse_spark_defaults, spark_defaults_file
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
 

@@ -20,7 +20,7 @@ from airflow_provider_deltacc.contract.operations import (
     operation_class,
     statement_kind,
 )
-from airflow_provider_deltacc.spark_job.spec import parse_spec
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 
 pytestmark = pytest.mark.unit
 

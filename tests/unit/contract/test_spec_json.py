@@ -10,7 +10,7 @@ import pytest
 
 from airflow_provider_deltacc.contract.source_function import SourceFunction
 from airflow_provider_deltacc.contract.spec_json import spec_to_json
-from airflow_provider_deltacc.spark_job.spec import parse_spec
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 
 pytestmark = pytest.mark.unit
 

@@ -12,9 +12,9 @@ from airflow_provider_deltacc.contract.operations import (
     enables_allow_listed_feature,
     statement_kind,
 )
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.contract.sql_text import split_statements
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
 

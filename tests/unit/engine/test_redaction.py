@@ -12,7 +12,7 @@ from airflow_provider_deltacc.contract.redaction import (
     redact_text,
     sensitive_values,
 )
-from airflow_provider_deltacc.spark_job.spec import parse_spec
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 
 pytestmark = pytest.mark.unit
 

@@ -14,11 +14,12 @@ import pytest
 from airflow_provider_deltacc.contract.exceptions import CommitLoopError, InputError, SourceFunctionError
 from airflow_provider_deltacc.contract.source_function import (
     SourceFunction,
+    from_travel_form,
     python_version,
     takes_session_by_name,
 )
-from airflow_provider_deltacc.spark_job.source_travel import from_travel_form, travel_form
-from airflow_provider_deltacc.spark_job.spec import parse_spec
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
+from airflow_provider_deltacc.spark_job.source_travel import travel_form
 
 pytestmark = pytest.mark.unit
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictRetryable
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
@@ -21,7 +22,6 @@ from airflow_provider_deltacc.operators import (
     DeltaSqlOperator,
     DeltaUpdateOperator,
 )
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows import TableFacts, store_from_url, writer_op_kind, writer_partitions
 from tests.unit.maintenance.helpers import RecordingHook, context, grant, logged, with_hook
 

@@ -10,9 +10,9 @@ import pytest
 
 from airflow_provider_deltacc.contract.commits import TAG_PREFIX, run_tag_prefix
 from airflow_provider_deltacc.contract.exceptions import SpecError
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.engine.commits import new_commit_tag, tagging_run
 from airflow_provider_deltacc.spark_job.report_file import leave_report, read_report, remove_report
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.contract.exceptions import SpecError
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.contract.storage_safety import DYNAMODB_LOG_STORE
 from airflow_provider_deltacc.spark_job.main import UnsafeStorageError, check_storage_safety
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
 

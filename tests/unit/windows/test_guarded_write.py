@@ -14,9 +14,9 @@ import pytest
 
 from airflow_provider_deltacc.contract.exceptions import ExclusiveLeaseUnavailable, UnguardedUnsafeWrite
 from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.contract.storage_safety import StorageSafety
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows import LeaseStore, SqliteLeaseStore, WriteGuard, guarded_write
 from tests.unit.windows.helpers import grant
 

@@ -14,8 +14,8 @@ import pytest
 
 from airflow_provider_deltacc.contract.exceptions import LeaseLapsedError
 from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.occ.remote_turns import RemoteTurns
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 from airflow_provider_deltacc.windows import LeaseRequest, SqliteLeaseStore, TurnQueue, hold_lease
 from airflow_provider_deltacc.windows.conflicts import any_lease
 from airflow_provider_deltacc.windows.fence import LeaseFence

@@ -16,10 +16,10 @@ from airflow_provider_deltacc.contract.spec import (
     SqlOptions,
     VacuumOptions,
 )
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from airflow_provider_deltacc.spark_job.report_line import format_report_line, parse_report_line
-from airflow_provider_deltacc.spark_job.spec import parse_spec
 
 pytestmark = pytest.mark.unit
 

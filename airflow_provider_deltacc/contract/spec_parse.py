@@ -24,7 +24,7 @@ from typing import Any, Literal
 from airflow_provider_deltacc.contract.commit_retry import CommitRetryPolicy
 from airflow_provider_deltacc.contract.exceptions import InputError, SpecError
 from airflow_provider_deltacc.contract.operations import OPERATIONS, OperationClass
-from airflow_provider_deltacc.contract.source_function import SourceFunction
+from airflow_provider_deltacc.contract.source_function import SourceFunction, from_travel_form
 from airflow_provider_deltacc.contract.spec import (
     DEFAULT_WHEN_MATCHED,
     DEFAULT_WHEN_NOT_MATCHED,
@@ -46,10 +46,9 @@ from airflow_provider_deltacc.contract.spec import (
     UpdateOptions,
     VacuumOptions,
 )
+from airflow_provider_deltacc.contract.spec_fields import Fields, check_one_statement
 from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, check_table_name
 from airflow_provider_deltacc.contract.txn import TxnIdentity
-from airflow_provider_deltacc.spark_job.fields import Fields, check_one_statement
-from airflow_provider_deltacc.spark_job.source_travel import from_travel_form
 
 __all__ = ["parse_spec"]
 
