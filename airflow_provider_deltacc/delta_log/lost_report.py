@@ -4,7 +4,7 @@ A driver in cluster deploy mode prints its report line into the cluster's logs, 
 driver can be killed between its commit and its report. The submitter then asks, in order:
 
 1. **the report the driver left** in the spec's ``outcome.report_dir`` (see
-   :mod:`airflow_provider_deltacc.spark_job.report_file`): the full report, conflicts and bad input included;
+   :mod:`airflow_provider_deltacc.contract.report_file`): the full report, conflicts and bad input included;
 2. **the table's Delta log**, read by the provider's log reader (delta-rs where it cannot): every commit of
    the run carries a ``userMetadata`` tag that starts with ``deltacc:<run_token>:`` (see
    :func:`airflow_provider_deltacc.engine.commits.tagging_run`), so the run's commits are found whoever else
@@ -24,10 +24,10 @@ from typing import Any
 
 from airflow_provider_deltacc.contract.commit_report import AttemptRecord, CommitReport
 from airflow_provider_deltacc.contract.commits import TXN_SCAN_VERSIONS, metric_value, run_tag_prefix
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.contract.table import is_path
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
-from airflow_provider_deltacc.spark_job.report_file import read_report, remove_report
+from airflow_provider_deltacc.delta_log.left_report import read_report, remove_report
 
 log = logging.getLogger(__name__)
 

@@ -7,19 +7,19 @@ from typing import Any
 
 from airflow.sdk.exceptions import AirflowException
 
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.exceptions import (
     DeltaCCInfrastructureError,
     DeltaCCInputError,
     DeltaConflictFatal,
     DeltaConflictRetryable,
 )
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 
 
 def report_or_raise(code: int, report: dict[str, Any] | None) -> dict[str, Any]:
     """Map the job's exit code and report to the report (success) or to a classified exception.
 
-    :param code: the job's :class:`~airflow_provider_deltacc.spark_job.exit_codes.ExitCode`.
+    :param code: the job's :class:`~airflow_provider_deltacc.contract.exit_codes.ExitCode`.
     :param report: the job's report, None when it printed none.
     """
     report = report or {}

@@ -2,7 +2,7 @@
 
 The CLI (also run as a plain file by spark-submit) and :func:`run_job` (the in-process mode) share every line
 after reading the spec. The CLI prints exactly one ``DELTACC_REPORT <json>`` line to stdout and exits with an
-:class:`~airflow_provider_deltacc.spark_job.exit_codes.ExitCode`; logs go to stderr.
+:class:`~airflow_provider_deltacc.contract.exit_codes.ExitCode`; logs go to stderr.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from airflow_provider_deltacc.contract.exceptions import (
     UnsafeStorageError,
     short_repr,
 )
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.redaction import hide_jvm_protocol_log
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.spark_jars.connect_mode import running_classic_session
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
-from airflow_provider_deltacc.spark_job.report_file import leave_report
+from airflow_provider_deltacc.spark_job.leave_report import leave_report
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
 from airflow_provider_deltacc.spark_job.storage_errors import storage_input_error, storage_unreachable
 from airflow_provider_deltacc.spark_job.unavailable import session_lost, unavailable_reason

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 from deltalake import DeltaTable
 
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from tests.chaos.workload import ROOT, Transfer, create_tables, kill_group, transfer_spec
 from tests.chaos.workload import ChaosConfig as _Config

@@ -23,6 +23,7 @@ from unittest import mock
 
 import pytest
 
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
@@ -34,7 +35,6 @@ from airflow_provider_deltacc.operators import (
     DeltaUpdateOperator,
     DeltaVacuumOperator,
 )
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from airflow_provider_deltacc.task_groups import staging_append_then_merge, table_maintenance
 from tests.support.airflow_runs import use_temp_lease_store

@@ -20,6 +20,7 @@ import pytest
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.contract.conflict import ConflictKind
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.exceptions import (
     DeltaCCInfrastructureError,
     DeltaCCInputError,
@@ -28,7 +29,6 @@ from airflow_provider_deltacc.exceptions import (
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
 from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from tests.support.airflow_runs import serialize_dag, try_history, xcom_value
 from tests.support.gate import Gate

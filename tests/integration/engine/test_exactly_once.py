@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.txn import TxnIdentity
 from airflow_provider_deltacc.engine.confs import isolated_session
 from airflow_provider_deltacc.engine.txn import TXN_CONFS, txn_session_confs
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from tests.integration.engine.helpers import contents, create_table, history, rows_source, version
 

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.literals import sql_literal
 from airflow_provider_deltacc.engine.literals import escaped_string_literals
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 
 if TYPE_CHECKING:

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.operations import OperationClass
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.engine.operations import build_operation
 from airflow_provider_deltacc.engine.run import operation_session
 from airflow_provider_deltacc.operators import DeltaMergeOperator
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from tests.integration.engine.helpers import create_table, rows_source, version
 

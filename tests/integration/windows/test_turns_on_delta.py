@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from airflow_provider_deltacc.windows import (
     LeaseRequest,

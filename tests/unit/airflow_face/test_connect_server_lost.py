@@ -10,9 +10,9 @@ import pytest
 
 import airflow_provider_deltacc.hooks.connect as connect
 import airflow_provider_deltacc.spark_job.main as job_main
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError
 from airflow_provider_deltacc.hooks.connect import SparkConnectRunner
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 
 pytestmark = pytest.mark.unit
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from airflow.sdk.exceptions import AirflowException
 
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictFatal, DeltaConflictRetryable
 from airflow_provider_deltacc.hooks.bundle import build_bundle
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
 from airflow_provider_deltacc.hooks.job_exit import report_or_raise
 from airflow_provider_deltacc.hooks.submit import ReportingSparkSubmitHook
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
 
 pytestmark = pytest.mark.unit

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.contract.exceptions import SpecError
+from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.operations import OperationClass
 from airflow_provider_deltacc.contract.spec import (
     AppendOptions,
@@ -17,7 +18,6 @@ from airflow_provider_deltacc.contract.spec import (
     VacuumOptions,
 )
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
-from airflow_provider_deltacc.spark_job.exit_codes import ExitCode
 from airflow_provider_deltacc.spark_job.main import run_job
 from airflow_provider_deltacc.spark_job.report_line import format_report_line, parse_report_line
 

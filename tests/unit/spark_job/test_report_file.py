@@ -10,9 +10,12 @@ import pytest
 
 from airflow_provider_deltacc.contract.commits import TAG_PREFIX, run_tag_prefix
 from airflow_provider_deltacc.contract.exceptions import SpecError
+from airflow_provider_deltacc.contract.report_file import local_dir
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
+from airflow_provider_deltacc.delta_log import left_report
+from airflow_provider_deltacc.delta_log.left_report import read_report, remove_report
 from airflow_provider_deltacc.engine.commits import new_commit_tag, tagging_run
-from airflow_provider_deltacc.spark_job.report_file import leave_report, read_report, remove_report
+from airflow_provider_deltacc.spark_job.leave_report import leave_report
 
 pytestmark = pytest.mark.unit
 
@@ -40,13 +43,11 @@ def test_a_left_report_is_read_back_and_removed(tmp_path: Path, as_uri: bool) ->
 def test_a_uri_report_is_read_and_removed_through_delta_rs_object_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from airflow_provider_deltacc.spark_job import report_file
-
     directory = tmp_path / "reports"
     leave_report(_spec(str(directory)), 0, REPORT)
-    assert report_file.local_dir("s3a://bucket/reports") is None  # an object store: read through delta-rs
+    assert local_dir("s3a://bucket/reports") is None  # an object store: read through delta-rs
     # The same directory as a URI the submitter reads as it reads s3a:// or abfss://: through delta-rs.
-    monkeypatch.setattr(report_file, "local_dir", lambda report_dir: None)
+    monkeypatch.setattr(left_report, "local_dir", lambda report_dir: None)
     uri = directory.as_uri()
     assert read_report(uri, TOKEN) == (0, REPORT)
     remove_report(uri, TOKEN)

@@ -1,4 +1,4 @@
-"""The Spark job's exit codes; the Airflow hook maps them to task outcomes."""
+"""The Spark job's exit codes: the driver exits with one, the Airflow hook maps it to a task outcome."""
 
 from __future__ import annotations
 
