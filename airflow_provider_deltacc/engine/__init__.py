@@ -2,10 +2,11 @@
 
 The local session (:mod:`.session`), the table's snapshot read through the session's backend (the JVM
 ``DeltaLog`` or Spark Connect: :mod:`.backend`, :mod:`.table`), the sources, the operations, an attempt's
-commit tags and txn session confs, pinning and clustering. The modules import pyspark only inside functions
-or for typing, so the bundle imports on a driver without Airflow; they run only where a session does: the
-Spark job (:mod:`airflow_provider_deltacc.spark_job`) and the library API
-(:mod:`airflow_provider_deltacc.conflict_safe`).
+commit tags and txn session confs, pinning and clustering, and a source function's own module pickled by
+value (:mod:`.by_value`). The modules import pyspark only inside functions or for typing, so the bundle
+imports on a driver without Airflow; they run only where a session does: the Spark job
+(:mod:`airflow_provider_deltacc.spark_job`, whose source travel pickles a function by value on the Airflow
+worker too) and the library API (:mod:`airflow_provider_deltacc.conflict_safe`).
 
 What a job is without Spark (the spec, table names, literals, DDL names, storage safety, retention, txn
 identities, commit tags, redaction, the input error) lives in :mod:`airflow_provider_deltacc.contract`; the

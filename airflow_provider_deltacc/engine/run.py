@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from airflow_provider_deltacc.contract.commit_report import CommitReport
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.engine.backend import is_connect
+from airflow_provider_deltacc.engine.by_value import pickled_by_value
 from airflow_provider_deltacc.engine.confs import (
     explicit_confs,
     isolated_session,
@@ -22,7 +23,6 @@ from airflow_provider_deltacc.engine.operations import SourceHook, build_operati
 from airflow_provider_deltacc.engine.source_function import workers_load_the_function
 from airflow_provider_deltacc.occ.commit_loop import Turns, run_commit_loop
 from airflow_provider_deltacc.spark_jars.connect_mode import spark_connect_code
-from airflow_provider_deltacc.spark_job.source_travel import pickled_by_value
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -41,7 +41,7 @@ def run_operation(
 
     The operation runs in a session of its own (see :func:`operation_session`), so that its txn identity,
     commit tag and ``spec.spark_conf`` never reach other operations. A source function's own module is
-    pickled by value meanwhile (:func:`~airflow_provider_deltacc.spark_job.source_travel.pickled_by_value`),
+    pickled by value meanwhile (:func:`~airflow_provider_deltacc.engine.by_value.pickled_by_value`),
     so its UDFs reach Spark's Python workers; a module they cannot import is bad input naming the function
     (:func:`~airflow_provider_deltacc.engine.source_function.workers_load_the_function`).
 

@@ -204,7 +204,7 @@ def test_the_functions_own_module_is_pickled_by_value_while_any_operation_holds_
 
     from pyspark import cloudpickle
 
-    from airflow_provider_deltacc.spark_job.source_travel import pickled_by_value
+    from airflow_provider_deltacc.engine.by_value import pickled_by_value
 
     (tmp_path / "deltacc_dag_file.py").write_text(
         "def tier(amount):\n    return 'gold' if amount >= 100 else 'basic'\n"
