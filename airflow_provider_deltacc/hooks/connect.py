@@ -19,7 +19,7 @@ from airflow.sdk import BaseHook
 
 from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
-from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
+from airflow_provider_deltacc.observability.secrets import connection_secrets, mask_values
 from airflow_provider_deltacc.spark_jars.connect_mode import connect_session_keeping_mark
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from airflow.sdk import BaseHook
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.job_exit import report_or_raise
-from airflow_provider_deltacc.hooks.secrets import mask_sensitive_conf
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, check_spark_log_level
+from airflow_provider_deltacc.observability.secrets import mask_sensitive_conf
 
 if TYPE_CHECKING:
     from airflow_provider_deltacc.delta_log.fast_path import LogAnswer

@@ -104,7 +104,7 @@ def connection_store_url(conn_id: str, *, setting: str = LEASE_STORE_CONN_ID) ->
     """
     from airflow.sdk import BaseHook
 
-    from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
+    from airflow_provider_deltacc.observability.secrets import connection_secrets, mask_values
     from airflow_provider_deltacc.windows import store_url_from_connection
 
     try:

@@ -32,7 +32,6 @@ from airflow_provider_deltacc.contract.redaction import redact_text, sensitive_v
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.contract.spec_json import spec_to_json
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
-from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, driver_log_env
 from airflow_provider_deltacc.hooks.submit_options import (
     JOINED,
@@ -40,6 +39,7 @@ from airflow_provider_deltacc.hooks.submit_options import (
     check_submit_options,
     joined,
 )
+from airflow_provider_deltacc.observability.secrets import connection_secrets, mask_values
 from airflow_provider_deltacc.spark_jars.spark_defaults import pip_spark_home
 from airflow_provider_deltacc.spark_job.report_line import REPORT_PREFIX, parse_report_line
 

@@ -68,7 +68,7 @@ def store_credentials(field: str, conn_id: str) -> StoreCredentials:
     """
     from airflow.sdk import BaseHook
 
-    from airflow_provider_deltacc.hooks.secrets import connection_secrets, mask_values
+    from airflow_provider_deltacc.observability.secrets import connection_secrets, mask_values
 
     wanted, read = _READERS[field]
     try:

@@ -220,7 +220,7 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
         passwords) with Airflow's secrets masker, so the rendered fields in the UI and the task log show
         ``***`` instead."""
         super().render_template_fields(context, jinja_env)
-        from airflow_provider_deltacc.hooks.secrets import mask_sensitive_conf
+        from airflow_provider_deltacc.observability.secrets import mask_sensitive_conf
 
         mask_sensitive_conf(self.spark_conf)
 

@@ -118,7 +118,8 @@ def test_a_postgres_connection_never_shows_its_password(env: pytest.MonkeyPatch)
     # The trigger gets the connection id, never the URL: no password is stored with the trigger.
     assert target.trigger_kwargs() == {"lease_store_conn_id": "deltacc_pg"}
     # Airflow's secrets masker knows the password (Airflow registers it when the connection is read, and
-    # the provider registers the connection's secrets as hooks/secrets.py does): a log line is redacted.
+    # the provider registers the connection's secrets as observability/secrets.py does): a log line is
+    # redacted.
     assert PG_PASSWORD not in str(redact(f"could not connect with {PG_PASSWORD}"))
 
 
