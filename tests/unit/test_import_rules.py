@@ -1,9 +1,15 @@
-"""The layers' import rules (issue 24), read from the source with ``ast``:
+"""The layers' import rules (issues 24 and 40), read from the source with ``ast``:
 
 * the lease windows and the Airflow face (``windows/``, ``operators/``, ``hooks/``, ``sensors/``,
   ``triggers/``, ``task_groups/``) never import the Spark engine (``engine/``): what they need of a job or a
   table lives in the contract, and what runs Spark they reach through the job (``spark_job``);
-* the contract (``contract/``) imports neither Airflow nor Spark (pyspark, py4j, delta), nor the engine.
+* the contract (``contract/``) imports neither Airflow nor Spark (pyspark, py4j, delta), nor the engine;
+* no import runs back up (:data:`RULES`): the contract imports nothing of the package outside ``contract/``
+  (so neither ``occ/``, ``windows/``, ``engine/`` nor ``spark_job/``); ``engine/`` and ``windows/`` never
+  import ``spark_job/``; ``delta_log/`` imports neither ``spark_job/`` nor ``engine/``; ``windows/`` imports
+  no ``hooks/``, ``operators/`` or ``deployment/``; ``object_storage/`` imports no ``hooks/`` or
+  ``operators/``;
+* no two rooms (the package's top-level packages and modules) import each other, directly or through others.
 
 Every import counts: at module level, inside functions, under ``TYPE_CHECKING``, ``import x`` and
 ``from x import y``, relative ones, and ``importlib.import_module("...")``/``__import__("...")`` of a
@@ -13,6 +19,7 @@ constant name. A subprocess check beside them imports each contract module and l
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import subprocess
 import sys
@@ -33,6 +40,48 @@ CONTRACT = "contract"
 #: What the contract must not import: Airflow, Spark's Python side, and the engine that runs Spark.
 CONTRACT_BANNED = ("airflow", "pyspark", "py4j", "delta", ENGINE)
 _IMPORT_FUNCTIONS = frozenset({"import_module", "__import__"})
+#: The package's rooms: its top-level packages and modules.
+ROOMS = tuple(
+    sorted(
+        path.stem if path.suffix == ".py" else path.name
+        for path in ROOT.iterdir()
+        if (path.suffix == ".py" and path.stem != "__init__") or (path / "__init__.py").is_file()
+    )
+)
+
+
+def _rooms(*names: str) -> tuple[str, ...]:
+    return tuple(f"{PACKAGE}.{name}" for name in names)
+
+
+#: No import runs back up: rule -> (the rooms it binds, the modules they must not import, where to look).
+RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
+    "the contract imports nothing of ours outside contract/ (no occ, windows, engine or spark_job)": (
+        (CONTRACT,),
+        _rooms(*(room for room in ROOMS if room != CONTRACT)),
+        "move what it needs down into contract/",
+    ),
+    "engine/ and windows/ never import spark_job/": (
+        ("engine", "windows"),
+        _rooms("spark_job"),
+        "what the job and they share lives in contract/ (the spec's parser, exit codes, the report file)",
+    ),
+    "delta_log/ imports neither spark_job/ nor engine/": (
+        ("delta_log",),
+        _rooms("spark_job", "engine"),
+        "what the job and the submitter share lives in contract/",
+    ),
+    "windows/ imports no hooks/, operators/ or deployment/": (
+        ("windows",),
+        _rooms("hooks", "operators", "deployment"),
+        "what needs Airflow's settings or connections belongs above windows/ (the lease CLI is in cli/)",
+    ),
+    "object_storage/ imports no hooks/ or operators/": (
+        ("object_storage",),
+        _rooms("hooks", "operators"),
+        "what both need belongs below them (Airflow's secrets masker is in observability/)",
+    ),
+}
 
 
 def _module_name(path: Path, root: Path = ROOT) -> str:
@@ -117,6 +166,79 @@ def test_the_contract_imports_neither_airflow_nor_spark_nor_the_engine() -> None
     assert len(_contract_modules()) > 1
     found = violations((CONTRACT,), CONTRACT_BANNED)
     assert not found, "the contract imports Airflow, Spark or the engine:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_no_import_runs_back_up(rule: str) -> None:
+    folders, banned, fix = RULES[rule]
+    found = violations(folders, banned)
+    assert not found, f"{rule}; {fix}:\n" + "\n".join(found)
+
+
+def _room_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == PACKAGE and parts[1] in ROOMS else None
+
+
+def room_graph(root: Path = ROOT) -> dict[str, dict[str, str]]:
+    """room -> {room it imports: the first ``file:line`` that does}, every import counted.
+
+    :param root: the package's folder.
+    """
+    graph: dict[str, dict[str, str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        room = _room_of(_module_name(path, root))
+        if room is None:
+            continue
+        edges = graph.setdefault(room, {})
+        for line, modules in imported_modules(path, root):
+            for other in {_room_of(module) for module in modules} - {None, room}:
+                assert other is not None
+                edges.setdefault(other, f"{path.relative_to(root.parent).as_posix()}:{line}")
+    return graph
+
+
+def room_cycle(graph: dict[str, dict[str, str]]) -> list[str]:
+    """The rooms of one import cycle (the first room again at the end), or [] when there is none.
+
+    :param graph: see :func:`room_graph`.
+    """
+    done: set[str] = set()
+
+    def walk(room: str, path: list[str]) -> list[str]:
+        if room in path:
+            return [*path[path.index(room) :], room]
+        if room in done:
+            return []
+        for other in sorted(graph.get(room, {})):
+            cycle = walk(other, [*path, room])
+            if cycle:
+                return cycle
+        done.add(room)
+        return []
+
+    for start in sorted(graph):
+        cycle = walk(start, [])
+        if cycle:
+            return cycle
+    return []
+
+
+def test_no_two_rooms_import_each_other() -> None:
+    graph = room_graph()
+    assert {"contract", "occ", "windows", "engine", "spark_job"} <= set(graph)
+    cycle = room_cycle(graph)
+    assert not cycle, "rooms import each other: " + ", ".join(
+        f"{room} -> {other} ({graph[room][other]})" for room, other in itertools.pairwise(cycle)
+    )
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    ring = {"a": {"b": "a.py:1"}, "b": {"c": "b.py:1"}, "c": {"a": "c.py:1"}}
+    assert room_cycle(ring) == ["a", "b", "c", "a"]
+    assert room_cycle({"a": {"b": "a.py:1"}, "b": {}, "c": {"a": "c.py:1", "b": "c.py:2"}}) == []
 
 
 def test_importing_the_contract_loads_neither_airflow_nor_spark_nor_the_engine() -> None:
