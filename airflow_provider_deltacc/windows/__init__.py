@@ -15,9 +15,10 @@
 - :func:`read_table_facts`, :func:`table_partitions`: delta-rs reads of a table's layout and retention
   (``deltalake`` is imported on first use).
 
-Imports only the standard library, SQLAlchemy, croniter and :mod:`airflow_provider_deltacc.occ` (and
-``deltalake`` lazily): it runs in
-operators, triggers and the triggerer alike.
+Imports the standard library, SQLAlchemy, croniter, the job contract, the conflict matrix, the commit loop's
+turns (``occ``) and the Delta log's reads (``deltalake`` lazily); never the engine, the Spark job, the hooks,
+the operators or the deployment settings (``tests/unit/test_import_rules.py``): it runs in operators,
+triggers and the triggerer alike.
 """
 
 from __future__ import annotations
