@@ -1,9 +1,10 @@
 """Run a Delta write until it commits, retrying classified conflicts with bounded, jittered backoff.
 
 Each decision is made in one place: whether a failed attempt lost a conflict (the classifier), whether the
-conflict may be retried (:func:`~airflow_provider_deltacc.occ.decisions.decide_conflict`), whether another
-attempt may start (:meth:`~airflow_provider_deltacc.occ.policy.CommitRetryPolicy.stop_reason`), and how long
-to wait before it (``_CommitLoop._wait_to_retry``); every conflict is logged by one line
+conflict may be retried (:func:`~airflow_provider_deltacc.occ.decisions.decide_conflict`), whether
+another attempt may start
+(:meth:`~airflow_provider_deltacc.contract.commit_retry.CommitRetryPolicy.stop_reason`), and how long to wait
+before it (``_CommitLoop._wait_to_retry``); every conflict is logged by one line
 (``_CommitLoop._log_conflict``).
 
 Why not tenacity's ``Retrying`` (the policy's arithmetic is tenacity's strategies): the loop measures time on
