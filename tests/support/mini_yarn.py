@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support.jvm_options import JVM
 from tests.support.processes import stop_processes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,7 +96,7 @@ def mini_yarn_cluster(work: Path, timeout_s: float = 120) -> Iterator[Path]:
     conf_dir = work / "yarn-conf"
     log = (work / "mini-yarn.log").open("w")
     process = subprocess.Popen(
-        ["java", "-Xmx768m", "-cp", classpath, "MiniYarn", str(conf_dir)],
+        ["java", "-Xmx768m", *JVM, "-cp", classpath, "MiniYarn", str(conf_dir)],
         stdout=log,
         stderr=subprocess.STDOUT,
         cwd=work,
@@ -126,6 +127,8 @@ def yarn_spark_conf() -> dict[str, str]:
         "spark.executorEnv.PYSPARK_PYTHON": sys.executable,
         "spark.yarn.appMasterEnv.PYSPARK_PYTHON": sys.executable,
         "spark.driver.memory": "512m",
+        # A cluster-mode driver's JVM (its container's); the executors' come with SPARK_SUBMIT_OPTS.
+        "spark.driver.defaultJavaOptions": " ".join(JVM),
         "spark.executor.memory": "512m",
         "spark.executor.instances": "1",
         "spark.ui.enabled": "false",

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import psutil
 import pytest
 
-from tests.support.jvm_options import LONG_LIVED_DRIVER_CONF
 from tests.support.processes import stop_processes
 from tests.support.spark_standalone import _free_port, _wait_for_log
 
@@ -80,7 +79,7 @@ class ConnectServerProcess:
             "--conf", f"spark.sql.warehouse.dir={self.work / 'warehouse'}",
             "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={self.work}",
         ]  # fmt: skip
-        for key, value in {**LONG_LIVED_DRIVER_CONF, **self.conf}.items():
+        for key, value in self.conf.items():
             command += ["--conf", f"{key}={value}"]
         self.process = subprocess.Popen(
             command, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env, cwd=self.work
