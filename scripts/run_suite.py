@@ -7,8 +7,9 @@
   each (``--dist loadfile``): a worker's tests share its JVM and the servers its fixtures start once, and
   the ``slow_module`` modules go first so both workers end together (most of these tests wait on a JVM, a
   server or a subprocess, so two of them share the two cores well);
-- the **light lane** runs, meanwhile, ruff and mypy, the unit tests, and the integration tests marked
-  ``jvm_free`` (lease stores on PostgreSQL and SQLite, the UI's aggregation, the api-server's pages, ...).
+- the **light lane** runs, meanwhile, the class archive the test JVMs map (made once per machine), ruff
+  and mypy, the unit tests, and the integration tests marked ``jvm_free`` (lease stores on PostgreSQL and
+  SQLite, the UI's aggregation, the api-server's pages, ...).
 
 The JVM lane streams to the terminal; the light lane writes ``.test-reports/light.log``, printed when both
 lanes are done. The closing lines (``scripts/suite_summary.py``) give each phase's and each module's wall
@@ -52,12 +53,11 @@ def _pytest(name: str, marks: str, *extra: str) -> Step:
 
 #: Two workers, a module at a time each, in collection order (``slow_module`` first: tests/conftest.py).
 _TWO_WORKERS = ("-n", "2", "--dist", "loadfile", "--no-loadscope-reorder")
-JVM_LANE = (
-    # The class archive every test's driver maps (tests/support/class_archive.py): made once per machine.
-    Step("class archive", (str(VENV_BIN / "python"), "-m", "tests.support.class_archive")),
-    _pytest("integration-jvm", "not unit and not jvm_free", *_TWO_WORKERS),
-)
+JVM_LANE = (_pytest("integration-jvm", "not unit and not jvm_free", *_TWO_WORKERS),)
 LIGHT_LANE = (
+    # The class archive the test JVMs map (tests/support/class_archive.py), made once per machine while the
+    # JVM lane starts: a JVM started before it is there runs without it.
+    Step("class archive", (str(VENV_BIN / "python"), "-m", "tests.support.class_archive")),
     Step(
         "ruff",
         (
@@ -107,7 +107,8 @@ def main() -> int:
     jvm_lane_s = time.monotonic() - lanes_started
     light.join()
     light_lane_s = sum(timings[step.name] for step in LIGHT_LANE)
-    print(f"\n=== the light lane (lint, unit, JVM-free integration), from {light_log.relative_to(ROOT)}:")
+    log_name = light_log.relative_to(ROOT)
+    print(f"\n=== the light lane (class archive, lint, unit, JVM-free integration), from {log_name}:")
     print(light_log.read_text())
     phases = suite_summary.Phases(
         setup_s=_setup_seconds(started),

@@ -1,10 +1,11 @@
 """Make the run's class archive (JDK's dynamic AppCDS) of the classes a test's Spark driver loads:
 ``python -m tests.support.class_archive``.
 
-A Spark driver with Delta loads some 20,000 classes before its first commit; a JVM that maps them from an
+A Spark driver with Delta loads thousands of classes before its first commit; a JVM that maps them from an
 archive skips reading, parsing and verifying them again. The suite starts hundreds of drivers, so
-``scripts/run_suite.py`` makes the archive first in its JVM lane (about 30 s, once per machine: it is kept in
-``.cache/`` and made again when Java, PySpark or the jars change). :mod:`tests.support.jvm_options` maps it.
+``scripts/run_suite.py`` makes the archive first in its light lane, while the JVM lane starts (about 40 s,
+once per machine: it is kept in ``.cache/`` and made again when Java, PySpark or the jars change).
+:mod:`tests.support.jvm_options` maps it.
 
 The archive is written when a JVM exits after running, with ``-XX:ArchiveClassesAtExit``, the kind of work a
 test's driver does: a local Delta session, writes, DML, MERGE, OPTIMIZE, a Python UDF and a real conflict.

@@ -11,7 +11,7 @@ whole box, same tests): HotSpot's tiered compilers 109 core-s; C1 alone 69; C1 a
   ``spark.sql.codegen.factoryMode=NO_CODEGEN``): Spark's interpreted operators and expressions, which its own
   test suites run beside the generated ones, instead of Java source written and compiled with Janino for
   every new query.
-- **The run's class archive** (:mod:`tests.support.class_archive`) when there is one: a JVM maps Spark's and
+- **The run's class archive** (:mod:`tests.support.class_archive`), once it is made: a JVM maps Spark's and
   Delta's classes instead of reading, parsing and verifying them again; a task's driver spends a quarter less
   CPU. A JVM whose class path does not match the archive (a YARN container, a test's own ``SPARK_CONF_DIR``)
   runs without it, silently.
@@ -35,8 +35,9 @@ SPARK_DEFAULTS = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.fa
 
 
 def archive_options(archive: Path = CLASS_ARCHIVE) -> tuple[str, ...]:
-    """The options that map ``archive`` (none when it is missing), with the JVM's notes on it silenced."""
-    return (f"-XX:SharedArchiveFile={archive}", "-Xlog:cds*=off") if archive.is_file() else ()
+    """The options that map ``archive``, with the JVM's notes on it silenced. A JVM started while the archive
+    is still being made (it appears at once, renamed into place) runs without it."""
+    return (f"-XX:SharedArchiveFile={archive}", "-Xlog:cds*=off")
 
 
 def spark_submit_opts(archive: Path = CLASS_ARCHIVE) -> str:
