@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything the demo and the tests need, on a fresh machine: uv, the locked virtual
-# environment, Java (JRE and JDK), PostgreSQL, Chromium and chromedriver, Maven, the Delta Lake jars
-# (fetched once from Maven Central into .cache/jars) and Hadoop's MiniYARNCluster (into .cache/).
+# environment, Java (JRE and JDK), PostgreSQL, Redis, Prometheus's promtool, Chromium and chromedriver,
+# Maven, the Delta Lake jars (fetched once from Maven Central into .cache/jars) and Hadoop's
+# MiniYARNCluster (into .cache/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,6 +40,8 @@ command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || apt_install postgresql
 # The Celery broker of the multi-host deployment's tests (tests/support/redis_server.py starts its own server).
 command -v redis-server >/dev/null 2>&1 || apt_install redis-server
+# The alert rules' test runs Prometheus's own promtool on docs/alerts (tests/integration/alerts/).
+command -v promtool >/dev/null 2>&1 || apt_install prometheus
 # The UI's browser test drives Debian's headless Chromium; installed here so the test does not pay for it
 # (tests/support/browser.py installs them the same way when they are still missing).
 command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || apt_install chromium chromium-driver
