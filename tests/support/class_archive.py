@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tests.support.jvm_options import CLASS_ARCHIVE, JVM, SPARK_DEFAULTS
+from tests.support.jvm_options import CLASS_ARCHIVE, JVM, spark_default_properties
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -53,8 +53,7 @@ def make_archive() -> Path:
     partial = CLASS_ARCHIVE.with_suffix(".partial")
     partial.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "SPARK_CONF_DIR"}
-    settings = (f"-D{key}={value}" for key, value in SPARK_DEFAULTS.items())
-    dump = (*JVM, f"-XX:ArchiveClassesAtExit={partial}", "-Xlog:cds*=off", *settings)
+    dump = (*JVM, f"-XX:ArchiveClassesAtExit={partial}", "-Xlog:cds*=off", *spark_default_properties())
     env["SPARK_SUBMIT_OPTS"] = " ".join(dump)
     with tempfile.TemporaryDirectory(prefix="deltacc-class-archive-") as scratch:
         done = subprocess.run(

@@ -40,9 +40,14 @@ def archive_options(archive: Path = CLASS_ARCHIVE) -> tuple[str, ...]:
     return (f"-XX:SharedArchiveFile={archive}", "-Xlog:cds*=off")
 
 
+def spark_default_properties() -> tuple[str, ...]:
+    """:data:`SPARK_DEFAULTS` as the ``-Dspark.*`` system properties a driver's SparkConf reads."""
+    return tuple(f"-D{key}={value}" for key, value in SPARK_DEFAULTS.items())
+
+
 def spark_submit_opts(archive: Path = CLASS_ARCHIVE) -> str:
     """``SPARK_SUBMIT_OPTS`` for a test run: the driver's JVM options and Spark defaults, and the same JVM
     options for the executors a driver starts on a standalone cluster."""
     jvm = " ".join((*JVM, *archive_options(archive)))
-    spark = " ".join(f"-D{key}={value}" for key, value in SPARK_DEFAULTS.items())
+    spark = " ".join(spark_default_properties())
     return f'{jvm} {spark} "-Dspark.executor.defaultJavaOptions={jvm}"'
