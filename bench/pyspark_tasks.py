@@ -98,7 +98,7 @@ def provider_write(
     hook = DeltaCCHook(execution_mode="spark_connect", conn_id=CONN_ID, job_name="bench-pyspark")
     guard = WriteGuard(holder=f"bench.{app_id}/{version}", ttl_s=60.0, turn_wait_timeout_s=600.0)
     with guarded_write(
-        spec,
+        hook.job_spec(spec),
         guard,
         verdict=spark_storage_safety(table, {}),
         open_store=lambda: SqliteLeaseStore(lease_db),

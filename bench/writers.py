@@ -73,7 +73,7 @@ def guarded_merge(spec: dict[str, Any], writer: int, store_url: str) -> dict[str
     safe = StorageSafety(spec["table"], "file", "spark", True, "a local table")
     guard = WriteGuard(holder=f"bench.writers.w{writer}", ttl_s=120, turn_wait_timeout_s=1800)
     with guarded_write(
-        spec,
+        hook.job_spec(spec),
         guard,
         verdict=safe,
         open_store=lambda: PostgresLeaseStore(store_url),

@@ -106,13 +106,14 @@ def taking_turns(
 ) -> tuple[int, dict[str, Any]]:
     """Run ``spec`` as a writer operator does in ``in_process`` mode: the write guarded on its table (its
     write lease from the SQLite lease store, and its turn among the writers of the table)."""
+    from airflow_provider_deltacc.contract.spec_parse import parse_spec
     from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
     from airflow_provider_deltacc.delta_log.fast_path import consult_log
     from airflow_provider_deltacc.windows import SqliteLeaseStore, WriteGuard, guarded_write
 
     guard = WriteGuard(holder=holder, ttl_s=60.0, turn_wait_timeout_s=600.0)
     with guarded_write(
-        spec,
+        parse_spec(spec),
         guard,
         verdict=spark_storage_safety(spec["table"], {}),
         open_store=lambda: SqliteLeaseStore(lease_db),

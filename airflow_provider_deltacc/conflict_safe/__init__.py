@@ -48,6 +48,8 @@ from airflow_provider_deltacc.contract.source_function import SourceFunction
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from airflow_provider_deltacc.contract.spec import OperationOptions
+
 __all__ = ["conflict_safe_append", "conflict_safe_merge", "conflict_safe_overwrite_partitions"]
 
 SourceBuilder = Callable[..., "DataFrame"]
@@ -93,14 +95,24 @@ def conflict_safe_merge(
     :param logger: where the conflict lines and the summary go.
     :raises TypeError: an unknown argument, or ``retry_policy`` (``commit_retry``'s name before the rename).
     """
-    options: dict[str, Any] = {"keys": list(keys), "partition_pin": _pin(partition_pin)}
-    if condition is not None:
-        options["condition"] = condition
-    if when_matched is not None:
-        options["when_matched"] = [dict(clause) for clause in when_matched]
-    if when_not_matched is not None:
-        options["when_not_matched"] = [dict(clause) for clause in when_not_matched]
-    return _run(spark, "merge", table, build_source, options, locals())
+    from airflow_provider_deltacc.contract.spec_options import merge_options
+
+    arguments = locals()
+    return _run(
+        spark,
+        "merge",
+        build_source,
+        lambda: merge_options(
+            keys=list(keys),
+            condition=condition,
+            when_matched=None if when_matched is None else [dict(clause) for clause in when_matched],
+            when_not_matched=(
+                None if when_not_matched is None else [dict(clause) for clause in when_not_matched]
+            ),
+            partition_pin=_pin(partition_pin),
+        ),
+        arguments,
+    )
 
 
 def conflict_safe_append(
@@ -136,13 +148,21 @@ def conflict_safe_append(
     :param storage_guard: see :func:`conflict_safe_merge`.
     :param logger: see :func:`conflict_safe_merge`.
     """
-    options = {
-        "partition_by": list(partition_by),
-        "create_if_missing": create_if_missing,
-        "merge_schema": merge_schema,
-        "cluster_by": list(cluster_by),
-    }
-    return _run(spark, "append", table, build_source, options, locals())
+    from airflow_provider_deltacc.contract.spec_options import append_options
+
+    arguments = locals()
+    return _run(
+        spark,
+        "append",
+        build_source,
+        lambda: append_options(
+            partition_by=list(partition_by),
+            create_if_missing=create_if_missing,
+            merge_schema=merge_schema,
+            cluster_by=list(cluster_by),
+        ),
+        arguments,
+    )
 
 
 def conflict_safe_overwrite_partitions(
@@ -173,10 +193,18 @@ def conflict_safe_overwrite_partitions(
     :param storage_guard: see :func:`conflict_safe_merge`.
     :param logger: see :func:`conflict_safe_merge`.
     """
-    options: dict[str, Any] = {}
-    if partition_values is not None:
-        options["partition_values"] = [dict(values) for values in partition_values]
-    return _run(spark, "overwrite_partitions", table, build_source, options, locals())
+    from airflow_provider_deltacc.contract.spec_options import overwrite_partitions_options
+
+    arguments = locals()
+    return _run(
+        spark,
+        "overwrite_partitions",
+        build_source,
+        lambda: overwrite_partitions_options(
+            partition_values=None if partition_values is None else [dict(v) for v in partition_values]
+        ),
+        arguments,
+    )
 
 
 def _pin(partition_pin: str | Sequence[str] | None) -> str | list[str] | None:
@@ -186,11 +214,12 @@ def _pin(partition_pin: str | Sequence[str] | None) -> str | list[str] | None:
 def _run(
     spark: SparkSession,
     operation: str,
-    table: str,
     build_source: SourceBuilder,
-    options: dict[str, Any],
+    options: Callable[[], OperationOptions],
     arguments: Mapping[str, Any],
 ) -> CommitReport:
+    """Build the typed spec from the call's arguments (``options`` builds the operation's own, once the
+    arguments every call shares are checked), check the storage, run the commit loop."""
     from airflow_provider_deltacc.contract.exceptions import (
         CommitLoopError,
         ConflictError,
@@ -204,7 +233,8 @@ def _run(
     if renamed:
         raise TypeError(f"{owner}() got unexpected keyword arguments {sorted(renamed)}")
 
-    from airflow_provider_deltacc.contract.spec_parse import parse_spec
+    from airflow_provider_deltacc.contract.spec_build import commit_retry_of, job_spec, txn_identity
+    from airflow_provider_deltacc.contract.spec_sources import callable_source
     from airflow_provider_deltacc.engine.run import run_operation
     from airflow_provider_deltacc.spark_job.main import check_storage_safety
 
@@ -217,18 +247,17 @@ def _run(
             None,
             "give txn_app_id and txn_version together (the exactly-once identity), or neither",
         )
-    spec: dict[str, Any] = {
-        "operation": operation,
-        "table": table,
-        "source": {"kind": "callable", "function": SourceFunction(build_source)},
-        "options": options,
-        "txn": None if app_id is None else {"app_id": app_id, "version": version},
-        "spark_conf": dict(arguments["spark_conf"] or {}),
-        "storage_guard": arguments["storage_guard"],
-    }
-    if arguments["commit_retry"] is not None:
-        spec["commit_retry"] = dict(arguments["commit_retry"])
-    parsed = parse_spec(spec)
+    commit_retry = arguments["commit_retry"]
+    parsed = job_spec(
+        operation=operation,
+        table=arguments["table"],
+        txn=None if app_id is None else txn_identity(app_id=app_id, version=version),
+        source=callable_source(function=SourceFunction(build_source)),
+        options=options(),
+        commit_retry=commit_retry_of(None if commit_retry is None else dict(commit_retry)),
+        spark_conf=dict(arguments["spark_conf"] or {}),
+        storage_guard=arguments["storage_guard"],
+    )
     check_storage_safety(spark, parsed)
     try:
         return run_operation(spark, parsed, logger=arguments["logger"])

@@ -1,7 +1,8 @@
 """The typed job spec the engine runs: what to do, on which table, from which source.
 
-Plain data without pyspark, so the Airflow side can build and check it; parsing and validation of the JSON
-form live in :mod:`airflow_provider_deltacc.contract.spec_parse`.
+Plain data without pyspark, so the Airflow side can build and check it: from typed parts in
+:mod:`airflow_provider_deltacc.contract.spec_build`, from the JSON form in
+:mod:`airflow_provider_deltacc.contract.spec_parse`.
 """
 
 from __future__ import annotations

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.sdk.bases.decorator import DecoratedOperator, TaskDecorator, task_decorator_factory
 
 from airflow_provider_deltacc.contract.source_function import SESSION_PARAMETER
+from airflow_provider_deltacc.contract.spec import SourceSpec
+from airflow_provider_deltacc.contract.spec_sources import callable_source
 from airflow_provider_deltacc.lineage.assets import is_template, table_asset
 from airflow_provider_deltacc.operators.sources import bind_source_function, check_source_function
 from airflow_provider_deltacc.operators.write import (
@@ -66,11 +68,11 @@ class _SourceFunctionTask(DecoratedOperator):
             **kwargs,
         )
 
-    def build_source(self, context: Context) -> dict[str, Any] | None:
+    def build_source(self, context: Context) -> SourceSpec | None:
         function = bind_source_function(
             self.python_callable, context, args=tuple(self.op_args), kwargs=self.op_kwargs
         )
-        return {"kind": "callable", "function": function}
+        return callable_source(function=function)
 
 
 def _hide_session_parameter(function: Callable[..., Any]) -> None:

@@ -138,46 +138,38 @@ class LogAnswer:
     report: dict[str, Any] | None = None
     unrecorded_at: int | None = None
 
-    def spec_to_run(self, spec: JobSpec | Mapping[str, Any]) -> JobSpec:
-        """``spec`` with what the log told the job: ``txn.unrecorded_at`` when the identity was unrecorded, so
-        the job's first attempt need not read the recorded versions again (a Spark job over the log) before
-        it calls a source function.
+    def spec_to_run(self, job: JobSpec) -> JobSpec:
+        """``job`` with what the log told it: ``txn.unrecorded_at`` when the identity was unrecorded, so the
+        job's first attempt need not read the recorded versions again (a Spark job over the log) before it
+        calls a source function.
 
-        :param spec: the job spec this answer is for (a dict is parsed).
+        :param job: the job spec this answer is for.
         """
-        from airflow_provider_deltacc.contract.spec_parse import parse_spec
-
-        job = parse_spec(spec)
         if self.unrecorded_at is None or job.txn is None:
             return job
         return replace(job, txn=replace(job.txn, unrecorded_at=self.unrecorded_at))
 
 
 def answer_from_log(
-    spec: JobSpec | Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None
+    job: JobSpec, *, storage_options: Mapping[str, str] | None = None
 ) -> dict[str, Any] | None:
     """Return the job's report when the table's Delta log alone gives Delta's answer, else None (run it).
 
-    :param spec: the job spec (see :mod:`airflow_provider_deltacc.contract.spec_parse`), ``spark_conf``
-        merged in.
+    :param job: the job spec, ``spark_conf`` merged in.
     :param storage_options: delta-rs storage options (object-store credentials); None uses the environment.
     """
-    return consult_log(spec, storage_options=storage_options).report
+    return consult_log(job, storage_options=storage_options).report
 
 
-def consult_log(
-    spec: JobSpec | Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None
-) -> LogAnswer:
+def consult_log(job: JobSpec, *, storage_options: Mapping[str, str] | None = None) -> LogAnswer:
     """Read the table's Delta log for the job: its report when the log answers it, else what the job may
     skip re-reading (see :class:`LogAnswer`).
 
-    :param spec: the job spec (see :mod:`airflow_provider_deltacc.contract.spec_parse`), ``spark_conf``
-        merged in.
+    :param job: the job spec, ``spark_conf`` merged in.
     :param storage_options: delta-rs storage options (object-store credentials); None uses the environment.
     """
     started_at, start = time.time(), time.monotonic()
-    job = _parse(spec)
-    if job is None or not log_may_answer(job):
+    if not log_may_answer(job):
         return LogAnswer()
     try:
         snapshot = read_snapshot(job.table, job.txn.app_id if job.txn else None, storage_options)
@@ -380,16 +372,6 @@ def find_committed_version(
         return scan_for_txn_commit(read_commit, app_id, txn_version, latest)
     except Exception as exc:  # informational only: never lose the answer over it
         log.debug("could not find the commit of txn %s version %s in %s: %s", app_id, txn_version, table, exc)
-        return None
-
-
-def _parse(spec: JobSpec | Mapping[str, Any]) -> JobSpec | None:
-    from airflow_provider_deltacc.contract.spec_parse import parse_spec
-
-    try:
-        return parse_spec(spec)
-    except Exception as exc:  # the job reports a bad spec, with the field that is wrong
-        log.debug("the spec does not parse (%s); Spark runs the job", exc)
         return None
 
 

@@ -38,17 +38,14 @@ FROM_DELTA_LOG = "delta-log"
 
 
 def recover_lost_report(
-    spec: Mapping[str, Any], *, storage_options: Mapping[str, str] | None = None
+    job: JobSpec, *, storage_options: Mapping[str, str] | None = None
 ) -> tuple[int, dict[str, Any]] | None:
     """The job's exit code and report from the report it left or from the Delta log, or None when neither
     says anything (nothing of this run was committed).
 
-    :param spec: the job spec as submitted (with its ``outcome``).
+    :param job: the job spec as submitted (with its ``outcome``).
     :param storage_options: delta-rs storage options for the table; None uses the environment.
     """
-    from airflow_provider_deltacc.contract.spec_parse import parse_spec
-
-    job = parse_spec(dict(spec))
     if job.outcome is None:
         return None
     if job.outcome.report_dir:
@@ -58,7 +55,7 @@ def recover_lost_report(
     if not is_path(job.table):
         return None  # a catalog table: its log is the catalog's to find
     try:
-        report = committed_from_log(spec, job, storage_options)
+        report = committed_from_log(job, storage_options)
     except Exception as exc:  # the log cannot be read: the outcome stays unknown
         log.warning("cannot read the Delta log of %s to learn the job's outcome: %s", job.table, exc)
         return None
@@ -84,13 +81,12 @@ def _left_report(report_dir: str, run_token: str) -> tuple[int, dict[str, Any]] 
 
 
 def committed_from_log(
-    spec: Mapping[str, Any], job: JobSpec, storage_options: Mapping[str, str] | None = None
+    job: JobSpec, storage_options: Mapping[str, str] | None = None
 ) -> dict[str, Any] | None:
     """The report of what the run committed, from its tagged commits or its recorded txn identity; None when
     the log holds neither.
 
-    :param spec: the job spec.
-    :param job: the parsed spec, with an ``outcome``.
+    :param job: the job spec, with an ``outcome``.
     :param storage_options: delta-rs storage options.
     """
     from airflow_provider_deltacc.delta_log.fast_path import answer_from_log
@@ -105,7 +101,7 @@ def committed_from_log(
         key=lambda c: int(c["version"]),
     )
     if not mine:
-        duplicate = answer_from_log(spec, storage_options=storage_options) if job.txn else None
+        duplicate = answer_from_log(job, storage_options=storage_options) if job.txn else None
         if duplicate is not None:
             log.info("The job's report did not arrive; the Delta log records its txn identity")
         return duplicate

@@ -126,9 +126,7 @@ class SparkConnectRunner:
         host, port = self.address
         return f"Spark Connect server {host}:{port} (conn_id={self.conn_id!r})"
 
-    def run(
-        self, spec: JobSpec | dict[str, Any], *, turns: Turns | None = None
-    ) -> tuple[int, dict[str, Any]]:
+    def run(self, spec: JobSpec, *, turns: Turns | None = None) -> tuple[int, dict[str, Any]]:
         """Run ``spec`` in a session of its own and release the session afterwards.
 
         A run whose server went away (killed, restarted by its supervisor, or unreachable) fails as

@@ -34,9 +34,7 @@ DEFAULT_CONN_IDS: dict[str, str] = {
 
 
 class _Runner(Protocol):
-    def run(
-        self, spec: JobSpec | dict[str, Any], *, turns: Turns | None = None
-    ) -> tuple[int, dict[str, Any] | None]: ...
+    def run(self, spec: JobSpec, *, turns: Turns | None = None) -> tuple[int, dict[str, Any] | None]: ...
 
     def on_kill(self) -> None: ...
 
@@ -153,14 +151,15 @@ class DeltaCCHook(BaseHook):
         :param turns: the writer's place among the writers of its table, taken by the commit loop before its
             first attempt and after a lost conflict, when the loop runs in this process (``spark_connect``,
             ``in_process``; see :attr:`loop_runs_here`).
+        :raises DeltaCCInputError: also for a dict that is not a valid job spec, with the report the job
+            would give it (nothing is started).
         """
         job = self.job_spec(spec)
         if consult_log:
             answer = self._consult_log(job)
             if answer.report is not None:
                 return answer.report
-            if isinstance(job, JobSpec):
-                job = answer.spec_to_run(job)
+            job = answer.spec_to_run(job)
         code, report = self.runner.run(job, turns=turns)
         try:
             return report_or_raise(code, report)
@@ -187,11 +186,18 @@ class DeltaCCHook(BaseHook):
         started: no spark-submit, no SparkSession, no Spark Connect session (see
         :mod:`airflow_provider_deltacc.delta_log.fast_path` for when the log cannot answer).
 
-        :param spec: the job spec.
+        :param spec: the job spec; a dict that is not a valid job spec is not answered (:meth:`run` says
+            what is wrong with it).
         """
-        return self._consult_log(self.job_spec(spec))
+        from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 
-    def _consult_log(self, job: JobSpec | dict[str, Any]) -> LogAnswer:
+        try:
+            job = self.job_spec(spec)
+        except DeltaCCInputError:
+            return LogAnswer()
+        return self._consult_log(job)
+
+    def _consult_log(self, job: JobSpec) -> LogAnswer:
         """:meth:`consult_log` for a spec :meth:`job_spec` already prepared (a run prepares it once)."""
         from airflow_provider_deltacc.delta_log.fast_path import consult_log
 
@@ -200,26 +206,22 @@ class DeltaCCHook(BaseHook):
             self.log.info("Answered from the Delta log, no Spark started: %s", answer.report["summary"])
         return answer
 
-    def job_spec(self, spec: JobSpec | Mapping[str, Any]) -> JobSpec | dict[str, Any]:
+    def job_spec(self, spec: JobSpec | Mapping[str, Any]) -> JobSpec:
         """The spec as the job gets it, typed: the object-store connections' Hadoop settings under the hook's
-        ``spark_conf``, under the spec's own; secrets masked. A dict that does not parse stays a dict: the job
-        reports what is wrong with it, in its report.
+        ``spark_conf``, under the spec's own; secrets masked. The hook's public entry: a dict is parsed here,
+        and nothing past it sees one.
 
         :param spec: the job spec.
+        :raises DeltaCCInputError: a dict that is not a valid job spec, with the report the job would give it.
         """
-        from airflow_provider_deltacc.contract.exceptions import InputError
-        from airflow_provider_deltacc.contract.spec_parse import parse_spec
         from airflow_provider_deltacc.object_storage.connections import hadoop_conf_of
 
-        try:
-            job: JobSpec | dict[str, Any] = parse_spec(spec)
-        except InputError:
-            job = dict(spec) if isinstance(spec, Mapping) else {}
-        own = job.spark_conf if isinstance(job, JobSpec) else job.get("spark_conf") or {}
+        job = spec if isinstance(spec, JobSpec) else _parsed(spec)
+        own = job.spark_conf
         from_connection = hadoop_conf_of(self.store_credentials)
         conf = {**from_connection, **self.spark_conf, **own}
         if conf != own:
-            job = replace(job, spark_conf=conf) if isinstance(job, JobSpec) else {**job, "spark_conf": conf}
+            job = replace(job, spark_conf=conf)
         mask_sensitive_conf(conf)
         return job
 
@@ -271,9 +273,7 @@ class DeltaCCHook(BaseHook):
 class _InProcessRunner:
     """The job in a local SparkSession of this process (started once, reused by later runs)."""
 
-    def run(
-        self, spec: JobSpec | dict[str, Any], *, turns: Turns | None = None
-    ) -> tuple[int, dict[str, Any]]:
+    def run(self, spec: JobSpec, *, turns: Turns | None = None) -> tuple[int, dict[str, Any]]:
         from airflow_provider_deltacc.spark_job.main import run_job
 
         return run_job(spec, turns=turns)
@@ -286,3 +286,22 @@ class _InProcessRunner:
         session = running_classic_session()
         if session is not None:
             session.sparkContext.cancelAllJobs()
+
+
+def _parsed(spec: Mapping[str, Any]) -> JobSpec:
+    """A caller's dict, read into the typed spec; one that is not a valid job spec fails as the job would
+    fail it (``bad input``, with its report), before anything starts.
+
+    :param spec: the dict.
+    :raises DeltaCCInputError: naming the field, the value and the fix.
+    """
+    from airflow_provider_deltacc.contract.exceptions import InputError
+    from airflow_provider_deltacc.contract.exit_codes import ExitCode
+    from airflow_provider_deltacc.contract.spec_parse import parse_spec
+    from airflow_provider_deltacc.spark_job.main import bare_report
+
+    try:
+        return parse_spec(spec)
+    except InputError as exc:
+        report_or_raise(ExitCode.BAD_INPUT, bare_report(dict(spec), None, "bad_input", exc))
+        raise AssertionError("report_or_raise raises for bad input") from exc

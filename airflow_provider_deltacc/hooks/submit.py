@@ -19,6 +19,7 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -29,7 +30,7 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.contract.redaction import redact_text, sensitive_values
-from airflow_provider_deltacc.contract.spec import JobSpec
+from airflow_provider_deltacc.contract.spec import JobSpec, OutcomeSpec
 from airflow_provider_deltacc.contract.spec_json import spec_to_json
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, driver_log_env
@@ -205,7 +206,7 @@ class SparkSubmitRunner:
         ``spark_conf``, the spec's or the ``spark-defaults.conf`` spark-submit reads), then ``spark_conf``.
 
         :param master: the master URL.
-        :param spec: the job spec (its ``spark_conf`` is applied by the job's session builder).
+        :param spec: the job spec's JSON form (its ``spark_conf`` is applied by the job's session builder).
         """
         from airflow_provider_deltacc.spark_jars.delta_conf import DELTA_SPARK_CONF, local_defaults
         from airflow_provider_deltacc.spark_jars.put_if_absent import log_store_defaults
@@ -267,15 +268,12 @@ class SparkSubmitRunner:
             unreachable=f"Spark master {master} (conn_id={self.conn_id!r})",
         )
 
-    def run(
-        self, spec: JobSpec | Mapping[str, Any], *, turns: Turns | None = None
-    ) -> tuple[int, dict[str, Any] | None]:
+    def run(self, spec: JobSpec, *, turns: Turns | None = None) -> tuple[int, dict[str, Any] | None]:
         """Submit ``spec`` and wait for the driver; return its exit code and report line (None if none).
 
         The spec becomes JSON here, in the file the driver reads: the one place the typed spec is text.
 
-        :param spec: the job spec, ``spark_conf`` already merged (a dict that did not parse goes as it is,
-            and the driver reports what is wrong with it).
+        :param spec: the job spec, ``spark_conf`` already merged.
         :param turns: not used: the commit loop runs in the driver, which cannot reach the lease store, so
             its retries back off by the policy (the writer took its first turn before submitting).
         """
@@ -283,7 +281,6 @@ class SparkSubmitRunner:
         from airflow_provider_deltacc.hooks.bundle import build_bundle
         from airflow_provider_deltacc.spark_jars.delta_jars import JAR_CACHE_ENV, cache_root, cached_jars
 
-        spec = spec_to_json(spec) if isinstance(spec, JobSpec) else dict(spec)
         master = self.connection_master
         try:
             jars = [str(p) for p in cached_jars()]
@@ -291,17 +288,16 @@ class SparkSubmitRunner:
             raise DeltaCCInputError(
                 f"{JAR_CACHE_ENV}: {exc}", field=JAR_CACHE_ENV, value=str(cache_root())
             ) from None
-        self.check_deployment(str(spec.get("table")))
+        self.check_deployment(spec.table)
         self.check_master_reachable()
         py_files = [str(p) for p in build_bundle()] + [jars[0]]  # jar 0 carries the `delta` Python API
         with tempfile.TemporaryDirectory(prefix="deltacc-spec-") as work:
-            outcome = {
-                "run_token": uuid.uuid4().hex,
-                "report_dir": self.report_dir_for(spec["table"], Path(work)),
-            }
-            spec = {**spec, "outcome": outcome}
-            spec_file = Path(work) / f"deltacc-spec-{outcome['run_token']}.json"
-            spec_file.write_text(json.dumps(spec))
+            report_dir = self.report_dir_for(spec.table, Path(work))
+            outcome = OutcomeSpec(run_token=uuid.uuid4().hex, report_dir=report_dir)
+            job = replace(spec, outcome=outcome)
+            data = spec_to_json(job)
+            spec_file = Path(work) / f"deltacc-spec-{outcome.run_token}.json"
+            spec_file.write_text(json.dumps(data))
             submit_options, spec_arg = self.ship_spec(spec_file)
             env = self.driver_env(master)
             log_here = self.driver_runs_here  # in cluster mode the driver's log is the cluster's
@@ -309,7 +305,7 @@ class SparkSubmitRunner:
                 env.update(driver_log_env(Path(work), self.spark_log_level, os.environ))
             hook = self.submit_hook_for(
                 conn_id=self.conn_id,
-                conf=self.submit_conf(master, spec),
+                conf=self.submit_conf(master, data),
                 name=self.job_name,
                 application_args=["--spec", spec_arg],
                 **{key: value for key, value in submit_options.items() if key not in JOINED},
@@ -321,7 +317,7 @@ class SparkSubmitRunner:
                 hook.log.info("Spark driver log level: %s (spark_log_level)", self.spark_log_level)
             hook.secrets = [
                 *self.connection_secrets,
-                *sensitive_values(spec.get("spark_conf")),
+                *sensitive_values(job.spark_conf),
                 *sensitive_values(self.submit_options),
             ]
             # Reset before publishing the hook: an on_kill that sees the hook must not be forgotten.
@@ -338,7 +334,7 @@ class SparkSubmitRunner:
                 self._submit_hook = None
             if hook.report is not None or self._killed_here:
                 return code, hook.report
-            recovered = self.recover_lost_report(spec)
+            recovered = self.recover_lost_report(job)
         if recovered is not None:
             return recovered
         self.raise_if_driver_killed(hook.driver_exit_code)
@@ -356,16 +352,16 @@ class SparkSubmitRunner:
         files = ",".join(filter(None, [self.submit_options.get("files"), str(spec_file)]))
         return {**self.submit_options, "files": files}, spec_file.name
 
-    def recover_lost_report(self, spec: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+    def recover_lost_report(self, job: JobSpec) -> tuple[int, dict[str, Any]] | None:
         """The exit code and report the report line did not bring: from the report the driver left, else
         from the run's commits in the Delta log (see :mod:`airflow_provider_deltacc.delta_log.lost_report`).
 
-        :param spec: the spec as submitted, with its ``outcome``.
+        :param job: the spec as submitted, with its ``outcome``.
         """
         from airflow_provider_deltacc.delta_log.lost_report import recover_lost_report
 
         log.info("No report line from the Spark driver; asking its report directory and the Delta log")
-        return recover_lost_report(spec, storage_options=self.storage_options)
+        return recover_lost_report(job, storage_options=self.storage_options)
 
     def raise_if_driver_killed(self, code: int | None) -> None:
         """A driver that ended by a signal without a report was killed from outside (the cluster's OOM

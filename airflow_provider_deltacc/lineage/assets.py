@@ -25,7 +25,7 @@ other way to withdraw it. ``tests/integration/airflow_face/test_asset_events.py`
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -188,18 +188,15 @@ def mapped_outlets(partial_kwargs: dict[str, Any], *, dag_id: str | None) -> lis
     return _with_outlet(outlets, table_outlet(partial_kwargs.get("table"), dag_id=dag_id, task_id=task_id))
 
 
-def event_extra(spec: JobSpec | Mapping[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+def event_extra(spec: JobSpec, report: dict[str, Any]) -> dict[str, Any]:
     """The extra of a commit's asset event: JSON-safe, small, stable keys.
 
     ``version`` the committed table version; ``operation``; ``changes_data`` False for OPTIMIZE and VACUUM;
     ``rows_written`` when Delta's metrics give it; ``metrics`` Delta's operation metrics; ``partitions`` the
     partition values the write was restricted to (None: not restricted, or unknown); ``skipped_duplicate``.
     """
-    if isinstance(spec, Mapping):
-        named, partitions = spec.get("operation"), (spec.get("options") or {}).get("partition_values")
-    else:
-        named, partitions = spec.operation, getattr(spec.options, "partition_values", None)
-    operation = str(named or report.get("operation") or "").lower()
+    partitions = getattr(spec.options, "partition_values", None)
+    operation = str(spec.operation or report.get("operation") or "").lower()
     metrics = {k: v for k, v in (report.get("metrics") or {}).items() if _json_scalar(v)}
     rows = metrics.get("numOutputRows", metrics.get("numTargetRowsInserted"))
     return {
@@ -241,7 +238,7 @@ def unannounced_commit(report: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def record_table_event(
-    operator: Any, context: Context, spec: JobSpec | Mapping[str, Any], report: dict[str, Any]
+    operator: Any, context: Context, spec: JobSpec, report: dict[str, Any]
 ) -> dict[str, Any] | None:
     """Attach the commit to the table's asset event, or withdraw the outlet when nothing was committed.
 

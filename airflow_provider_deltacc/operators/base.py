@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     import jinja2
     from airflow.sdk import Context, RetryPolicy
 
-    from airflow_provider_deltacc.contract.spec import JobSpec
+    from airflow_provider_deltacc.contract.spec import JobSpec, OperationOptions, SourceSpec
     from airflow_provider_deltacc.contract.storage_safety import StorageSafety
+    from airflow_provider_deltacc.contract.txn import TxnIdentity
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
     from airflow_provider_deltacc.hooks.submit_options import SparkSubmitOptions
     from airflow_provider_deltacc.retries.tries import TryDecision
@@ -225,13 +226,17 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
         mask_sensitive_conf(self.spark_conf)
 
     # -- what subclasses provide -------------------------------------------------------------------
-    def build_source(self, context: Context) -> dict[str, Any] | None:
-        """The job spec's ``source`` (None for operations that read no source)."""
+    def build_source(self, context: Context) -> SourceSpec | None:
+        """The job's source (None for operations that read no source)."""
         return None
 
-    def build_options(self, context: Context) -> dict[str, Any]:
-        """The job spec's ``options`` for this operation."""
-        return {}
+    @abstractmethod
+    def build_options(self, context: Context) -> OperationOptions:
+        """The job's options (see :mod:`airflow_provider_deltacc.contract.spec_options`)."""
+
+    def build_txn(self, context: Context) -> TxnIdentity | None:
+        """The job's exactly-once identity (None: the operation records none)."""
+        return None
 
     @abstractmethod
     def run_spec(self, context: Context, spec: JobSpec) -> dict[str, Any]:
@@ -245,7 +250,7 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
         The report is also returned, for direct callers; ``do_xcom_push`` is False by default so Airflow
         does not store it a second time as ``return_value``.
         """
-        spec = self.validate_spec(self.build_spec(context))
+        spec = self.build_spec(context)
         self.hook.check_deployment(self.table)
         self.check_lease_store()
         self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
@@ -258,35 +263,35 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
         finally:
             LEASE_OBSERVER.reset(observing)
 
-    def build_spec(self, context: Context) -> dict[str, Any]:
-        """Assemble the job spec, validated as the Spark job will validate it. A ``spark_submit`` driver
-        gets a source function pickled by value (a function that cannot travel fails here, before any lease
-        or write)."""
-        source = self.build_source(context)
-        if self.execution_mode == "spark_submit":
-            from airflow_provider_deltacc.operators.sources import travelling_source
+    def build_spec(self, context: Context) -> JobSpec:
+        """The typed job spec, built once from the operator's arguments and validated as the Spark job
+        validates it: fail before anything is submitted (or leased) when the spec or an operator argument is
+        invalid. It goes on to the lease, the log and the job; it becomes JSON only for a spark-submit
+        driver, which gets a source function pickled by value (a function that cannot travel fails here,
+        before any lease or write).
 
-            source = travelling_source(source, task_id=self.task_id, driver_python=self.driver_python)
-        spec: dict[str, Any] = {
-            "operation": self.operation,
-            "table": self.table,
-            "source": source,
-            "options": self.build_options(context),
-        }
-        if self.commit_retry:
-            spec["commit_retry"] = dict(self.commit_retry)
-        return spec
-
-    def validate_spec(self, spec: JobSpec | dict[str, Any]) -> JobSpec:
-        """The typed spec, built once: fail before anything is submitted (or leased) when the spec or an
-        operator argument is invalid. The typed spec goes on to the lease, the log and the job; it becomes
-        JSON only for a spark-submit driver."""
+        :raises DeltaCCInputError: naming the task, the field, the value and the fix.
+        """
         from airflow_provider_deltacc.contract.exceptions import SpecError
-        from airflow_provider_deltacc.contract.spec_parse import parse_spec
+        from airflow_provider_deltacc.contract.spec_build import commit_retry_of, job_spec
 
-        self.validate_arguments()
         try:
-            return parse_spec(spec)
+            source = self.build_source(context)
+            if self.execution_mode == "spark_submit":
+                from airflow_provider_deltacc.operators.sources import travelling_source
+
+                source = travelling_source(source, task_id=self.task_id, driver_python=self.driver_python)
+            options = self.build_options(context)
+            txn = self.build_txn(context)
+            self.validate_arguments()
+            return job_spec(
+                operation=self.operation,
+                table=self.table,
+                options=options,
+                source=source,
+                commit_retry=commit_retry_of(dict(self.commit_retry) if self.commit_retry else None),
+                txn=txn,
+            )
         except SpecError as exc:
             raise DeltaCCInputError(
                 f"{self.task_id}: {exc}", field=exc.field, value=getattr(exc, "value", None)

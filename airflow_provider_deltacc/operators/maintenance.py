@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.contract.spec import OptimizeOptions, VacuumOptions
+from airflow_provider_deltacc.contract.spec_options import optimize_options, vacuum_options
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.maintenance_base import DeltaMaintenanceOperator
@@ -71,15 +73,12 @@ class DeltaOptimizeOperator(DeltaMaintenanceOperator):
                 value=True,
             )
 
-    def build_options(self, context: Context) -> dict[str, Any]:
-        options: dict[str, Any] = {}
-        if self.partition_values:
-            options["partition_values"] = self.partition_values
-        if self.zorder_by:
-            options["zorder_by"] = self.zorder_by
-        if self.full:
-            options["full"] = True
-        return options
+    def build_options(self, context: Context) -> OptimizeOptions:
+        return optimize_options(
+            partition_values=self.partition_values or None,
+            zorder_by=self.zorder_by or None,
+            full=True if self.full else None,
+        )
 
     def kind_options(self) -> dict[str, Any]:
         return {"zorder_by": self.zorder_by}
@@ -169,11 +168,9 @@ class DeltaVacuumOperator(DeltaMaintenanceOperator):
         self.list_only = list_only
         parse_time.check_vacuum(self.task_id, self.table, retention_hours, force)
 
-    def build_options(self, context: Context) -> dict[str, Any]:
-        options: dict[str, Any] = {"force": self.force, "dry_run": self.list_only}
-        if self.retention_hours not in (None, ""):
-            options["retention_hours"] = _as_number(self.retention_hours)
-        return options
+    def build_options(self, context: Context) -> VacuumOptions:
+        retention = None if self.retention_hours in (None, "") else _as_number(self.retention_hours)
+        return vacuum_options(retention_hours=retention, force=self.force, dry_run=self.list_only)
 
     def gate_fields(self, spec: JobSpec, facts: TableFacts | None) -> dict[str, Any]:
         from airflow_provider_deltacc.windows import DELTA_DEFAULT_RETENTION_HOURS

@@ -177,7 +177,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
             store, lease, conflicts=request.lease_conflicts(partitions), wait_timeout_s=0
         ) as held:
             if held.acquired:
-                self.validate_spec(run)
+                self.validate_arguments()
                 if request.maintenance_op is not OpKind.VACUUM and not request.exclusive:
                     return self.hook.run(run)
                 # VACUUM's lease (and the serializing guard's) is what keeps the data safe: a lapsed one

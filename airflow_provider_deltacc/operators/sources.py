@@ -1,4 +1,4 @@
-"""Turn an operator's ``source`` argument into the job spec's source dict.
+"""Turn an operator's ``source`` argument into the job's typed source.
 
 A source may be the user's own PySpark code: a function of the Spark session that returns the DataFrame
 (:mod:`airflow_provider_deltacc.contract.source_function`). It is bound here to the Airflow context values it
@@ -23,6 +23,8 @@ from airflow_provider_deltacc.contract.source_function import (
     python_version,
     takes_session_by_name,
 )
+from airflow_provider_deltacc.contract.spec import SourceSpec
+from airflow_provider_deltacc.contract.spec_sources import callable_source, source_of, travelled_source
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.spark_job.source_travel import travel_form
 
@@ -53,12 +55,9 @@ def source_spec(
     *,
     field: str = "source",
     context: Mapping[str, Any] | None = None,
-) -> dict[str, Any] | None:
-    """Accept the full dict form, a string shorthand, or a source function.
-
-    A string is a SQL query when it starts with SELECT/WITH/VALUES/TABLE, a parquet or CSV path when it
-    ends with ``.parquet``/``.csv``, a Delta table path when it contains ``/``, and otherwise a catalog
-    table name. The dict form (``{"kind": "csv", "path": ..., "options": {...}}``) says it explicitly.
+) -> SourceSpec | None:
+    """The typed source from the full dict form, a string shorthand (see :func:`source_form`), or a source
+    function.
 
     A function gets the Spark session as ``spark`` and the context values it names (``ds``, ``params``, ...;
     all of them when it takes ``**kwargs``).
@@ -66,13 +65,30 @@ def source_spec(
     :param source: the operator's ``source`` argument, after templating.
     :param field: the argument name for error messages.
     :param context: the task's context, for a source function.
+    :raises SpecError: naming ``source.<key>`` for a source that is not valid.
     """
-    if source is None or isinstance(source, dict):
-        return source
     if isinstance(source, SourceFunctionArgument):
         source = source.function
     if callable(source):
-        return {"kind": "callable", "function": bind_source_function(source, context or {})}
+        return callable_source(function=bind_source_function(source, context or {}))
+    form = source_form(source, field=field)
+    return None if form is None else source_of(form)
+
+
+def source_form(source: str | dict[str, Any] | None, *, field: str = "source") -> dict[str, Any] | None:
+    """The dict form of a source argument that is not a function: a dict as it is, a string shorthand
+    expanded.
+
+    A string is a SQL query when it starts with SELECT/WITH/VALUES/TABLE, a parquet or CSV path when it
+    ends with ``.parquet``/``.csv``, a Delta table path when it contains ``/``, and otherwise a catalog
+    table name. The dict form (``{"kind": "csv", "path": ..., "options": {...}}``) says it explicitly.
+
+    :param source: the argument.
+    :param field: the argument name for error messages.
+    :raises DeltaCCInputError: naming ``field`` when it is no source.
+    """
+    if source is None or isinstance(source, dict):
+        return source
     if not isinstance(source, str) or not source.strip():
         raise DeltaCCInputError(
             f"{field}={source!r} is not a source; give a table name or path, a parquet/CSV path, a SQL "
@@ -141,9 +157,9 @@ def bind_source_function(
 
 
 def travelling_source(
-    source: dict[str, Any] | None, *, task_id: str, driver_python: str | None = None
-) -> dict[str, Any] | None:
-    """The spec's source as a ``spark_submit`` driver gets it: a source function pickled by value.
+    source: SourceSpec | None, *, task_id: str, driver_python: str | None = None
+) -> SourceSpec | None:
+    """The job's source as a ``spark_submit`` driver gets it: a source function pickled by value.
 
     :param source: the spec's source.
     :param task_id: the task, for messages.
@@ -151,11 +167,11 @@ def travelling_source(
         version the function was pickled by when it is a program on this machine (a client-mode driver).
     :raises DeltaCCInputError: naming ``source`` (or ``driver_python``) and the fix.
     """
-    if source is None or source.get("kind") != "callable" or "function" not in source:
+    function = source.function if source is not None else None
+    if function is None or function.travelled is not None:
         return source
     from airflow_provider_deltacc.contract.exceptions import InputError
 
-    function: SourceFunction = source["function"]
     try:
         travelling = travel_form(function)
     except InputError as exc:
@@ -170,7 +186,9 @@ def travelling_source(
                 field="driver_python",
                 value=driver_python,
             )
-    return travelling
+    return travelled_source(
+        name=travelling["name"], python=travelling["python"], pickled=travelling["pickled"]
+    )
 
 
 def _python_version_of(python: str) -> str | None:

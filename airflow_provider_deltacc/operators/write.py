@@ -9,7 +9,24 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.operations import OperationClass
-from airflow_provider_deltacc.contract.spec import PARTITION_AND_CLUSTER
+from airflow_provider_deltacc.contract.spec import (
+    PARTITION_AND_CLUSTER,
+    AppendOptions,
+    DeleteOptions,
+    MergeOptions,
+    OverwritePartitionsOptions,
+    SourceSpec,
+    SqlOptions,
+    UpdateOptions,
+)
+from airflow_provider_deltacc.contract.spec_options import (
+    append_options,
+    delete_options,
+    merge_options,
+    overwrite_partitions_options,
+    sql_options,
+    update_options,
+)
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.sources import SourceArgument, kept_source, source_spec
@@ -17,10 +34,6 @@ from airflow_provider_deltacc.operators.write_base import DeltaWriteOperator
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
-
-
-def _drop_none(options: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in options.items() if value is not None}
 
 
 def check_layout(task_id: str, partition_by: list[str] | None, cluster_by: list[str] | None) -> None:
@@ -80,17 +93,15 @@ class DeltaAppendOperator(DeltaWriteOperator):
     def class_options(self) -> dict[str, Any]:
         return {"merge_schema": self.merge_schema}
 
-    def build_source(self, context: Context) -> dict[str, Any] | None:
+    def build_source(self, context: Context) -> SourceSpec | None:
         return source_spec(self.source, context=context)
 
-    def build_options(self, context: Context) -> dict[str, Any]:
-        return _drop_none(
-            {
-                "partition_by": self.partition_by,
-                "create_if_missing": self.create_if_missing,
-                "merge_schema": self.merge_schema,
-                "cluster_by": self.cluster_by,
-            }
+    def build_options(self, context: Context) -> AppendOptions:
+        return append_options(
+            partition_by=self.partition_by,
+            create_if_missing=self.create_if_missing,
+            merge_schema=self.merge_schema,
+            cluster_by=self.cluster_by,
         )
 
 
@@ -116,11 +127,11 @@ class DeltaOverwritePartitionsOperator(DeltaWriteOperator):
         self.source = kept_source(source, task_id=self.task_id)
         self.partition_values = partition_values
 
-    def build_source(self, context: Context) -> dict[str, Any] | None:
+    def build_source(self, context: Context) -> SourceSpec | None:
         return source_spec(self.source, context=context)
 
-    def build_options(self, context: Context) -> dict[str, Any]:
-        return _drop_none({"partition_values": self.partition_values})
+    def build_options(self, context: Context) -> OverwritePartitionsOptions:
+        return overwrite_partitions_options(partition_values=self.partition_values)
 
 
 class DeltaMergeOperator(DeltaWriteOperator):
@@ -183,22 +194,19 @@ class DeltaMergeOperator(DeltaWriteOperator):
             kwargs["partition_pin"] = []
         return super().partial(**kwargs)
 
-    def build_source(self, context: Context) -> dict[str, Any] | None:
+    def build_source(self, context: Context) -> SourceSpec | None:
         return source_spec(self.source, context=context)
 
-    def build_options(self, context: Context) -> dict[str, Any]:
-        options = _drop_none(
-            {
-                "keys": self.keys,
-                "condition": self.condition,
-                "when_matched": self.when_matched,
-                "when_not_matched": self.when_not_matched,
-                "dedup_order_by": self.dedup_order_by,
-                "dedup_keys": self.dedup_keys,
-            }
+    def build_options(self, context: Context) -> MergeOptions:
+        return merge_options(
+            keys=self.keys,
+            condition=self.condition,
+            when_matched=self.when_matched,
+            when_not_matched=self.when_not_matched,
+            dedup_order_by=self.dedup_order_by,
+            dedup_keys=self.dedup_keys,
+            partition_pin=self.partition_pin,
         )
-        options["partition_pin"] = self.partition_pin
-        return options
 
 
 class _FilteredDmlOperator(DeltaWriteOperator):
@@ -225,11 +233,6 @@ class _FilteredDmlOperator(DeltaWriteOperator):
         self.equals = equals
         self.partition_values = partition_values
 
-    def build_options(self, context: Context) -> dict[str, Any]:
-        return _drop_none(
-            {"condition": self.condition, "equals": self.equals, "partition_values": self.partition_values}
-        )
-
 
 class DeltaUpdateOperator(_FilteredDmlOperator):
     """UPDATE rows of a Delta table.
@@ -255,11 +258,14 @@ class DeltaUpdateOperator(_FilteredDmlOperator):
         self.set_expressions = set_expressions
         self.set_values = set_values
 
-    def build_options(self, context: Context) -> dict[str, Any]:
-        return {
-            **super().build_options(context),
-            **_drop_none({"set": self.set_expressions, "set_values": self.set_values}),
-        }
+    def build_options(self, context: Context) -> UpdateOptions:
+        return update_options(
+            set=self.set_expressions,
+            set_values=self.set_values,
+            condition=self.condition,
+            equals=self.equals,
+            partition_values=self.partition_values,
+        )
 
 
 class DeltaDeleteOperator(_FilteredDmlOperator):
@@ -271,6 +277,11 @@ class DeltaDeleteOperator(_FilteredDmlOperator):
     """
 
     operation = "delete"
+
+    def build_options(self, context: Context) -> DeleteOptions:
+        return delete_options(
+            condition=self.condition, equals=self.equals, partition_values=self.partition_values
+        )
 
 
 class DeltaSqlOperator(DeltaWriteOperator):
@@ -312,8 +323,8 @@ class DeltaSqlOperator(DeltaWriteOperator):
     def class_options(self) -> dict[str, Any]:
         return {"op_class": self.op_class}
 
-    def build_source(self, context: Context) -> dict[str, Any] | None:
+    def build_source(self, context: Context) -> SourceSpec | None:
         return source_spec(self.source, context=context)
 
-    def build_options(self, context: Context) -> dict[str, Any]:
-        return _drop_none({"statement": self.statement, "args": self.args, "op_class": self.op_class})
+    def build_options(self, context: Context) -> SqlOptions:
+        return sql_options(statement=self.statement, args=self.args, op_class=self.op_class)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from airflow_provider_deltacc.contract.spec import JobSpec
+    from airflow_provider_deltacc.contract.txn import TxnIdentity
     from airflow_provider_deltacc.windows import WriteGuard
 
 DEFAULT_TURN_WAIT_TIMEOUT = 1800.0
@@ -82,13 +83,13 @@ class DeltaWriteOperator(DeltaBaseOperator):
         self.turn_wait_timeout = turn_wait_timeout
         self.unsafe_storage_wait_timeout = unsafe_storage_wait_timeout
 
-    def build_spec(self, context: Context) -> dict[str, Any]:
-        spec = super().build_spec(context)
-        if self.exactly_once:
-            spec["txn"] = self._txn(context)
-        return spec
+    def build_txn(self, context: Context) -> TxnIdentity | None:
+        """The write's exactly-once identity (see :mod:`airflow_provider_deltacc.operators.identity`): derived
+        from the run, or the explicit ``txn_app_id``/``txn_version``; None without ``exactly_once``."""
+        if not self.exactly_once:
+            return None
+        from airflow_provider_deltacc.contract.spec_build import txn_identity
 
-    def _txn(self, context: Context) -> dict[str, Any]:
         app_id, version = derive_txn_identity(context, self.txn_identity)
         if self.txn_app_id:
             app_id = self.txn_app_id
@@ -102,7 +103,7 @@ class DeltaWriteOperator(DeltaBaseOperator):
                     field="txn_version",
                     value=self.txn_version,
                 ) from None
-        return {"app_id": app_id, "version": version}
+        return txn_identity(app_id=app_id, version=version)
 
     def validate_arguments(self) -> None:
         super().validate_arguments()

@@ -66,9 +66,9 @@ def run_job(
     """
     raw = dict(spec) if isinstance(spec, Mapping) else None
     try:
-        parsed = parse_spec(spec)
+        parsed = spec if isinstance(spec, JobSpec) else parse_spec(spec)
     except InputError as exc:
-        return ExitCode.BAD_INPUT, _bare_report(raw, None, "bad_input", exc)
+        return ExitCode.BAD_INPUT, bare_report(raw, None, "bad_input", exc)
     from airflow_provider_deltacc.engine.commits import tagging_run
     from airflow_provider_deltacc.engine.run import run_operation
 
@@ -99,18 +99,18 @@ def run_job(
         return ExitCode.FAILURE, _session_lost(_loop_report(exc, exc.report.status, cause), exc)
     except InputError as exc:  # found before the first attempt (the table, the source, the storage): one line
         log.error("bad input, nothing was written: %s", exc)
-        return ExitCode.BAD_INPUT, _bare_report(raw, parsed, "bad_input", exc)
+        return ExitCode.BAD_INPUT, bare_report(raw, parsed, "bad_input", exc)
     except Exception as exc:
         if (bad := storage_input_error(exc, parsed.table)) is not None:
             log.error("bad input, nothing was written: %s", bad)
-            return ExitCode.BAD_INPUT, _bare_report(raw, parsed, "bad_input", bad)
+            return ExitCode.BAD_INPUT, bare_report(raw, parsed, "bad_input", bad)
         if (gone := _gone(exc, parsed.table)) is not None:
             log.error("%s went away before the first attempt: %s", gone, _first_line(exc))
-            return ExitCode.UNAVAILABLE, _unavailable(_bare_report(raw, parsed, "error", exc), gone)
+            return ExitCode.UNAVAILABLE, _unavailable(bare_report(raw, parsed, "error", exc), gone)
         log.exception("the Delta job failed before its first attempt")
         if _is_input_error(exc):
-            return ExitCode.BAD_INPUT, _bare_report(raw, parsed, "bad_input", exc)
-        return ExitCode.FAILURE, _session_lost(_bare_report(raw, parsed, "error", exc), exc)
+            return ExitCode.BAD_INPUT, bare_report(raw, parsed, "bad_input", exc)
+        return ExitCode.FAILURE, _session_lost(bare_report(raw, parsed, "error", exc), exc)
     result = report.to_dict()
     result["summary"] = report.summary_line()
     if storage is not None:
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         text = sys.stdin.read() if args.spec == "-" else _read(args.spec)
     except OSError as exc:
         error = InputError("--spec", args.spec, f"cannot read the spec file: {exc}")
-        code, report = int(ExitCode.BAD_INPUT), _bare_report(None, None, "bad_input", error)
+        code, report = int(ExitCode.BAD_INPUT), bare_report(None, None, "bad_input", error)
     else:
         code, report = run_job(text)
         leave_report(text, int(code), report)
@@ -280,9 +280,16 @@ def _loop_report(exc: CommitLoopError, status: str, cause: BaseException) -> dic
     return result
 
 
-def _bare_report(
+def bare_report(
     raw: dict[str, Any] | None, parsed: JobSpec | None, status: str, exc: BaseException
 ) -> dict[str, Any]:
+    """The report of a job that made no attempt: its operation and table, its status and the error.
+
+    :param raw: the spec as given, when it was a dict (its operation and table when it did not parse).
+    :param parsed: the typed spec, or None when it did not parse.
+    :param status: ``bad_input`` or ``error``.
+    :param exc: what went wrong.
+    """
     raw = raw or {}
     operation = parsed.operation if parsed else raw.get("operation")
     table = parsed.table if parsed else raw.get("table")

@@ -10,7 +10,7 @@ from typing import Any
 from airflow_provider_deltacc.contract.literals import quote_identifier, string_literal
 from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, table_sql
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.operators.sources import source_spec
+from airflow_provider_deltacc.operators.sources import source_form
 
 DEFAULT_BATCH_COLUMN = "batch_id"
 _SRC_ALIAS = "__deltacc_src"
@@ -86,7 +86,7 @@ def tag_source(
     :param field: the argument name for errors (``sources[2]``).
     :raises DeltaCCInputError: naming ``field`` when the source cannot be tagged.
     """
-    spec = source_spec(source, field=field)
+    spec = source_form(source, field=field)
     if not isinstance(spec, dict):
         raise DeltaCCInputError(f"{field}={source!r} is not a source", field=field, value=source)
     kind = spec.get("kind")

@@ -20,14 +20,13 @@ Airflow-free: the caller gives callables to open the store, ask the log and run 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.exceptions import UnguardedUnsafeWrite
 from airflow_provider_deltacc.contract.spec import JobSpec
-from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.contract.storage_safety import StorageSafety
 from airflow_provider_deltacc.windows.admission import TurnQueue
 from airflow_provider_deltacc.windows.fence import LeaseFence
@@ -48,8 +47,6 @@ log = logging.getLogger(__name__)
 #: How long a driver's request to a service that only guards the lease (no turns) may wait: it never waits.
 FENCE_ONLY_TIMEOUT_S = 30.0
 
-#: A job spec: typed, or a dict (parsed once, on the way in).
-Spec = JobSpec | Mapping[str, Any]
 #: Runs the job: ``run(spec, turns=...)`` returns its report (the task's hook, without asking the log).
 RunJob = Callable[..., dict[str, Any]]
 
@@ -140,7 +137,7 @@ class GuardedWrite:
 
 
 def guard_storage(
-    spec: Spec, verdict: StorageSafety, *, allow_unsafe: bool, needs_lease: bool = True, logger: Any = None
+    job: JobSpec, verdict: StorageSafety, *, allow_unsafe: bool, needs_lease: bool = True, logger: Any = None
 ) -> tuple[JobSpec, bool]:
     """Mark the spec with how unsafe storage is guarded; True when this run must be alone on the table.
 
@@ -148,7 +145,7 @@ def guard_storage(
     such a table without it): ``override`` when concurrent writes are explicitly allowed, else
     ``exclusive_lease``, and the caller must hold a lease no other lease on the table overlaps.
 
-    :param spec: the job spec.
+    :param job: the job spec.
     :param verdict: the table's storage safety.
     :param allow_unsafe: the explicit override (``allow_unsafe_concurrent_writes``).
     :param needs_lease: False for a writer that takes no lease (``use_write_lease=False``).
@@ -156,7 +153,6 @@ def guard_storage(
     :raises UnguardedUnsafeWrite: unsafe storage, no override and no lease.
     """
     out = logger if logger is not None else log
-    job = parse_spec(spec)
     if verdict.safe:
         return job, False
     if allow_unsafe:
@@ -173,7 +169,7 @@ def guard_storage(
 
 @contextmanager
 def guarded_write(
-    spec: Spec,
+    spec: JobSpec,
     guard: WriteGuard,
     *,
     verdict: StorageSafety,

@@ -19,7 +19,6 @@ from airflow_provider_deltacc.contract.exceptions import ExclusiveLeaseUnavailab
 from airflow_provider_deltacc.contract.operations import OPERATIONS, OpKind
 from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
 from airflow_provider_deltacc.contract.spec_facts import merge_pin_columns, spec_op_kind
-from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_lease_conflicts
 from airflow_provider_deltacc.windows.heartbeat import HeldLease, hold_lease
 from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
@@ -38,15 +37,13 @@ log = logging.getLogger(__name__)
 MAX_LEASE_PARTITIONS = 1000
 
 
-def writer_op_kind(spec: JobSpec | Mapping[str, Any]) -> OpKind:
+def writer_op_kind(job: JobSpec) -> OpKind:
     """The conflict-matrix operation a writer's job spec runs (see
     :func:`~airflow_provider_deltacc.contract.spec_facts.spec_op_kind`).
 
-    :param spec: the job spec (a dict is parsed).
-    :raises SpecError: for a dict that is not a valid job spec.
+    :param job: the job spec.
     :raises ValueError: for an operation that is not a write (``optimize``, ``vacuum``).
     """
-    job = parse_spec(spec)
     if OPERATIONS[job.operation].is_maintenance:
         writes = ", ".join(op.name for op in OPERATIONS.values() if op.is_write)
         raise ValueError(f"operation={job.operation!r} is not a write; writer leases are for {writes}")
@@ -114,7 +111,7 @@ def _merge_source_partitions(spec: JobSpec, facts: TableFacts) -> PartitionScope
 
 
 def writer_partitions(
-    spec: JobSpec | Mapping[str, Any],
+    job: JobSpec,
     *,
     facts_loader: Callable[[str], TableFacts | None] = read_table_facts,
 ) -> PartitionScope:
@@ -125,10 +122,9 @@ def writer_partitions(
     columns can be read with delta-rs and the merge pins them. Anything else, or any value whose string in
     Delta's log cannot be predicted, leases the whole table.
 
-    :param spec: the job spec (a dict is parsed).
+    :param job: the job spec.
     :param facts_loader: reads the table's partition columns (delta-rs by default; tests substitute it).
     """
-    job = parse_spec(spec)
     explicit = getattr(job.options, "partition_values", None)
     if explicit:
         facts = _facts(job.table, facts_loader) if is_table_location(job.table) else None

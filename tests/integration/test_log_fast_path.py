@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from airflow_provider_deltacc.contract.exit_codes import ExitCode
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.delta_log.fast_path import answer_from_log
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
@@ -83,7 +84,7 @@ def test_the_fast_path_agrees_with_the_engine(
     }
     before = _delta_rs_view(path)
 
-    answer = answer_from_log(spec)
+    answer = answer_from_log(parse_spec(spec))
     code, report = run_job(spec, spark)  # the engine alone: the fast path lives in the hook
 
     assert code == ExitCode.SUCCESS, report
@@ -115,10 +116,10 @@ def test_a_catalog_table_falls_through_while_its_path_is_answered(
     spec = {"operation": "delete", "table": name, "txn": {"app_id": "fast-path/catalog", "version": OURS}}
     spec["options"] = {"equals": {"id": 1}}
 
-    assert answer_from_log(spec) is None
+    assert answer_from_log(parse_spec(spec)) is None
     code, report = run_job(spec, spark)
     assert code == ExitCode.SUCCESS and report["status"] == "skipped_duplicate", report
-    by_path = answer_from_log({**spec, "table": path})
+    by_path = answer_from_log(parse_spec({**spec, "table": path}))
     assert by_path is not None and by_path["status"] == "skipped_duplicate"
 
 
@@ -137,7 +138,7 @@ def test_a_table_with_a_txn_retention_falls_through(spark: SparkSession, tmp_pat
         "txn": {"app_id": "fast-path/retention", "version": OURS},
     }
 
-    assert answer_from_log(spec) is None
+    assert answer_from_log(parse_spec(spec)) is None
     code, report = run_job(spec, spark)
     assert code == ExitCode.SUCCESS and report["status"] == "skipped_duplicate", report
 
@@ -155,7 +156,7 @@ def test_a_path_that_is_not_a_delta_table_falls_through_to_sparks_error(
         "txn": {"app_id": "fast-path/parquet", "version": OURS},
     }
 
-    assert answer_from_log(spec) is None
+    assert answer_from_log(parse_spec(spec)) is None
     with pytest.raises(DeltaCCInputError, match="not a Delta table") as raised:
         DeltaCCHook(execution_mode="in_process").run(spec)
     assert raised.value.field == "table"

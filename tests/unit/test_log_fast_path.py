@@ -20,10 +20,10 @@ from airflow_provider_deltacc.delta_log.fast_path import (
     LogAnswer,
     LogColumn,
     LogSnapshot,
-    answer_from_log,
-    consult_log,
     fast_path_verdict,
 )
+from airflow_provider_deltacc.delta_log.fast_path import answer_from_log as answer_typed
+from airflow_provider_deltacc.delta_log.fast_path import consult_log as consult_typed
 
 pytestmark = pytest.mark.unit
 
@@ -40,6 +40,16 @@ def _write(path: Path, *, txn: tuple[str, int] | None = None, **kwargs: Any) -> 
     )
     mode: Literal["append", "error"] = "append" if (path / "_delta_log").exists() else "error"
     write_deltalake(str(path), rows, mode=mode, partition_by=["day"], commit_properties=properties, **kwargs)
+
+
+def answer_from_log(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The log's answer for a spec written as a dict (the fast path takes the typed spec)."""
+    return answer_typed(parse_spec(spec))
+
+
+def consult_log(spec: dict[str, Any]) -> LogAnswer:
+    """What the log tells a spec written as a dict (the fast path takes the typed spec)."""
+    return consult_typed(parse_spec(spec))
 
 
 def _merge(table: str, version: int, app_id: str = "dag.merge") -> dict[str, Any]:
@@ -100,10 +110,10 @@ def test_a_fresh_identity_is_told_unrecorded_at_the_version_read(table: str) -> 
     spec = _merge(table, 5)
     answer = consult_log(spec)
     assert answer == LogAnswer(report=None, unrecorded_at=2)
-    to_run = answer.spec_to_run(spec)
+    typed = parse_spec(spec)
+    to_run = answer.spec_to_run(typed)
     assert to_run.txn == TxnIdentity("dag.merge", 5, unrecorded_at=2)
-    assert spec["txn"] == {"app_id": "dag.merge", "version": 5}  # the caller's spec is left as it was
-    assert answer.spec_to_run(parse_spec(spec)) == to_run  # typed or not, the same spec to run
+    assert typed.txn == TxnIdentity("dag.merge", 5)  # the caller's spec is left as it was
 
 
 def test_a_duplicate_is_answered_and_not_told_anything(table: str) -> None:
@@ -126,7 +136,7 @@ def test_an_identity_on_a_log_delta_rs_does_not_replay_is_not_told_unrecorded(
     )
     spec = _merge(table, 5)
     assert consult_log(spec) == LogAnswer()
-    assert LogAnswer().spec_to_run(spec) == parse_spec(spec)
+    assert LogAnswer().spec_to_run(parse_spec(spec)) == parse_spec(spec)
 
 
 def test_a_txn_retention_still_tells_an_unrecorded_identity(tmp_path: Path) -> None:
@@ -247,9 +257,12 @@ def test_a_txn_retention_on_the_table_falls_through(tmp_path: Path) -> None:
     ids=["optimize", "vacuum", "no-txn", "bad-spec", "unknown-operation"],
 )
 def test_jobs_without_an_identity_or_a_valid_spec_fall_through(spec: dict[str, Any], tmp_path: Path) -> None:
+    from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
+
     path = tmp_path / "t"
     _write(path, txn=("a", 1))
-    assert answer_from_log({**spec, "table": str(path)}) is None
+    # A dict enters at the hook: one that is not a valid spec is not answered (the run says what is wrong).
+    assert DeltaCCHook(execution_mode="in_process").consult_log({**spec, "table": str(path)}).report is None
 
 
 def _snapshot(**overrides: Any) -> LogSnapshot:

@@ -16,6 +16,7 @@ import pytest
 
 from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.source_function import SourceFunction
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.spark_job.main import run_job
 from tests.support.gate import Gate
 from tests.support.held import hold
@@ -319,7 +320,9 @@ def test_racing_read_modify_writes_take_turns_and_add_up_exactly(
         session = new_session()
         barrier.wait()
         verdict = spark_storage_safety(table_path, {})
-        with guarded_write(spec, guard, verdict=verdict, open_store=lambda: SqliteLeaseStore(store)) as write:
+        with guarded_write(
+            parse_spec(spec), guard, verdict=verdict, open_store=lambda: SqliteLeaseStore(store)
+        ) as write:
             reports[amount] = run_job(write.spec, session, turns=write.turns)
 
     threads = [threading.Thread(target=writer, args=(amount,)) for amount in (1, 10, 100, 1000)]

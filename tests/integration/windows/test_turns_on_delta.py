@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from airflow_provider_deltacc.contract.exit_codes import ExitCode
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.spark_job.main import run_job
 from airflow_provider_deltacc.windows import (
     LeaseRequest,
@@ -44,7 +45,8 @@ def _merge(table: str, index: int, *, pin: Any) -> dict[str, Any]:
 
 
 def _request(spec: dict[str, Any], holder: str) -> LeaseRequest:
-    return LeaseRequest(spec["table"], holder, writer_op_kind(spec), writer_partitions(spec), ttl_s=60)
+    job = parse_spec(spec)
+    return LeaseRequest(job.table, holder, writer_op_kind(job), writer_partitions(job), ttl_s=60)
 
 
 def test_unpinned_merges_take_turns_and_never_conflict(

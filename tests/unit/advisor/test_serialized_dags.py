@@ -312,8 +312,6 @@ def test_an_explicit_none_pin_in_partial_is_passed_on_as_no_pin() -> None:
     from airflow.sdk import DAG
     from airflow.serialization.serialized_objects import DagSerialization
 
-    from airflow_provider_deltacc.contract.spec_parse import parse_spec
-
     with DAG("ser_advisor_none", schedule=None, start_date=datetime(2026, 1, 1)) as live:
         DeltaMergeOperator.partial(task_id="merge", table=T, keys=["id"], partition_pin=None).expand(
             source=[rows("2026-11-01", 1)]
@@ -322,11 +320,5 @@ def test_an_explicit_none_pin_in_partial_is_passed_on_as_no_pin() -> None:
     assert task["__var"]["partial_kwargs"]["partition_pin"] == []
     unmapped = live.task_dict["merge"].unmap({"source": rows("2026-11-01", 1)})
     assert isinstance(unmapped, DeltaMergeOperator)
-    spec = {
-        "operation": "merge",
-        "table": T,
-        "source": {"kind": "rows", "rows": [[1, "2026-11-01", "x"]], "schema": SCHEMA},
-        "options": unmapped.build_options({}),
-    }
-    assert parse_spec(spec).options.partition_pin is None  # type: ignore[union-attr]
+    assert unmapped.build_options({}).partition_pin is None
     assert task_facts(live.task_dict["merge"]).label == "MERGE without partition pin"

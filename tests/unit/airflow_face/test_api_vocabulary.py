@@ -174,7 +174,7 @@ def test_the_sensors_wait_interval_is_airflows_poke_interval(sensor: type[Any]) 
 
 def test_vacuum_keeps_list_only_because_dry_run_is_a_base_operator_method() -> None:
     vacuum = DeltaVacuumOperator(task_id="v", table="/data/t", list_only=True)
-    assert vacuum.build_options({})["dry_run"] is True  # the job spec's (and delta-rs') name
+    assert vacuum.build_options({}).dry_run is True  # the job spec's (and delta-rs') name
     assert callable(vacuum.dry_run)  # Airflow's BaseOperator.dry_run() is not shadowed
     assert "list_only" in inspect.signature(table_maintenance).parameters
     with pytest.raises(TypeError, match="dry_run"):

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from airflow.sdk import DAG, Asset, AssetAlias
 
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.lineage.assets import (
     emits_event,
@@ -112,7 +113,14 @@ def test_an_outlet_that_is_not_an_asset_is_refused(outlet: Any) -> None:
 
 
 def test_event_extra_of_a_commit() -> None:
-    spec = {"operation": "overwrite_partitions", "options": {"partition_values": [{"date": "2026-11-20"}]}}
+    spec = parse_spec(
+        {
+            "operation": "overwrite_partitions",
+            "table": "/t/orders",
+            "source": {"kind": "sql", "query": "SELECT 1"},
+            "options": {"partition_values": [{"date": "2026-11-20"}]},
+        }
+    )
     report = {
         "table_version": 7,
         "skipped_duplicate": False,
@@ -133,7 +141,8 @@ def test_event_extra_of_a_commit() -> None:
 
 @pytest.mark.parametrize("operation", ["optimize", "vacuum"])
 def test_maintenance_events_do_not_change_data(operation: str) -> None:
-    extra = event_extra({"operation": operation}, {"table_version": 3, "metrics": {}})
+    spec = parse_spec({"operation": operation, "table": "/t/orders"})
+    extra = event_extra(spec, {"table_version": 3, "metrics": {}})
     assert extra["changes_data"] is False and extra["rows_written"] is None and extra["partitions"] is None
 
 

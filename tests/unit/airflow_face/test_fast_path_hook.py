@@ -247,17 +247,10 @@ def test_a_writer_builds_its_typed_spec_once(
     table: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log_reads: list[dict[str, Any]]
 ) -> None:
     """From the operator's arguments to the runner, through the lease, the log and the storage guard, the
-    spec is read into its typed form once: every later step gets the same object."""
-    import airflow_provider_deltacc.contract.spec_parse as spec_module
+    spec is built in its typed form once: every later step gets the same object."""
+    from tests.support.spec_builds import count_spec_builds
 
-    parsed: list[str] = []
-    read_source = spec_module._source
-
-    def counting(top: Any, operation: str) -> Any:
-        parsed.append(operation)
-        return read_source(top, operation)
-
-    monkeypatch.setattr(spec_module, "_source", counting)
+    built = count_spec_builds(monkeypatch)
     op = _merge_operator(table, 9, tmp_path)
     given: list[Any] = []
 
@@ -268,5 +261,5 @@ def test_a_writer_builds_its_typed_spec_once(
 
     op.hook.__dict__["runner"] = TypedRunner()
     assert op.execute(make_context())["status"] == "committed"
-    assert parsed == ["merge"] and isinstance(given[0], JobSpec)
+    assert built == ["job_spec"] and isinstance(given[0], JobSpec)
     assert given[0].txn is not None and given[0].txn.version == 9

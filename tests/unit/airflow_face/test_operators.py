@@ -9,7 +9,12 @@ from unittest.mock import MagicMock
 
 import pytest
 
+from airflow_provider_deltacc.contract.commit_retry import CommitRetryPolicy
+from airflow_provider_deltacc.contract.spec import JobSpec, SourceSpec
+from airflow_provider_deltacc.contract.spec_json import spec_to_json
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
+from airflow_provider_deltacc.contract.spec_sources import source_of
+from airflow_provider_deltacc.contract.txn import TxnIdentity
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
@@ -20,7 +25,7 @@ from airflow_provider_deltacc.operators import (
     DeltaUpdateOperator,
 )
 from airflow_provider_deltacc.operators.identity import derive_txn_identity
-from airflow_provider_deltacc.operators.sources import source_spec
+from airflow_provider_deltacc.operators.sources import source_form, source_spec
 from airflow_provider_deltacc.retries.policy import DeltaConflictRetryPolicy
 from tests.unit.airflow_face.conftest import make_context
 
@@ -62,10 +67,9 @@ def test_templated_fields_render(context: Any) -> None:
         assert {"table", "source"} <= set(cls.template_fields)
 
 
-def _spec(op: Any, context: Any) -> dict[str, Any]:
+def _spec(op: Any, context: Any) -> JobSpec:
     spec = op.build_spec(context)
-    op.validate_spec(spec)
-    parse_spec(spec)  # what the Spark job will accept
+    assert parse_spec(spec_to_json(spec)) == spec  # what the Spark job will accept
     return spec
 
 
@@ -136,10 +140,9 @@ def _spec(op: Any, context: Any) -> dict[str, Any]:
 )
 def test_each_operator_builds_a_valid_spec(op: Any, expected: dict[str, Any], context: Any) -> None:
     spec = _spec(op, context)
-    assert {k: spec[k] for k in expected} == expected
-    assert spec["table"] == "/t"
-    assert spec["txn"] == {"app_id": f"airflow/orders_dag/merge_orders/-1/{context['run_id']}", "version": 1}
-    assert "commit_retry" not in spec and "retry_policy" not in spec
+    txn = {"app_id": f"airflow/orders_dag/merge_orders/-1/{context['run_id']}", "version": 1}
+    assert spec == parse_spec({**expected, "table": "/t", "txn": txn})  # the spec its dict form says
+    assert spec.commit_retry == CommitRetryPolicy()
 
 
 def test_commit_retry_and_explicit_identity_reach_the_spec(context: Any) -> None:
@@ -153,10 +156,9 @@ def test_commit_retry_and_explicit_identity_reach_the_spec(context: Any) -> None
         txn_version="42",
     )
     spec = _spec(op, context)
-    assert spec["commit_retry"] == {"max_attempts": 1}  # the spec names it as the operator does
-    assert "retry_policy" not in spec  # Airflow's own argument: its task retry policy
-    assert spec["txn"] == {"app_id": "orders-loader", "version": 42}
-    assert spec["source"] == {"kind": "csv", "path": "/in/a.csv", "options": {"header": "true"}}
+    assert spec.commit_retry == CommitRetryPolicy(max_attempts=1)  # the spec names it as the operator does
+    assert spec.txn == TxnIdentity("orders-loader", 42)
+    assert spec.source == SourceSpec("csv", path="/in/a.csv", options={"header": "true"})
 
 
 def test_bad_operator_input_fails_before_submission(context: Any) -> None:
@@ -191,7 +193,8 @@ def test_operators_default_to_the_delta_retry_policy() -> None:
     ],
 )
 def test_source_shorthand(given: Any, expected: Any) -> None:
-    assert source_spec(given) == expected
+    assert source_form(given) == expected
+    assert source_spec(given) == (None if expected is None else source_of(expected))
 
 
 @pytest.mark.parametrize("bad", ["", "   ", 42])
@@ -291,8 +294,8 @@ def test_a_source_function_is_kept_as_code_and_one_without_a_session_parameter_i
     assert isinstance(op.source, SourceFunctionArgument) and not callable(op.source)
     assert "build_orders" in repr(op.source)
     spec = source_spec(op.source, context={"ds": "2026-11-26", "ti": object()})
-    assert spec is not None and spec["kind"] == "callable"
-    assert dict(spec["function"].context) == {"ds": "2026-11-26"}  # only what the function names
+    assert spec is not None and spec.kind == "callable" and spec.function is not None
+    assert dict(spec.function.context) == {"ds": "2026-11-26"}  # only what the function names
 
     def nothing() -> object:
         return None

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
 from airflow_provider_deltacc.hooks.submit_options import OWNED, accepted, check_submit_options
@@ -140,7 +141,7 @@ def test_jars_py_files_and_env_vars_are_added_to_the_providers_own(
     monkeypatch.setattr(
         runner, "submit_hook_for", lambda **kwargs: made.append(FakeSubmitHook(**kwargs)) or made[-1]
     )
-    spec = {"operation": "append", "table": str(tmp_path / "t"), "source": None, "options": {}}
+    spec = parse_spec({"operation": "optimize", "table": str(tmp_path / "t")})
     assert runner.run(spec) == (0, COMMITTED)
 
     kwargs = made[0].kwargs

@@ -50,12 +50,12 @@ def test_the_append_operator_refuses_both_at_parse_time() -> None:
 
 def test_the_append_operator_sends_cluster_by() -> None:
     op = DeltaAppendOperator(task_id="a", table="/t", source="/in", cluster_by=["region"])
-    assert op.build_options({})["cluster_by"] == ["region"]  # type: ignore[arg-type]
+    assert op.build_options({}).cluster_by == ("region",)  # type: ignore[arg-type]
 
 
 def test_optimize_full_is_sent_and_refused_with_zorder() -> None:
     op = DeltaOptimizeOperator(task_id="o", table="/t", full=True)
-    assert op.build_options({}) == {"full": True}  # type: ignore[arg-type]
+    assert op.build_options({}) == OptimizeOptions(full=True)  # type: ignore[arg-type]
     with pytest.raises(DeltaCCInputError, match="full=True"):
         DeltaOptimizeOperator(task_id="o", table="/t", full=True, zorder_by=["id"])
 

@@ -151,13 +151,12 @@ def _merge(store_url: str, **kwargs: Any) -> DeltaMergeOperator:
 )
 def test_op_kind_from_the_spec(spec: dict[str, Any], kind: OpKind) -> None:
     whole = {"table": TABLE, **spec}
-    assert writer_op_kind(whole) is kind
-    assert writer_op_kind(parse_spec(whole)) is kind  # a dict and its typed spec: one kind
+    assert writer_op_kind(parse_spec(whole)) is kind
 
 
 def test_op_kind_refuses_maintenance_operations() -> None:
     with pytest.raises(ValueError, match="operation='vacuum' is not a write"):
-        writer_op_kind({"operation": "vacuum", "table": TABLE})
+        writer_op_kind(parse_spec({"operation": "vacuum", "table": TABLE}))
 
 
 def test_partitions_from_partition_values_use_deltas_spelling() -> None:
@@ -169,7 +168,7 @@ def test_partitions_from_partition_values_use_deltas_spelling() -> None:
             "partition_values": [{"DATE": "2026-11-20"}, {"date": "2026-11-21"}],
         },
     }
-    assert writer_partitions(spec, facts_loader=lambda _t: FACTS) == [
+    assert writer_partitions(parse_spec(spec), facts_loader=lambda _t: FACTS) == [
         {"date": "2026-11-20"},
         {"date": "2026-11-21"},
     ]
@@ -186,14 +185,14 @@ def test_merge_partitions_come_from_inline_source_rows_when_pinned() -> None:
         },
         "options": {"keys": ["id", "date"], "partition_pin": "keyed"},
     }
-    assert writer_partitions(spec, facts_loader=lambda _t: FACTS) == [
+    assert writer_partitions(parse_spec(spec), facts_loader=lambda _t: FACTS) == [
         {"date": "2026-11-20"},
         {"date": "2026-11-21"},
     ]
     unpinned = {**spec, "options": {"keys": ["id"], "partition_pin": "keyed"}}
-    assert writer_partitions(unpinned, facts_loader=lambda _t: FACTS) is None
+    assert writer_partitions(parse_spec(unpinned), facts_loader=lambda _t: FACTS) is None
     auto = {**spec, "options": {"keys": ["id"], "partition_pin": "auto"}}
-    assert writer_partitions(auto, facts_loader=lambda _t: FACTS) == [
+    assert writer_partitions(parse_spec(auto), facts_loader=lambda _t: FACTS) == [
         {"date": "2026-11-20"},
         {"date": "2026-11-21"},
     ]
@@ -220,7 +219,7 @@ def test_merge_partitions_come_from_inline_source_rows_when_pinned() -> None:
     ids=["sql-source", "catalog-name", "unpredictable-value", "append"],
 )
 def test_unknown_partitions_mean_the_whole_table(spec: dict[str, Any]) -> None:
-    assert writer_partitions(spec, facts_loader=lambda _t: FACTS) is None
+    assert writer_partitions(parse_spec(spec), facts_loader=lambda _t: FACTS) is None
 
 
 def test_merge_holds_a_lease_while_its_job_runs(store_url: str) -> None:

@@ -39,7 +39,7 @@ def connections(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_an_azure_connection_reaches_the_jobs_session_and_delta_rs(connections: None) -> None:
     hook = DeltaCCHook(execution_mode="in_process", azure_conn_id="unit_adls")
-    conf = hook.job_spec({"operation": "append", "table": TABLE})["spark_conf"]
+    conf = hook.job_spec({"operation": "optimize", "table": TABLE}).spark_conf
     assert conf["fs.azure.account.key.lakeacct.dfs.core.windows.net"] == ACCOUNT_KEY
     assert not any(key.startswith("spark.") for key in conf)  # runtime settings, in the spec only
     assert hook.storage_options == {
@@ -50,7 +50,7 @@ def test_an_azure_connection_reaches_the_jobs_session_and_delta_rs(connections: 
 
 def test_a_gcp_key_file_and_every_cloud_at_once(connections: None) -> None:
     hook = DeltaCCHook(execution_mode="in_process", aws_conn_id="unit_s3", gcp_conn_id="unit_gcs")
-    conf = hook.job_spec({"operation": "append", "table": "gs://lake/orders"})["spark_conf"]
+    conf = hook.job_spec({"operation": "optimize", "table": "gs://lake/orders"}).spark_conf
     assert conf["fs.gs.auth.service.account.json.keyfile"] == "/etc/keys/lake.json"
     assert conf["fs.gs.project.id"] == "p1" and conf["fs.s3a.access.key"] == "AKIAX"
     assert hook.storage_options == {

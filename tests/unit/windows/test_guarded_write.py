@@ -23,12 +23,14 @@ from tests.unit.windows.helpers import grant
 pytestmark = pytest.mark.unit
 
 TABLE = "sales.orders"  # a catalog name: nothing is read with delta-rs
-SPEC: dict[str, Any] = {
-    "operation": "merge",
-    "table": TABLE,
-    "source": {"kind": "table", "name": "db.staging"},
-    "options": {"keys": ["id"]},
-}
+SPEC = parse_spec(
+    {
+        "operation": "merge",
+        "table": TABLE,
+        "source": {"kind": "table", "name": "db.staging"},
+        "options": {"keys": ["id"]},
+    }
+)
 SAFE = StorageSafety(TABLE, "catalog", "spark", True, "a catalog table")
 UNSAFE = StorageSafety(TABLE, "s3a", "spark", False, "S3 cannot exclude writers", "spark.delta.logStore")
 
@@ -65,7 +67,7 @@ def _guard(**kwargs: Any) -> WriteGuard:
 
 def test_a_write_holds_its_lease_while_the_block_runs_and_releases_it_also_on_failure(opener: Opener) -> None:
     with guarded_write(SPEC, _guard(), verdict=SAFE, open_store=opener) as write:
-        assert write.spec == parse_spec(SPEC) and write.turns is None  # admission off: no turns
+        assert write.spec == SPEC and write.turns is None  # admission off: no turns
         held = opener.active()
         assert [(lease.op_kind, lease.holder) for lease in held] == [(OpKind.MERGE, "ingest.merge[-1]/run")]
     assert opener.active() == []
@@ -138,7 +140,7 @@ def test_an_unreachable_store_never_fails_the_write() -> None:
         raise OSError("store is down")
 
     with guarded_write(SPEC, _guard(turn_wait_timeout_s=5.0), verdict=SAFE, open_store=broken) as write:
-        assert write.turns is None and write.spec == parse_spec(SPEC)
+        assert write.turns is None and write.spec == SPEC
 
 
 def test_guarded_write_imports_no_airflow() -> None:
