@@ -45,6 +45,8 @@ def test_bank_transfers_survive_faults_exactly_once(spark: SparkSession, tmp_pat
     assert result.fault_detail["process_after_merge"] >= 1 and result.fault_detail["process_mid_write"] >= 1
     # Every ambiguous commit was found in the log by its identity and skipped, not applied again.
     assert result.skipped_duplicates >= result.faults[FaultKind.AFTER_COMMIT]
+    # A victim re-ran its MERGE only after a classified conflict (never bad input, never an unnamed failure).
+    assert all(reason.startswith("conflict:") for reason in result.victim_reruns), report
     # The writers really contended: the commit loop classified and retried conflicts.
     assert result.retries > 0 and sum(result.conflicts.values()) > 0
     assert len(result.lease_waits_s) == BOUNDED.lease_kills

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 RESULT_PREFIX = "CHAOS_RESULT "
+RERUN_PREFIX = "CHAOS_RERUN "
 DYING_PREFIX = "CHAOS_DYING "
 
 
@@ -60,8 +61,22 @@ def held_hook(entered: str) -> Any:
 
 #: Runs of a victim's MERGE: the supervisor does not re-run a victim, so a MERGE that fails (e.g. its conflict
 #: retries ran out on a busy machine) is re-run here with the same identity, as Airflow retries a task, until
-#: it commits and the planned fault can fire.
+#: it commits and the planned fault can fire. Each re-run is announced with its reason (``CHAOS_RERUN``) at
+#: once, so the supervisor counts it even if the victim dies afterwards.
 MERGE_RUNS = 5
+
+
+def rerun_reason(code: int, report: dict[str, Any]) -> str:
+    """Why a MERGE run failed: ``conflict:<KIND>`` when its job gave up on a classified conflict (retries
+    ran out, or one that is not retryable in the job), else its exit code and report status."""
+    from airflow_provider_deltacc.contract.exit_codes import ExitCode
+
+    attempts = report.get("attempts") or []
+    conflict = attempts[-1].get("conflict") if attempts else None
+    if code in (ExitCode.CONFLICT_RETRYABLE, ExitCode.CONFLICT_FATAL) and conflict:
+        return f"conflict:{str(conflict['kind']).upper()}"
+    return f"exit {code}: {report.get('status')}"
+
 
 #: The victim's JVM lives for one job: C1 compilation only costs far less CPU than it would save.
 VICTIM_CONF = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
@@ -84,10 +99,14 @@ def run_jobs(path: str) -> int:
         transfer = Transfer(**job["transfer"])
         kill = job.get("kill")
         hook = held_hook(job["entered"]) if kill == "mid_write" else None
-        for _ in range(MERGE_RUNS):
+        for run in range(MERGE_RUNS):
             code, merge = run_job(job["merge"], source_hook=hook)
             if code == 0:
                 break
+            if run + 1 < MERGE_RUNS:
+                rerun = {"id": transfer.id, "reason": rerun_reason(code, merge)}
+                sys.stdout.write(RERUN_PREFIX + json.dumps(rerun) + "\n")
+                sys.stdout.flush()
         if kill == "after_merge" and code == 0 and merge["status"] == "committed":
             die("after_merge")
         log = None

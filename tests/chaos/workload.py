@@ -49,6 +49,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tests.chaos.victim import RERUN_PREFIX
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -309,6 +311,7 @@ class ChaosResult:
     conflicts: Counter[str] = field(default_factory=Counter)
     retries: int = 0
     reruns: int = 0
+    victim_reruns: Counter[str] = field(default_factory=Counter)
     jobs: Counter[str] = field(default_factory=Counter)
     skipped_duplicates: int = 0
     lease_waits_s: list[float] = field(default_factory=list)
@@ -326,6 +329,7 @@ class ChaosResult:
         conflicts = ", ".join(f"{k} {v}" for k, v in self.conflicts.most_common()) or "none"
         jobs = ", ".join(f"{k} {v}" for k, v in sorted(self.jobs.items()))
         waits = ", ".join(f"{w:.2f}" for w in self.lease_waits_s) or "none"
+        victim_reruns = ", ".join(f"{k} {v}" for k, v in self.victim_reruns.most_common()) or "none"
         return [
             f"chaos: {c.writers} writers, {self.transfers}/{c.transfers} transfers, seed {c.seed}",
             f"faults injected: {sum(self.faults.values())} ({faults})",
@@ -333,6 +337,7 @@ class ChaosResult:
             f"jobs run: {jobs}",
             f"in-job retries: {self.retries}; re-runs with the same identity: {self.reruns}; "
             f"skipped duplicates: {self.skipped_duplicates}",
+            f"victims' own MERGE re-runs, by reason: {victim_reruns}",
             f"conflicts by kind: {conflicts}",
             f"lease waits after a kill (s, TTL {c.lease_ttl_s}): {waits}",
             f"figures: {json.dumps(self.figures, sort_keys=True)}",
@@ -592,6 +597,7 @@ class _Supervisor:
             finally:
                 kill_group(proc)
         self.account("victim", None)
+        self.count_victim_reruns(t, out)
         reported = [
             json.loads(line[len("CHAOS_RESULT ") :])
             for line in out.splitlines()
@@ -617,6 +623,18 @@ class _Supervisor:
             self.finish(t)
         else:
             self.requeue(t, f"victim process ended with {proc.returncode}")
+
+    def count_victim_reruns(self, t: Transfer, out: str) -> None:
+        """Count the victim's own MERGE re-runs by reason: each must be a classified conflict, never bad input
+        or a failure the job could not name."""
+        for line in out.splitlines():
+            if not line.startswith(RERUN_PREFIX):
+                continue
+            reason = str(json.loads(line[len(RERUN_PREFIX) :])["reason"])
+            with self.lock:
+                self.result.victim_reruns[reason] += 1
+            if not reason.startswith("conflict:"):
+                self.violation(f"transfer {t.id}: the victim re-ran its MERGE after {reason}, not a conflict")
 
     def _kill_when_entered(self, proc: subprocess.Popen[str], entered: Path, t: Transfer) -> None:
         deadline = time.monotonic() + self.cfg.timeout_s
