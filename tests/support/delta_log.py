@@ -8,8 +8,8 @@ from typing import Any
 
 
 def log_commits(table: str) -> list[dict[str, Any]]:
-    """Every commit file of the table's ``_delta_log``, oldest first: ``version``, ``commitInfo`` and its
-    ``txn`` actions (``appId``, ``version``)."""
+    """Every commit file of the table's ``_delta_log``, oldest first: ``version``, ``commitInfo``, its
+    ``txn`` actions (``appId``, ``version``) and the partition values of the files it ``removed``."""
     commits: list[dict[str, Any]] = []
     for path in sorted((Path(table) / "_delta_log").glob("*.json")):
         actions = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -18,6 +18,7 @@ def log_commits(table: str) -> list[dict[str, Any]]:
                 "version": int(path.stem),
                 "commitInfo": next((a["commitInfo"] for a in actions if "commitInfo" in a), {}),
                 "txn": [a["txn"] for a in actions if "txn" in a],
+                "removed": [dict(a["remove"].get("partitionValues") or {}) for a in actions if "remove" in a],
             }
         )
     return commits

@@ -12,14 +12,16 @@ task takes its leases in the one PostgreSQL lease store.
 Twelve writers (six mapped appends, six mapped MERGEs pinned to one partition each, two per partition) and
 four PySpark-decorated writers write at the same time, and a maintenance DAG (OPTIMIZE, then VACUUM, both
 deferring at the gate) fires while they run. One MERGE holds its write on the cluster on its first try; the
-test then takes that task's host down at once (SIGKILL of its worker, task processes and drivers). Checked
+test then takes that task's host down at once (SIGKILL of its Celery worker, task processes and drivers, and
+of its Spark worker and executor, mid-stage: the Connect server's driver must log the lost executor). Checked
 afterwards with delta-rs, the Delta log, the tries' hosts and the lease store's records:
 
 - every task instance ended in success, on both hosts; every task that lost its host was retried on the other;
+  a task that never ran there succeeded on its first try, one that did needed one more try at most;
 - every write committed exactly once: the table's rows, and each writer's txn identity in one commit only;
 - no OPTIMIZE committed while a MERGE lease (the writers OPTIMIZE conflicts with) on a partition it rewrote
-  was active, nor did its lease overlap one (the gate lets it compact the partitions no MERGE holds); VACUUM's
-  lease overlapped no writer's lease.
+  (its commit's ``remove`` actions) was active, nor did its lease overlap one (the gate lets it compact the
+  partitions no MERGE holds); VACUUM's lease overlapped no writer's lease.
 
 A task given a SQLite lease store, which lives on one host's disk, is refused before it writes anything.
 """
@@ -43,7 +45,7 @@ from airflow_provider_deltacc.windows import Lease, LeaseStore, PostgresLeaseSto
 from airflow_provider_deltacc.windows.partitions import scopes_overlap
 from tests.chaos.airflow_workload import FAST_RECOVERY_ENV
 from tests.integration.topology import workload
-from tests.support.airflow_stack import AirflowStack, CeleryOptions, RunDidNotSucceed, StackOptions, TaskState
+from tests.support.airflow_stack import AirflowStack, CeleryOptions, RunDidNotSucceed, StackOptions
 from tests.support.delta_log import log_commits
 from tests.support.gate import Gate
 from tests.support.postgres import airflow_connection, scratch_database
@@ -86,25 +88,37 @@ def broker_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def cluster_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
-    """A Spark master on 127.0.0.1, a 1-core worker on each host, and a Connect server whose executors run
-    there (one on each worker), its partition counts sized to the cluster's two cores as a small cluster's
-    would be (Spark's 200 shuffle partitions make every MERGE and VACUUM a hundred tiny tasks a core)."""
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneCluster]:
+    """A Spark master on 127.0.0.1 and a 1-core worker on each host."""
     cluster = StandaloneCluster(tmp_path_factory.mktemp("spark-cluster"), worker_hosts=HOSTS)
     cluster.start()
     try:
-        conf = {
-            "spark.executor.memory": "768m",
-            "spark.executor.cores": "1",
-            "spark.ui.enabled": "false",
-            **dict.fromkeys(CORE_SIZED_SETTINGS, str(len(HOSTS))),
-        }
-        with running_connect_server(
-            tmp_path_factory.mktemp("cluster-connect"), master=cluster.master_url, conf=conf
-        ) as server:
-            yield server
+        yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster_connect_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Connect server's directory: its warehouse, and its log (``server-1.log``)."""
+    return tmp_path_factory.mktemp("cluster-connect")
+
+
+@pytest.fixture(scope="module")
+def cluster_connect_server(
+    spark_cluster: StandaloneCluster, cluster_connect_dir: Path
+) -> Iterator[ConnectServer]:
+    """A Connect server whose executors run on the cluster's workers (one on each host), its partition counts
+    sized to the cluster's two cores as a small cluster's would be (Spark's 200 shuffle partitions make every
+    MERGE and VACUUM a hundred tiny tasks a core)."""
+    conf = {
+        "spark.executor.memory": "768m",
+        "spark.executor.cores": "1",
+        "spark.ui.enabled": "false",
+        **dict.fromkeys(CORE_SIZED_SETTINGS, str(len(HOSTS))),
+    }
+    with running_connect_server(cluster_connect_dir, master=spark_cluster.master_url, conf=conf) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -196,14 +210,75 @@ def _txn_commits(table: str) -> dict[str, list[tuple[int, int]]]:
     return dict(by_app)
 
 
-def _hosts_of_tries(stack: AirflowStack, dag_id: str, run_id: str, task: TaskState) -> list[tuple[str, str]]:
+def _hosts_of_tries(tries: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """(host, state) of each try of a task instance, oldest first."""
-    tries = stack.tries(dag_id, run_id, task.task_id, task.map_index)
     return [(str(t.get("hostname") or ""), str(t.get("state"))) for t in tries]
 
 
+def _executor_loss(server_log: Path, host: str) -> str:
+    """What the Connect server's driver logged of the lost host's executor: the loss itself (required: the
+    fault happened) and the tasks Spark ran again elsewhere because of it."""
+    lines = server_log.read_text(errors="replace").splitlines()
+    lost = [line for line in lines if "Lost executor" in line and host in line]
+    assert lost, f"the Connect server never logged the loss of the executor on {host}"
+    rerun = [line for line in lines if "ExecutorLostFailure" in line]
+    return f"{lost[0].split(': ', 1)[-1][:160]}; {len(rerun)} task(s) re-run by Spark after it"
+
+
+def _queued_before(tried: dict[str, Any], moment: datetime) -> bool:
+    queued = tried.get("queued_when")
+    return queued is not None and datetime.fromisoformat(str(queued)) < moment
+
+
+def _check_first_tries(
+    tries: dict[tuple[str, str], list[dict[str, Any]]], lost: str, survivor: str, lost_at: datetime
+) -> None:
+    """Retries hide no failure: a task that never ran on the lost host succeeded on its first try. One that
+    did, or whose first try was queued before the host was lost and never started (a message that host's
+    worker held), succeeded there before the loss or on the survivor with one more try at most."""
+    for key, per_task in tries.items():
+        hosts = _hosts_of_tries(per_task)
+        touched = any(host == lost for host, _ in hosts) or (
+            hosts[0][0] == "" and _queued_before(per_task[0], lost_at)
+        )
+        if touched:
+            assert hosts[-1][1] == "success" and len(hosts) <= 2, (key, hosts)
+            assert len(hosts) == 1 or hosts[-1][0] == survivor, (key, hosts)
+        else:
+            assert len(hosts) == 1 and hosts[0][1] == "success", (key, hosts)
+
+
+def _check_optimize_rewrote_no_merge_partition(
+    commits: list[dict[str, Any]], merge_leases: list[tuple[Lease, tuple[datetime, datetime]]]
+) -> list[str]:
+    """From the data, not from the gate's decision: the partitions each OPTIMIZE commit rewrote (the partition
+    values of its ``remove`` actions) lie in no partition a MERGE lease live at its commit held. Returns
+    each OPTIMIZE's rewritten partitions, for the test's output."""
+    rewrote: list[str] = []
+    for commit in commits:
+        if commit["commitInfo"].get("operation") != "OPTIMIZE":
+            continue
+        rewritten = [dict(values) for values in commit["removed"]]
+        assert rewritten, f"OPTIMIZE v{commit['version']} committed without removing a file"
+        committed = _commit_time(commit["commitInfo"])
+        inside = [
+            merge.describe()
+            for merge, (start, end) in merge_leases
+            if start <= committed <= end and scopes_overlap(merge.partitions, rewritten)
+        ]
+        assert not inside, f"OPTIMIZE v{commit['version']} rewrote {rewritten} inside MERGE leases {inside}"
+        parts = sorted({"/".join(f"{k}={v}" for k, v in spec.items()) for spec in rewritten})
+        rewrote.append(f"v{commit['version']}: {', '.join(parts)}")
+    return rewrote
+
+
 def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_maintenance(
-    airflow_stack: AirflowStack, table: str, lease_store_url: str, hold_dir: Path
+    airflow_stack: AirflowStack,
+    spark_cluster: StandaloneCluster,
+    cluster_connect_dir: Path,
+    table: str,
+    lease_store_url: str,
+    hold_dir: Path,
 ) -> None:
     from deltalake import DeltaTable
 
@@ -225,6 +300,7 @@ def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_mainte
         lost = held.hostname
         assert held.state == "running" and lost in HOSTS, held
         killed = stack.kill_host(lost)
+        killed += spark_cluster.kill_worker(lost)  # the host's Spark worker and its executor, mid-stage
         gate.release()  # the orphaned MERGE may still commit on the cluster: its retry must find it
         lost_at = datetime.now(UTC)
         stack.wait_for_run(workload.WRITERS_DAG, writers_run, timeout_s=600)
@@ -251,11 +327,12 @@ def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_mainte
     assert {t.label: t.state for t in everything} == {t.label: "success" for t in everything}
 
     # The tasks ran on both hosts; every one that lost its host was retried on the other and succeeded there.
-    tries = {
-        (dag_id, t.label): _hosts_of_tries(stack, dag_id, runs[dag_id], t)
+    raw_tries = {
+        (dag_id, t.label): stack.tries(dag_id, runs[dag_id], t.task_id, t.map_index)
         for dag_id in runs
         for t in states[dag_id]
     }
+    tries = {key: _hosts_of_tries(per_task) for key, per_task in raw_tries.items()}
     hosts_used = {host for per_task in tries.values() for host, _ in per_task}
     assert hosts_used == set(HOSTS), tries
     survivor = next(h for h in HOSTS if h != lost)
@@ -264,8 +341,10 @@ def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_mainte
     for key, per_task in tries.items():
         if any(host == lost and state != "success" for host, state in per_task):
             assert per_task[-1] == (survivor, "success"), (key, per_task)
+    _check_first_tries(raw_tries, lost, survivor, lost_at)
+    spark_saw = _executor_loss(cluster_connect_dir / "server-1.log", lost)
     print(
-        f"\nkilled {len(killed)} processes of {lost} at {lost_at:%H:%M:%S}; tries: "
+        f"\nkilled {len(killed)} processes of {lost} at {lost_at:%H:%M:%S}; Spark: {spark_saw}; tries: "
         + "; ".join(f"{dag}/{label}: {per_task}" for (dag, label), per_task in sorted(tries.items()))
     )
 
@@ -295,11 +374,11 @@ def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_mainte
     # No OPTIMIZE committed, nor held its lease, while a conflicting lease (a MERGE's, on a partition the
     # OPTIMIZE rewrites) was active; the lost host's leases count until they expired. VACUUM's lease
     # overlapped no writer's lease at all.
-    def held(kinds: set[OpKind]) -> list[tuple[Lease, tuple[datetime, datetime]]]:
+    def leases_of(kinds: set[OpKind]) -> list[tuple[Lease, tuple[datetime, datetime]]]:
         return [(lease, _interval(lease, now)) for lease in leases if lease.op_kind in kinds]
 
-    merge_leases, writer_leases = held({OpKind.MERGE}), held(WRITERS)
-    optimize_leases, vacuum_leases = held({OpKind.OPTIMIZE}), held({OpKind.VACUUM})
+    merge_leases, writer_leases = leases_of({OpKind.MERGE}), leases_of(WRITERS)
+    optimize_leases, vacuum_leases = leases_of({OpKind.OPTIMIZE}), leases_of({OpKind.VACUUM})
     assert len(merge_leases) >= workload.MERGES
     # The premise: maintenance fired while a writer it conflicts with was at work.
     assert any(start <= fired_at <= end for _, (start, end) in merge_leases), (fired_at, merge_leases)
@@ -330,6 +409,7 @@ def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_mainte
     for vacuum, interval in vacuum_leases:
         clashes = [writer.describe() for writer, other in writer_leases if _overlap(interval, other)]
         assert not clashes, (vacuum.describe(), clashes)
+    rewrote = _check_optimize_rewrote_no_merge_partition(commits, merge_leases)
     merged = [_commit_time(c["commitInfo"]) for c in commits if c["commitInfo"].get("operation") == "MERGE"]
     for committed in merged:
         assert any(start <= committed <= end for _, (start, end) in merge_leases), (committed, merge_leases)
@@ -337,6 +417,7 @@ def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_mainte
         f"MERGE lease live at firing from {live_merge.acquired_at:%H:%M:%S.%f}, maintenance fired at "
         f"{fired_at:%H:%M:%S.%f}; OPTIMIZE leases: "
         + ", ".join(f"{o.describe()} {start:%H:%M:%S}-{end:%H:%M:%S}" for o, (start, end) in optimize_leases)
+        + f"; OPTIMIZE commits rewrote {'; '.join(rewrote)}"
     )
 
 
