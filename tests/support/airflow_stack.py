@@ -316,10 +316,16 @@ class AirflowStack:
         """Where a component's (or a CLI command's) output goes."""
         return self.logs / f"{name}.log"
 
-    def migrate(self) -> None:
-        """``airflow db migrate`` on the empty metadata database; write the admin's password file."""
+    def migrate(self, *, migration_files: bool = False) -> None:
+        """``airflow db migrate`` on the empty metadata database; write the admin's password file.
+
+        :param migration_files: build the schema with Airflow's migration scripts, as a database upgraded
+            from an older Airflow has it (``--use-migration-files``); by default an empty database gets the
+            ORM models' tables (``create_all``) stamped with the head revision, as a new deployment does.
+        """
         (self.home / "passwords.json").write_text(json.dumps({self.username: self.password}))
-        result = self.cli("db", "migrate", timeout_s=self.options.start_timeout_s)
+        files = ["--use-migration-files"] if migration_files else []
+        result = self.cli("db", "migrate", *files, timeout_s=self.options.start_timeout_s)
         if result.returncode != 0:
             raise RuntimeError(f"airflow db migrate failed:\n{result.stdout[-3000:]}")
 

@@ -1,10 +1,12 @@
-"""The conflicts page's numbers added up by PostgreSQL give what reading every report in Python gives, and
-what SQLite adds up (``tests/unit/ui/test_aggregate.py``), for every filter, and were added up in
-PostgreSQL's JSON SQL."""
+"""The conflicts page's numbers added up by PostgreSQL, on the schema ``airflow db migrate`` builds (from the
+ORM models, as on a new deployment, and from Airflow's migration scripts, as on an upgraded one), give what
+reading every report in Python gives, and what SQLite adds up (``tests/unit/ui/test_aggregate.py``), for
+every filter, and were added up in PostgreSQL's JSON SQL."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,25 +19,49 @@ from tests.support.ui_metadata import add_task_instances, clear_task_instances
 pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 
 
-@pytest.fixture(scope="module")
-def pg_session(postgres_url: str) -> Iterator[Any]:
-    """A session on a PostgreSQL database with Airflow's tables, filled with the task instances."""
-    from airflow.models import import_all_models
-    from airflow.models.base import Base
-    from sqlalchemy import create_engine
-    from sqlalchemy.orm import Session
-
+@pytest.fixture(scope="module", params=["orm", "migration_files"])
+def migrated_url(
+    request: pytest.FixtureRequest, postgres_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A PostgreSQL database with Airflow's schema as ``airflow db migrate`` builds it (as an Airflow stack's
+    is: :meth:`~tests.support.airflow_stack.AirflowStack.migrate`, no component started): on an empty
+    database the ORM models' tables, as a new deployment gets them (``orm``), and, as a deployment upgraded
+    from an older Airflow has them, Airflow's migration scripts run one by one (``migration_files``)."""
+    from tests.support.airflow_stack import AirflowStack, StackOptions
     from tests.support.postgres import scratch_database
 
     with scratch_database(postgres_url, "ui_aggregate") as url:
-        engine = create_engine(url)
-        import_all_models()  # Base.metadata holds only the models imported so far
-        Base.metadata.create_all(engine)
-        with Session(engine) as session:
-            add_task_instances(session, rows())
-            session.commit()
-            yield session
-        engine.dispose()
+        work = tmp_path_factory.mktemp("ui_aggregate")
+        stack = AirflowStack(work=work, database_url=url, options=StackOptions(components=()))
+        stack.migrate(migration_files=request.param == "migration_files")
+        yield url
+
+
+@pytest.fixture(scope="module")
+def pg_session(migrated_url: str) -> Iterator[Any]:
+    """A session on the migrated database, filled with the task instances."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import Session
+
+    engine = create_engine(migrated_url)
+    with Session(engine) as session:
+        add_task_instances(session, rows())
+        session.commit()
+        yield session
+    engine.dispose()
+
+
+def test_the_schema_is_airflows_migrated_one(pg_session: Any) -> None:
+    """The reports' column is what Airflow's migrations make it (JSONB, which PostgreSQL's JSON SQL reads),
+    and the database is at Airflow's head revision."""
+    import airflow
+    from alembic.script import ScriptDirectory
+    from sqlalchemy import text
+
+    column = "SELECT data_type FROM information_schema.columns WHERE table_name = 'xcom' AND column_name = :c"
+    assert pg_session.execute(text(column), {"c": "value"}).scalar() == "jsonb"
+    revision = pg_session.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    assert revision == ScriptDirectory(str(Path(airflow.__file__).parent / "migrations")).get_current_head()
 
 
 @pytest.fixture(scope="module")
