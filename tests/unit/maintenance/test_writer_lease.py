@@ -405,7 +405,19 @@ def test_a_spark_submit_writer_takes_its_turn_behind_a_writer_it_will_conflict_w
     and its report says how long."""
     with store_from_url(store_url) as store:
         ahead = grant(store, TABLE, OpKind.MERGE, holder="ingest.merge_other/manual__1")
-        releaser = threading.Timer(0.4, store.release, args=(ahead.lease_id,))
+
+        def release_once_the_writer_waits() -> None:
+            # Timed from the writer's own grant, not from the test's start: a loaded box may take longer
+            # than the wait itself to get the operator there.
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not any(
+                lease.holder.startswith("ingest.merge_orders/") for lease in store.active(TABLE)
+            ):
+                time.sleep(0.02)
+            time.sleep(0.4)
+            store.release(ahead.lease_id)
+
+        releaser = threading.Thread(target=release_once_the_writer_waits)
         releaser.start()
         hook = SubmittingHook(store_url, TABLE)
         report = with_hook(_merge(store_url, partition_pin=None), hook).execute(context())
