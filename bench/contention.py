@@ -87,14 +87,8 @@ def queued(
     table: str, store_path: str, writer: int, spec: dict[str, Any], run: Any
 ) -> tuple[int, dict[str, Any]]:
     """Run ``spec`` as a writer operator does: queue for its write lease, retry through the queue."""
-    from airflow_provider_deltacc.windows import (
-        LeaseRequest,
-        SqliteLeaseStore,
-        TurnQueue,
-        writer_lease,
-        writer_op_kind,
-        writer_partitions,
-    )
+    from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore
+    from airflow_provider_deltacc.windows import TurnQueue, writer_lease, writer_op_kind, writer_partitions
 
     request = LeaseRequest(
         table, f"bench.w{writer}", writer_op_kind(spec), writer_partitions(spec), ttl_s=120
@@ -135,7 +129,8 @@ def submitted(spec: dict[str, Any], store_path: str | None, writer: int) -> tupl
     from airflow_provider_deltacc.contract.storage_safety import StorageSafety
     from airflow_provider_deltacc.exceptions import DeltaCCError
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
-    from airflow_provider_deltacc.windows import SqliteLeaseStore, WriteGuard, guarded_write
+    from airflow_provider_deltacc.leases import SqliteLeaseStore
+    from airflow_provider_deltacc.windows import WriteGuard, guarded_write
 
     hook = DeltaCCHook(
         conn_id=SUBMIT_CONN,

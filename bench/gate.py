@@ -82,8 +82,8 @@ def one_latency(store_url: str, poll_s: float) -> float:
     from airflow.sdk.exceptions import TaskDeferred
 
     from airflow_provider_deltacc.contract.operations import OpKind
+    from airflow_provider_deltacc.leases import LeaseRequest, store_from_url
     from airflow_provider_deltacc.operators import DeltaOptimizeOperator
-    from airflow_provider_deltacc.windows import LeaseRequest, store_from_url
 
     table = f"bench.orders_{uuid.uuid4().hex[:8]}"  # a catalog name: nothing to read with delta-rs
     with store_from_url(store_url) as store:
@@ -140,7 +140,7 @@ def _acquire_loop(args: tuple[str, str, float]) -> int:
     """Acquire and release writer leases on ``table`` for ``seconds``; return how many were granted."""
     store_url, table, seconds = args
     from airflow_provider_deltacc.contract.operations import OpKind
-    from airflow_provider_deltacc.windows import LeaseRequest, maintenance_lease_conflicts, store_from_url
+    from airflow_provider_deltacc.leases import LeaseRequest, maintenance_lease_conflicts, store_from_url
 
     conflicts = maintenance_lease_conflicts(OpKind.MERGE, [{"date": "2026-11-20"}])
     request = LeaseRequest(

@@ -84,7 +84,8 @@ def provider_write(
     from airflow_provider_deltacc.contract.source_function import SourceFunction
     from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
-    from airflow_provider_deltacc.windows import SqliteLeaseStore, WriteGuard, guarded_write
+    from airflow_provider_deltacc.leases import SqliteLeaseStore
+    from airflow_provider_deltacc.windows import WriteGuard, guarded_write
 
     logging.getLogger("airflow_provider_deltacc").setLevel(logging.WARNING)  # conflicts and errors only
     app_id, version = txn

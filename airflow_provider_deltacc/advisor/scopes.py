@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from airflow_provider_deltacc.windows.partitions import PartitionSpec, format_scope, scopes_overlap
+from airflow_provider_deltacc.leases.partitions import PartitionSpec, format_scope, scopes_overlap
 
 ScopeKind = Literal["literal", "rows", "source", "whole", "unknown"]
 #: ``yes``: they certainly share partitions; ``no``: certainly disjoint; ``maybe``: known only at run time.

@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TextIO
 
-from airflow_provider_deltacc.windows.factory import store_from_url
-from airflow_provider_deltacc.windows.lease import Lease
-from airflow_provider_deltacc.windows.partitions import format_scope
-from airflow_provider_deltacc.windows.sql_store import SqlLeaseStore
+from airflow_provider_deltacc.leases.factory import store_from_url
+from airflow_provider_deltacc.leases.lease import Lease
+from airflow_provider_deltacc.leases.partitions import format_scope
+from airflow_provider_deltacc.leases.sql_store import SqlLeaseStore
 
 
 def _parser() -> argparse.ArgumentParser:

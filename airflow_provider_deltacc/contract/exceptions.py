@@ -252,7 +252,7 @@ class LeaseStoreUnavailable(ConnectionError):
 
 class BlockingLease(Protocol):
     """A live lease that kept a table, as an error names it (the lease store's
-    :class:`~airflow_provider_deltacc.windows.lease.Lease` is one)."""
+    :class:`~airflow_provider_deltacc.leases.lease.Lease` is one)."""
 
     def describe(self) -> str:
         """``MERGE lease on date=2026-11-20 by ingest.merge_orders``, for logs and reasons."""

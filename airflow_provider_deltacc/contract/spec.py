@@ -244,7 +244,7 @@ class TurnServiceSpec:
     :param token: the secret the driver shows on every request (the spec file is the only place it is in).
     :param timeout_s: the longest wait for one turn; a request waits that long plus a margin.
     :param fenced: the service also answers whether the lease that keeps this write safe still holds
-        (:class:`~airflow_provider_deltacc.windows.fence.LeaseFence`): the driver asks it right before each
+        (:class:`~airflow_provider_deltacc.leases.fence.LeaseFence`): the driver asks it right before each
         attempt's write commits, and a service that does not answer then counts as a lapsed lease.
     """
 

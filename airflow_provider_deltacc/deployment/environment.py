@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from airflow_provider_deltacc.contract.storage_safety import OVERRIDE_ENV
 from airflow_provider_deltacc.deployment.config import SECTION, provider_config
 from airflow_provider_deltacc.deployment.placement import K8S_EXECUTOR_POD_ENV
+from airflow_provider_deltacc.leases.factory import LEASE_STORE_URL_ENV
+from airflow_provider_deltacc.leases.sqlite_store import LEASE_DB_ENV
 from airflow_provider_deltacc.spark_jars.delta_jars import JAR_CACHE_ENV
-from airflow_provider_deltacc.windows.factory import LEASE_STORE_URL_ENV
-from airflow_provider_deltacc.windows.sqlite_store import LEASE_DB_ENV
 
 #: Names of variables the provider works with that ``hooks.connect`` and ``hooks.spark_log`` define; spelled
 #: here to keep this module free of Airflow imports (the test checks them against those modules).

@@ -52,7 +52,7 @@ def run_operation(
     :param sleep: the backoff sleep (tests pass a fake).
     :param turns: the writer's place among the writers of its table (see
         :class:`~airflow_provider_deltacc.occ.commit_loop.Turns`). When it has a ``before_commit()`` (a
-        :class:`~airflow_provider_deltacc.windows.fence.LeaseFence`), that is called after the source is
+        :class:`~airflow_provider_deltacc.leases.fence.LeaseFence`), that is called after the source is
         built, right before the write that commits.
     :raises InputError: the spec does not fit the table (nothing was written).
     :raises CommitLoopError: the commit loop stopped; ``.report`` holds every attempt.

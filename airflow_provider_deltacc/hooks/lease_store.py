@@ -30,7 +30,7 @@ from airflow_provider_deltacc.exceptions import DeltaCCInputError
 if TYPE_CHECKING:
     from sqlalchemy import URL
 
-    from airflow_provider_deltacc.windows import LeaseStore
+    from airflow_provider_deltacc.leases import LeaseStore
 
 _EXAMPLE_CONN = "AIRFLOW_CONN_DELTACC_LEASES='postgresql://airflow:PASSWORD@postgres:5432/airflow'"
 
@@ -61,13 +61,13 @@ class LeaseStoreTarget:
     @property
     def is_default(self) -> bool:
         """Whether nothing was configured and the embedded SQLite file was chosen."""
-        from airflow_provider_deltacc.windows.request import EMBEDDED_DEFAULT
+        from airflow_provider_deltacc.leases.factory import EMBEDDED_DEFAULT
 
         return self.source == EMBEDDED_DEFAULT
 
     def describe(self) -> str:
         """The setting and the store, password hidden."""
-        from airflow_provider_deltacc.windows import mask_url
+        from airflow_provider_deltacc.leases import mask_url
 
         store = mask_url(self.url)
         if self.conn_id is not None:
@@ -77,7 +77,7 @@ class LeaseStoreTarget:
     def open(self) -> LeaseStore:
         """Open the store (the caller closes it)."""
         from airflow_provider_deltacc.deployment.config import configured_lease_history
-        from airflow_provider_deltacc.windows import store_from_url
+        from airflow_provider_deltacc.leases import store_from_url
 
         return store_from_url(self.url, history_retention=configured_lease_history())
 
@@ -104,8 +104,8 @@ def connection_store_url(conn_id: str, *, setting: str = LEASE_STORE_CONN_ID) ->
     """
     from airflow.sdk import BaseHook
 
+    from airflow_provider_deltacc.leases import store_url_from_connection
     from airflow_provider_deltacc.observability.secrets import connection_secrets, mask_values
-    from airflow_provider_deltacc.windows import store_url_from_connection
 
     try:
         conn = BaseHook.get_connection(conn_id)
@@ -143,7 +143,7 @@ def resolve_lease_store(*, conn_id: str | None, url: str | None) -> LeaseStoreTa
     :raises DeltaCCInputError: a connection that is missing or of another type.
     """
     from airflow_provider_deltacc.deployment.config import configured_lease_store_conn_id
-    from airflow_provider_deltacc.windows import store_url_and_source
+    from airflow_provider_deltacc.leases import store_url_and_source
 
     if conn_id:
         return LeaseStoreTarget(LEASE_STORE_CONN_ID, connection_store_url(conn_id), conn_id)

@@ -91,7 +91,7 @@ def record_live_leases(table: str, live: int) -> None:
 
 def count_live_leases(store: Any, table: str) -> None:
     """Send the table's live leases as read from the store now (a lease observer, see
-    :data:`airflow_provider_deltacc.windows.heartbeat.LEASE_OBSERVER`).
+    :data:`airflow_provider_deltacc.leases.heartbeat.LEASE_OBSERVER`).
 
     :param store: the lease store.
     :param table: the table whose lease changed.

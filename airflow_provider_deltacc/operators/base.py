@@ -254,8 +254,8 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
         self.hook.check_deployment(self.table)
         self.check_lease_store()
         self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
+        from airflow_provider_deltacc.leases.heartbeat import LEASE_OBSERVER
         from airflow_provider_deltacc.observability.metrics import count_live_leases
-        from airflow_provider_deltacc.windows.heartbeat import LEASE_OBSERVER
 
         observing = LEASE_OBSERVER.set(count_live_leases)
         try:
@@ -526,7 +526,7 @@ def _reads_alike(value: Any, *, nested: bool = False) -> bool:
 
 def lease_holder(context: Context) -> str:
     """The lease holder for the running task instance: ``dag.task[map]/run`` (see ``format_holder``)."""
-    from airflow_provider_deltacc.windows import format_holder
+    from airflow_provider_deltacc.leases import format_holder
 
     ti = context["ti"]
     map_index = getattr(ti, "map_index", -1)

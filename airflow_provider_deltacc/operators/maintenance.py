@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from airflow_provider_deltacc.contract.spec import JobSpec
+    from airflow_provider_deltacc.leases.partitions import PartitionScope
     from airflow_provider_deltacc.windows import GateDecision, TableFacts
-    from airflow_provider_deltacc.windows.partitions import PartitionScope
 
 
 class DeltaOptimizeOperator(DeltaMaintenanceOperator):

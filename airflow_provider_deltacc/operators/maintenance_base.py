@@ -31,14 +31,9 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
     from airflow_provider_deltacc.contract.operations import OpKind
     from airflow_provider_deltacc.contract.spec import JobSpec
-    from airflow_provider_deltacc.windows import (
-        GateDecision,
-        GateRequest,
-        LeaseStore,
-        TableFacts,
-        WriteWindow,
-    )
-    from airflow_provider_deltacc.windows.partitions import PartitionScope
+    from airflow_provider_deltacc.leases import LeaseStore
+    from airflow_provider_deltacc.leases.partitions import PartitionScope
+    from airflow_provider_deltacc.windows import GateDecision, GateRequest, TableFacts, WriteWindow
 
 
 class DeltaMaintenanceOperator(DeltaBaseOperator):
@@ -162,8 +157,9 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
     ) -> dict[str, Any] | GateDecision:
         """Once the gate said go: the job's report if the lease is won, else the decision to wait on."""
         from airflow_provider_deltacc.contract.operations import OpKind
-        from airflow_provider_deltacc.windows import GateDecision, LeaseRequest, hold_lease
-        from airflow_provider_deltacc.windows.fence import LeaseFence
+        from airflow_provider_deltacc.leases import LeaseRequest, hold_lease
+        from airflow_provider_deltacc.leases.fence import LeaseFence
+        from airflow_provider_deltacc.windows import GateDecision
 
         run, partitions = self.apply_decision(spec, decision)
         lease = LeaseRequest(

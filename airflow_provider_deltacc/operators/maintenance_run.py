@@ -23,7 +23,8 @@ from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, Delt
 
 if TYPE_CHECKING:
     from airflow_provider_deltacc.hooks.lease_store import LeaseStoreTarget
-    from airflow_provider_deltacc.windows import GateDecision, GateRequest, LeaseStore, TableFacts
+    from airflow_provider_deltacc.leases import LeaseStore
+    from airflow_provider_deltacc.windows import GateDecision, GateRequest, TableFacts
 
 RESUME_METHOD = "execute_complete"
 #: One try at running once the gate said go: the job's report, or the decision to wait on (a lost race).

@@ -16,9 +16,9 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.leases.store import LeaseStore
 from airflow_provider_deltacc.windows.gate import GateDecision
 from airflow_provider_deltacc.windows.request import GateRequest, poll_delay
-from airflow_provider_deltacc.windows.store import LeaseStore
 
 CLASSPATH = "airflow_provider_deltacc.triggers.gate.DeltaGateTrigger"
 
@@ -73,7 +73,7 @@ class DeltaGateTrigger(BaseTrigger):
         )
 
     def _open(self) -> LeaseStore:
-        from airflow_provider_deltacc.windows.factory import store_from_url
+        from airflow_provider_deltacc.leases.factory import store_from_url
 
         if self.lease_store_conn_id is not None:
             from airflow_provider_deltacc.hooks.lease_store import connection_store_url

@@ -25,9 +25,9 @@ import time
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, Level, TableTraits
-from airflow_provider_deltacc.windows.conflicts import writer_turn_conflicts
-from airflow_provider_deltacc.windows.lease import Lease
-from airflow_provider_deltacc.windows.store import LeaseStore
+from airflow_provider_deltacc.leases.conflicts import writer_turn_conflicts
+from airflow_provider_deltacc.leases.lease import Lease
+from airflow_provider_deltacc.leases.store import LeaseStore
 
 log = logging.getLogger(__name__)
 

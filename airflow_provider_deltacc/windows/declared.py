@@ -18,9 +18,9 @@ from croniter import croniter
 from airflow_provider_deltacc.contract.exceptions import refuse_renamed
 from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.contract.table_identity import table_key
-from airflow_provider_deltacc.windows.clock import require_aware
-from airflow_provider_deltacc.windows.lease import parse_op_kind
-from airflow_provider_deltacc.windows.partitions import PartitionScope, format_scope, normalize_scope
+from airflow_provider_deltacc.leases.clock import require_aware
+from airflow_provider_deltacc.leases.lease import parse_op_kind
+from airflow_provider_deltacc.leases.partitions import PartitionScope, format_scope, normalize_scope
 
 #: How long a chain of touching occurrences may last before the window is called endless.
 MAX_BUSY = timedelta(days=8)

@@ -16,17 +16,17 @@ from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
-from airflow_provider_deltacc.windows.clock import format_hhmm, require_aware
-from airflow_provider_deltacc.windows.conflicts import Scope, clash
-from airflow_provider_deltacc.windows.declared import WriteWindow, windows_for
-from airflow_provider_deltacc.windows.lease import Lease, parse_op_kind
-from airflow_provider_deltacc.windows.partitions import (
+from airflow_provider_deltacc.leases.clock import format_hhmm, require_aware
+from airflow_provider_deltacc.leases.conflicts import Scope, clash
+from airflow_provider_deltacc.leases.lease import Lease, parse_op_kind
+from airflow_provider_deltacc.leases.partitions import (
     PartitionSpec,
     format_scope,
     format_spec,
     normalize_scope,
 )
-from airflow_provider_deltacc.windows.store import LeaseStore
+from airflow_provider_deltacc.leases.store import LeaseStore
+from airflow_provider_deltacc.windows.declared import WriteWindow, windows_for
 
 log = logging.getLogger(__name__)
 

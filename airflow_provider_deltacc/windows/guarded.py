@@ -8,7 +8,7 @@
 2. **The log.** A write the table's Delta log already answers (a committed duplicate) takes no lease; any
    other write is told what the log showed (its txn identity unrecorded), so its job need not read it again.
 3. **The lease.** An exclusive lease on unsafe storage (or :class:`ExclusiveLeaseUnavailable`), checked
-   before each commit (:class:`~airflow_provider_deltacc.windows.fence.LeaseFence`: a lapsed one abandons the
+   before each commit (:class:`~airflow_provider_deltacc.leases.fence.LeaseFence`: a lapsed one abandons the
    attempt), else the
    writer's lease (:func:`~airflow_provider_deltacc.windows.writer.writer_lease`: bounded wait for
    conflicting maintenance, heartbeat, release, never fails the write) and the writer's place in the
@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 from airflow_provider_deltacc.contract.exceptions import UnguardedUnsafeWrite
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.contract.storage_safety import StorageSafety
+from airflow_provider_deltacc.leases.fence import LeaseFence
+from airflow_provider_deltacc.leases.lease import LeaseRequest
+from airflow_provider_deltacc.leases.store import LeaseStore
 from airflow_provider_deltacc.windows.admission import TurnQueue
-from airflow_provider_deltacc.windows.fence import LeaseFence
-from airflow_provider_deltacc.windows.lease import LeaseRequest
-from airflow_provider_deltacc.windows.store import LeaseStore
 from airflow_provider_deltacc.windows.writer import (
     exclusive_writer_lease,
     writer_lease,

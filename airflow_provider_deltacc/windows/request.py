@@ -8,7 +8,6 @@ until every one is closed, rather than going on the closed subset.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
@@ -16,35 +15,12 @@ from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
-from airflow_provider_deltacc.windows.conflicts import any_lease, maintenance_conflicts
+from airflow_provider_deltacc.leases.conflicts import any_lease, maintenance_conflicts
+from airflow_provider_deltacc.leases.lease import parse_op_kind
+from airflow_provider_deltacc.leases.partitions import PartitionScope, format_scope, normalize_scope
+from airflow_provider_deltacc.leases.store import ConflictPredicate, LeaseStore
 from airflow_provider_deltacc.windows.declared import WriteWindow
-from airflow_provider_deltacc.windows.factory import LEASE_STORE_URL_ENV
 from airflow_provider_deltacc.windows.gate import GateDecision, decide_gate
-from airflow_provider_deltacc.windows.lease import parse_op_kind
-from airflow_provider_deltacc.windows.partitions import PartitionScope, format_scope, normalize_scope
-from airflow_provider_deltacc.windows.sqlite_store import default_sqlite_path
-from airflow_provider_deltacc.windows.store import ConflictPredicate, LeaseStore
-
-#: Where :func:`store_url_and_source` found the URL.
-URL_ARGUMENT, URL_ENV, EMBEDDED_DEFAULT = "lease_store_url", f"${LEASE_STORE_URL_ENV}", "the embedded default"
-
-
-def store_url_and_source(url: str | None = None) -> tuple[str, str]:
-    """The lease store URL a task would open, and where it came from: ``url`` (:data:`URL_ARGUMENT`), else
-    ``$DELTACC_LEASE_STORE_URL`` (:data:`URL_ENV`), else the default SQLite file as a ``sqlite:///`` URL
-    (:data:`EMBEDDED_DEFAULT`).
-
-    Resolve it in the worker before deferring, so the triggerer opens the same store whatever its own
-    environment says.
-
-    :param url: an explicit URL or None.
-    """
-    if url:
-        return url, URL_ARGUMENT
-    configured = os.environ.get(LEASE_STORE_URL_ENV)
-    if configured:
-        return configured, URL_ENV
-    return f"sqlite:///{default_sqlite_path()}", EMBEDDED_DEFAULT
 
 
 def parse_windows(windows: Iterable[WriteWindow | Mapping[str, Any]] | None) -> tuple[WriteWindow, ...]:

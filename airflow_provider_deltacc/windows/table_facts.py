@@ -17,7 +17,7 @@ from datetime import date
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import TableTraits
-from airflow_provider_deltacc.windows.partitions import PartitionSpec
+from airflow_provider_deltacc.leases.partitions import PartitionSpec
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ deploy mode), guarded by a random token that only the job's spec file carries. T
 :class:`~airflow_provider_deltacc.occ.remote_turns.RemoteTurns`; after a lost conflict it waits for the
 writers ahead of it, as a loop in the worker does, instead of backing off blindly.
 
-Served a :class:`~airflow_provider_deltacc.windows.fence.LeaseFence` (the worker's lease keeps the write
+Served a :class:`~airflow_provider_deltacc.leases.fence.LeaseFence` (the worker's lease keeps the write
 safe), the service is ``fenced``: ``/check`` answers whether that lease still holds, and a lapsed lease
 answers any request with 409 and the lease, which the driver raises as
 :class:`~airflow_provider_deltacc.contract.exceptions.LeaseLapsedError` before its write commits.

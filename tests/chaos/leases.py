@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from airflow_provider_deltacc.windows import LeaseRequest, hold_lease, store_from_url
+from airflow_provider_deltacc.leases import LeaseRequest, hold_lease, store_from_url
 
 
 def hold_until_killed(

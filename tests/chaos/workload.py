@@ -646,7 +646,7 @@ class _Supervisor:
 
     def lease_chaos(self) -> None:
         """Kill lease holders; the follower (gated OPTIMIZE, or a writer) must wait out the TTL, then run."""
-        from airflow_provider_deltacc.windows import store_from_url
+        from airflow_provider_deltacc.leases import store_from_url
 
         lease_transfers = [t for t in self.plan if t.kind is FaultKind.LEASE_HOLDER]
         store = store_from_url(self.lease_url)
@@ -661,13 +661,13 @@ class _Supervisor:
 
     def lease_fault(self, store: Any, ctx: Any, k: int, t: Transfer) -> None:
         from airflow_provider_deltacc.contract.operations import OpKind
-        from airflow_provider_deltacc.windows import (
+        from airflow_provider_deltacc.leases import (
             LeaseRequest,
-            decide_gate,
             hold_lease,
             maintenance_conflicts,
             maintenance_lease_conflicts,
         )
+        from airflow_provider_deltacc.windows import decide_gate
 
         writer_lease = t.fault is not None and t.fault.endswith("writer_lease")
         holder_name = f"chaos.holder{k}"

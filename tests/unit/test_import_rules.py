@@ -35,7 +35,7 @@ pytestmark = pytest.mark.unit
 PACKAGE = airflow_provider_deltacc.__name__
 ROOT = Path(airflow_provider_deltacc.__file__).resolve().parent
 ENGINE = f"{PACKAGE}.engine"
-FACE = ("windows", "operators", "hooks", "sensors", "triggers", "task_groups")
+FACE = ("leases", "windows", "operators", "hooks", "sensors", "triggers", "task_groups")
 CONTRACT = "contract"
 #: What the contract must not import: Airflow, Spark's Python side, and the engine that runs Spark.
 CONTRACT_BANNED = ("airflow", "pyspark", "py4j", "delta", ENGINE)
@@ -61,8 +61,8 @@ RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
         _rooms(*(room for room in ROOMS if room != CONTRACT)),
         "move what it needs down into contract/",
     ),
-    "engine/ and windows/ never import spark_job/": (
-        ("engine", "windows"),
+    "engine/, leases/ and windows/ never import spark_job/": (
+        ("engine", "leases", "windows"),
         _rooms("spark_job"),
         "what the job and they share lives in contract/ (the spec's parser, exit codes, the report file)",
     ),
@@ -71,10 +71,10 @@ RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
         _rooms("spark_job", "engine"),
         "what the job and the submitter share lives in contract/",
     ),
-    "windows/ imports no hooks/, operators/ or deployment/": (
-        ("windows",),
+    "leases/ and windows/ import no hooks/, operators/ or deployment/": (
+        ("leases", "windows"),
         _rooms("hooks", "operators", "deployment"),
-        "what needs Airflow's settings or connections belongs above windows/ (the lease CLI is in cli/)",
+        "what needs Airflow's settings or connections belongs above them (the lease CLI is in cli/)",
     ),
     "object_storage/ imports no hooks/ or operators/": (
         ("object_storage",),

@@ -12,11 +12,11 @@ from typing import Any
 
 from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS
 from airflow_provider_deltacc.contract.redaction import redact_text
+from airflow_provider_deltacc.leases.conflicts import writer_turn_conflicts
+from airflow_provider_deltacc.leases.lease import Lease
+from airflow_provider_deltacc.leases.partitions import format_scope
 from airflow_provider_deltacc.ui.fighting.redaction import redacted
 from airflow_provider_deltacc.windows.admission import FIRST_LEVELS
-from airflow_provider_deltacc.windows.conflicts import writer_turn_conflicts
-from airflow_provider_deltacc.windows.lease import Lease
-from airflow_provider_deltacc.windows.partitions import format_scope
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ def _sqlite_file(url: Any) -> Path | None:
     """The SQLite file a lease store URL names (None: the default file), None for another store."""
     from sqlalchemy import make_url
 
-    from airflow_provider_deltacc.windows.sqlite_store import default_sqlite_path
+    from airflow_provider_deltacc.leases.sqlite_store import default_sqlite_path
 
     if url is None:
         return default_sqlite_path()
@@ -115,7 +115,7 @@ def _lease_store_target() -> tuple[Any, list[str]]:
     from sqlalchemy import make_url
 
     from airflow_provider_deltacc.deployment.config import configured_lease_store_conn_id
-    from airflow_provider_deltacc.windows.factory import LEASE_STORE_URL_ENV
+    from airflow_provider_deltacc.leases.factory import LEASE_STORE_URL_ENV
 
     conn_id = configured_lease_store_conn_id()
     if conn_id is not None:
@@ -138,8 +138,8 @@ def read_leases(key: str) -> LeaseView:
 
     :param key: the table's key.
     """
-    from airflow_provider_deltacc.windows.factory import store_from_url
-    from airflow_provider_deltacc.windows.sql_store import SqlLeaseStore
+    from airflow_provider_deltacc.leases.factory import store_from_url
+    from airflow_provider_deltacc.leases.sql_store import SqlLeaseStore
 
     secrets: list[str] = []
     try:

@@ -213,7 +213,7 @@ def test_a_lease_store_that_is_down_fails_a_gated_optimize_as_infrastructure_and
     from deltalake import DeltaTable, write_deltalake
     from sqlalchemy import make_url
 
-    from airflow_provider_deltacc.windows import mask_url, store_from_url
+    from airflow_provider_deltacc.leases import mask_url, store_from_url
 
     table = str(tmp_path / "events")
     for ids in ([1, 2], [3, 4], [5, 6]):  # three small files in each partition, for OPTIMIZE to compact

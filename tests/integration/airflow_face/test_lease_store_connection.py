@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaOptimizeOperator
-from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger
-from airflow_provider_deltacc.windows import (
+from airflow_provider_deltacc.leases import (
     LeaseRequest,
     LeaseStore,
     PostgresLeaseStore,
     SqliteLeaseStore,
     store_from_url,
 )
+from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaOptimizeOperator
+from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger
 from tests.support.airflow_runs import serialize_dag
 
 if TYPE_CHECKING:

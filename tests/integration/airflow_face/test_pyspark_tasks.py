@@ -92,7 +92,7 @@ def test_a_function_that_cannot_travel_fails_a_spark_submit_task_at_its_start(
 ) -> None:
     from airflow.sdk import DAG, task
 
-    from airflow_provider_deltacc.windows.factory import store_from_url
+    from airflow_provider_deltacc.leases.factory import store_from_url
 
     leases = tmp_path / "leases.db"
     monkeypatch.setenv("DELTACC_LEASE_STORE_URL", f"sqlite:///{leases}")

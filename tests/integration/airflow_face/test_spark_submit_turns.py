@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore
 from airflow_provider_deltacc.operators import DeltaMergeOperator
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
-from airflow_provider_deltacc.windows import LeaseRequest, SqliteLeaseStore, TurnQueue
+from airflow_provider_deltacc.windows import TurnQueue
 from tests.support.airflow_runs import serialize_dag, xcom_value
 from tests.support.submit_hold import rival_during_submit
 

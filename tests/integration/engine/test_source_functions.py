@@ -300,7 +300,8 @@ def test_racing_read_modify_writes_take_turns_and_add_up_exactly(
     in the table's queue. Each calls its function after its turn, so none loses an attempt and none loses an
     update."""
     from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
-    from airflow_provider_deltacc.windows import SqliteLeaseStore, WriteGuard, guarded_write
+    from airflow_provider_deltacc.leases import SqliteLeaseStore
+    from airflow_provider_deltacc.windows import WriteGuard, guarded_write
 
     _create(spark, table_path, [("a", 0)], ACCOUNTS)
     store = tmp_path / "leases.db"

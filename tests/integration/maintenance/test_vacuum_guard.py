@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.leases import store_from_url
 from airflow_provider_deltacc.operators import DeltaVacuumOperator
-from airflow_provider_deltacc.windows import store_from_url
 from tests.unit.maintenance.helpers import context
 
 if TYPE_CHECKING:

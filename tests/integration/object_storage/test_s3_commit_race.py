@@ -33,9 +33,9 @@ from deltalake import DeltaTable, write_deltalake
 
 from airflow_provider_deltacc.contract.storage_safety import PUT_IF_ABSENT_LOG_STORE
 from airflow_provider_deltacc.engine.confs import isolated_session
+from airflow_provider_deltacc.leases import store_from_url
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator
 from airflow_provider_deltacc.spark_jars.put_if_absent import SWITCH_CONF
-from airflow_provider_deltacc.windows import store_from_url
 from tests.integration.object_storage.side_by_side import run_side_by_side, statuses
 from tests.support.s3_proxy import CommitBarrier, s3_proxy
 from tests.support.s3_server import ACCESS_KEY, REGION, SECRET_KEY, S3Server

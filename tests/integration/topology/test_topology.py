@@ -40,9 +40,9 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.leases import Lease, LeaseStore, PostgresLeaseStore
+from airflow_provider_deltacc.leases.partitions import scopes_overlap
 from airflow_provider_deltacc.spark_jars.delta_conf import CORE_SIZED_SETTINGS
-from airflow_provider_deltacc.windows import Lease, LeaseStore, PostgresLeaseStore
-from airflow_provider_deltacc.windows.partitions import scopes_overlap
 from tests.chaos.airflow_workload import FAST_RECOVERY_ENV
 from tests.integration.topology import workload
 from tests.support.airflow_stack import AirflowStack, CeleryOptions, RunDidNotSucceed, StackOptions

@@ -225,7 +225,7 @@ def test_a_duplicate_writer_takes_no_lease_and_never_waits_at_the_gate(
 def test_a_writer_reads_the_log_once_then_runs_inside_its_lease(
     table: str, tmp_path: Path, log_reads: list[dict[str, Any]]
 ) -> None:
-    from airflow_provider_deltacc.windows import store_from_url
+    from airflow_provider_deltacc.leases import store_from_url
 
     op = _merge_operator(table, 8, tmp_path)
     leases_during_run: list[int] = []

@@ -9,7 +9,7 @@ from typing import Any
 
 from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
-from airflow_provider_deltacc.windows import Lease, LeaseRequest, LeaseStore, store_from_url
+from airflow_provider_deltacc.leases import Lease, LeaseRequest, LeaseStore, store_from_url
 from tests.support.spec_views import json_view
 
 

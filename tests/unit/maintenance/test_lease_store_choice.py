@@ -22,10 +22,11 @@ from airflow_provider_deltacc.hooks.lease_store import (
     lease_store_for_task,
     resolve_lease_store,
 )
+from airflow_provider_deltacc.leases import SqliteLeaseStore, store_from_url
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaOptimizeOperator
 from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
 from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger
-from airflow_provider_deltacc.windows import GateRequest, SqliteLeaseStore, store_from_url
+from airflow_provider_deltacc.windows import GateRequest
 from tests.unit.maintenance.helpers import RecordingHook, context, first_event, grant, with_hook
 
 pytestmark = pytest.mark.unit

@@ -14,6 +14,7 @@ import pytest
 from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictRetryable
+from airflow_provider_deltacc.leases import store_from_url
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
     DeltaDeleteOperator,
@@ -22,7 +23,7 @@ from airflow_provider_deltacc.operators import (
     DeltaSqlOperator,
     DeltaUpdateOperator,
 )
-from airflow_provider_deltacc.windows import TableFacts, store_from_url, writer_op_kind, writer_partitions
+from airflow_provider_deltacc.windows import TableFacts, writer_op_kind, writer_partitions
 from tests.unit.maintenance.helpers import RecordingHook, context, grant, logged, with_hook
 
 pytestmark = pytest.mark.unit
@@ -307,7 +308,7 @@ def test_store_failing_mid_acquire_does_not_fail_the_write(
     caplog: pytest.LogCaptureFixture,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from airflow_provider_deltacc.windows.sql_store import SqlLeaseStore
+    from airflow_provider_deltacc.leases.sql_store import SqlLeaseStore
 
     def broken(*_args: Any, **_kwargs: Any) -> Any:
         raise OSError("disk I/O error")

@@ -20,6 +20,7 @@ from airflow_provider_deltacc.contract.commits import TAG_PREFIX
 from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.exceptions import ViewInputError
 from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.leases.lease import Lease
 from airflow_provider_deltacc.ui import fighting
 from airflow_provider_deltacc.ui.fighting import (
     LeaseView,
@@ -35,7 +36,6 @@ from airflow_provider_deltacc.ui.fighting import (
     table_commits,
 )
 from airflow_provider_deltacc.ui.fighting_page import fighting_page
-from airflow_provider_deltacc.windows.lease import Lease
 from tests.support.commit_reports import committed_try, final_report, lost_try
 from tests.support.ui_auth import app_client, bearer
 from tests.support.ui_metadata import TaskRow
@@ -403,7 +403,7 @@ def client(add_rows: Callable[..., None], monkeypatch: pytest.MonkeyPatch) -> An
 @pytest.fixture
 def lease_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """A SQLite lease store named by ``$DELTACC_LEASE_STORE_URL`` (no ``[deltacc] lease_store_conn_id``)."""
-    from airflow_provider_deltacc.windows.sqlite_store import SqliteLeaseStore
+    from airflow_provider_deltacc.leases.sqlite_store import SqliteLeaseStore
 
     path = tmp_path / "leases.db"
     monkeypatch.delenv("AIRFLOW__DELTACC__LEASE_STORE_CONN_ID", raising=False)
@@ -414,7 +414,7 @@ def lease_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any
 
 
 def _grant(store: Any, table: str, op: OpKind, holder: str) -> None:
-    from airflow_provider_deltacc.windows.lease import LeaseRequest
+    from airflow_provider_deltacc.leases.lease import LeaseRequest
 
     assert store.try_acquire(LeaseRequest(table, holder, op, None, 300.0), lambda _lease: False).lease
 

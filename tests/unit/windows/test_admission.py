@@ -15,9 +15,10 @@ import pytest
 
 from airflow_provider_deltacc.conflict_matrix import Level
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.windows import Lease, SqliteLeaseStore, TurnQueue
-from airflow_provider_deltacc.windows.conflicts import writers_pair_level
-from tests.unit.windows.helpers import Watched, grant, release_after
+from airflow_provider_deltacc.leases import Lease, SqliteLeaseStore
+from airflow_provider_deltacc.leases.conflicts import writers_pair_level
+from airflow_provider_deltacc.windows import TurnQueue
+from tests.unit.leases.helpers import Watched, grant, release_after
 
 pytestmark = pytest.mark.unit
 

@@ -17,8 +17,9 @@ from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.contract.storage_safety import StorageSafety
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
-from airflow_provider_deltacc.windows import LeaseStore, SqliteLeaseStore, WriteGuard, guarded_write
-from tests.unit.windows.helpers import grant
+from airflow_provider_deltacc.leases import LeaseStore, SqliteLeaseStore
+from airflow_provider_deltacc.windows import WriteGuard, guarded_write
+from tests.unit.leases.helpers import grant
 
 pytestmark = pytest.mark.unit
 

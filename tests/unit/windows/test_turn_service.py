@@ -15,13 +15,14 @@ import pytest
 from airflow_provider_deltacc.contract.exceptions import LeaseLapsedError
 from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
+from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore, hold_lease
+from airflow_provider_deltacc.leases.conflicts import any_lease
+from airflow_provider_deltacc.leases.fence import LeaseFence
 from airflow_provider_deltacc.occ.remote_turns import RemoteTurns
-from airflow_provider_deltacc.windows import LeaseRequest, SqliteLeaseStore, TurnQueue, hold_lease
-from airflow_provider_deltacc.windows.conflicts import any_lease
-from airflow_provider_deltacc.windows.fence import LeaseFence
+from airflow_provider_deltacc.windows import TurnQueue
 from airflow_provider_deltacc.windows.guarded import GuardedWrite
 from airflow_provider_deltacc.windows.turn_service import serve_turns
-from tests.unit.windows.helpers import Watched, grant, release_after
+from tests.unit.leases.helpers import Watched, grant, release_after
 
 pytestmark = pytest.mark.unit
 

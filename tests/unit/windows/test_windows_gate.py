@@ -11,16 +11,14 @@ import pytest
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.windows import (
-    GateDecision,
+from airflow_provider_deltacc.leases import (
     LeaseRequest,
     SqliteLeaseStore,
-    WriteWindow,
-    decide_gate,
     maintenance_conflicts,
     maintenance_lease_conflicts,
 )
-from tests.unit.windows.helpers import T0, FakeClock, grant
+from airflow_provider_deltacc.windows import GateDecision, WriteWindow, decide_gate
+from tests.unit.leases.helpers import T0, FakeClock, grant
 
 pytestmark = pytest.mark.unit
 

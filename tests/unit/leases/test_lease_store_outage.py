@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 
 from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable
-from airflow_provider_deltacc.windows import PostgresLeaseStore, store_from_url
-from airflow_provider_deltacc.windows.postgres_store import normalize_postgres_url
+from airflow_provider_deltacc.leases import PostgresLeaseStore, store_from_url
+from airflow_provider_deltacc.leases.postgres_store import normalize_postgres_url
 
 pytestmark = pytest.mark.unit
 

@@ -10,17 +10,16 @@ import pytest
 
 from airflow_provider_deltacc.conflict_matrix import TableTraits
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.windows import (
+from airflow_provider_deltacc.leases import (
     LeaseRequest,
     LeaseStore,
     PostgresLeaseStore,
-    WriteWindow,
-    decide_gate,
     hold_lease,
     maintenance_conflicts,
     store_from_url,
 )
-from tests.unit.windows.helpers import T0, FakeClock, grant
+from airflow_provider_deltacc.windows import WriteWindow, decide_gate
+from tests.unit.leases.helpers import T0, FakeClock, grant
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING
 from airflow_provider_deltacc.contract.exceptions import LeaseLapsedError
 
 if TYPE_CHECKING:
+    from airflow_provider_deltacc.leases.heartbeat import HeldLease
     from airflow_provider_deltacc.occ.commit_loop import Turns
-    from airflow_provider_deltacc.windows.heartbeat import HeldLease
 
 
 class LeaseFence:
     """The check of one held lease, before each commit, around the writer's own turns.
 
-    :param held: the lease, as :func:`~airflow_provider_deltacc.windows.heartbeat.hold_lease` holds it.
+    :param held: the lease, as :func:`~airflow_provider_deltacc.leases.heartbeat.hold_lease` holds it.
     :param turns: the writer's turns, or None.
     """
 

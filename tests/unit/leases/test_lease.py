@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.windows import Lease, LeaseRequest, format_holder, parse_op_kind
-from airflow_provider_deltacc.windows.partitions import format_scope, normalize_scope, scopes_overlap
-from tests.unit.windows.helpers import T0
+from airflow_provider_deltacc.leases import Lease, LeaseRequest, format_holder, parse_op_kind
+from airflow_provider_deltacc.leases.partitions import format_scope, normalize_scope, scopes_overlap
+from tests.unit.leases.helpers import T0
 
 pytestmark = pytest.mark.unit
 

@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
-from airflow_provider_deltacc.windows.partitions import format_scope
-from airflow_provider_deltacc.windows.store import ConflictPredicate, LeaseStore
+from airflow_provider_deltacc.leases.lease import Lease, LeaseRequest
+from airflow_provider_deltacc.leases.partitions import format_scope
+from airflow_provider_deltacc.leases.store import ConflictPredicate, LeaseStore
 
 #: Called with the store and the table right after a lease is granted and right after it is released, in the
 #: context that holds the lease. Set by the operators for the length of a task (the live-leases metric);
@@ -148,7 +148,7 @@ def hold_lease(
 
     :param store: the lease store.
     :param request: the lease to hold.
-    :param conflicts: which active leases block it (see :mod:`airflow_provider_deltacc.windows.conflicts`).
+    :param conflicts: which active leases block it (see :mod:`airflow_provider_deltacc.leases.conflicts`).
     :param wait_timeout_s: the longest wait for acquisition; 0 tries once.
     :param poll_s: the pause between acquisition attempts.
     :param heartbeat_s: the renewal interval; None for a third of the TTL. Must be shorter than the TTL.

@@ -19,9 +19,9 @@ import pytest
 from airflow_provider_deltacc.contract.storage_safety import DYNAMODB_LOG_STORE, OVERRIDE_ENV
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaUnsafeStorageError
+from airflow_provider_deltacc.leases import store_from_url
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator, DeltaOptimizeOperator
 from airflow_provider_deltacc.spark_jars.put_if_absent import SWITCH_CONF
-from airflow_provider_deltacc.windows import store_from_url
 from tests.support.spec_views import json_view
 from tests.unit.airflow_face.conftest import make_context
 

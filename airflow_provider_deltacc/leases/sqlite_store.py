@@ -17,8 +17,8 @@ from typing import Any
 from sqlalchemy import URL, Connection, create_engine, event
 from sqlalchemy.exc import OperationalError
 
-from airflow_provider_deltacc.windows.clock import Clock
-from airflow_provider_deltacc.windows.sql_store import DEFAULT_HISTORY_RETENTION, WRITE_OPTION, SqlLeaseStore
+from airflow_provider_deltacc.leases.clock import Clock
+from airflow_provider_deltacc.leases.sql_store import DEFAULT_HISTORY_RETENTION, WRITE_OPTION, SqlLeaseStore
 
 #: Environment variable naming the SQLite lease file.
 LEASE_DB_ENV = "DELTACC_LEASE_DB"
@@ -44,7 +44,7 @@ class SqliteLeaseStore(SqlLeaseStore):
     :param busy_timeout_s: how long one statement waits for SQLite's lock before failing busy.
     :param retry_timeout_s: how long a step keeps retrying after busy failures.
     :param history_retention: how long leases that ended are kept (see
-        :class:`~airflow_provider_deltacc.windows.sql_store.SqlLeaseStore`); None keeps them all.
+        :class:`~airflow_provider_deltacc.leases.sql_store.SqlLeaseStore`); None keeps them all.
     """
 
     def __init__(

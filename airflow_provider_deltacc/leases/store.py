@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Self
 
-from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
+from airflow_provider_deltacc.leases.lease import Lease, LeaseRequest
 
 #: Given an active lease on the same table, True if it must keep the request from being granted.
 ConflictPredicate = Callable[[Lease], bool]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.windows import LeaseStore, store_from_url
-from tests.unit.windows.helpers import FakeClock
+from airflow_provider_deltacc.leases import LeaseStore, store_from_url
+from tests.unit.leases.helpers import FakeClock
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

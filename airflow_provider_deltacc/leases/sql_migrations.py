@@ -16,7 +16,7 @@ from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from airflow_provider_deltacc.contract.table_identity import table_key
-from airflow_provider_deltacc.windows.sql_schema import leases, schema_versions
+from airflow_provider_deltacc.leases.sql_schema import leases, schema_versions
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.windows import (
+from airflow_provider_deltacc.leases import (
     SqliteLeaseStore,
     default_sqlite_path,
     mask_url,
@@ -68,9 +68,10 @@ def test_mask_url_hides_the_password() -> None:
     )
 
 
-def test_windows_imports_neither_airflow_nor_pyspark() -> None:
+@pytest.mark.parametrize("room", ["leases", "windows"])
+def test_the_room_imports_neither_airflow_nor_pyspark(room: str) -> None:
     code = (
-        "import sys, airflow_provider_deltacc.windows as w; "
+        f"import sys, airflow_provider_deltacc.{room}; "
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('airflow', 'pyspark')); "
         "assert not bad, bad"
     )

@@ -9,9 +9,9 @@ import pytest
 
 from airflow_provider_deltacc.contract.exceptions import LeaseLapsedError
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.windows import LeaseRequest, SqliteLeaseStore, hold_lease
-from airflow_provider_deltacc.windows.conflicts import any_lease
-from airflow_provider_deltacc.windows.fence import LeaseFence
+from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore, hold_lease
+from airflow_provider_deltacc.leases.conflicts import any_lease
+from airflow_provider_deltacc.leases.fence import LeaseFence
 
 pytestmark = pytest.mark.unit
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.contract.table_identity import table_key
-from airflow_provider_deltacc.windows.clock import require_aware
-from airflow_provider_deltacc.windows.partitions import PartitionScope, format_scope, normalize_scope
+from airflow_provider_deltacc.leases.clock import require_aware
+from airflow_provider_deltacc.leases.partitions import PartitionScope, format_scope, normalize_scope
 
 #: The default lease time-to-live; a holder heartbeats well within it (see ``hold_lease``).
 DEFAULT_TTL_S = 120.0

@@ -19,9 +19,9 @@ import pytest
 from deltalake import DeltaTable
 
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError
+from airflow_provider_deltacc.leases import store_from_url
 from airflow_provider_deltacc.operators import DeltaAppendOperator
 from airflow_provider_deltacc.spark_jars.put_if_absent import SWITCH_CONF
-from airflow_provider_deltacc.windows import store_from_url
 from tests.support.postgres import PostgresServer
 from tests.support.s3_server import S3Server
 from tests.unit.airflow_face.conftest import make_context

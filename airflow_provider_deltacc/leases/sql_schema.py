@@ -9,8 +9,8 @@ from sqlalchemy import JSON, Column, DateTime, Dialect, Float, Index, Integer, M
 from sqlalchemy.engine import Row
 from sqlalchemy.types import TypeDecorator
 
-from airflow_provider_deltacc.windows.lease import Lease, parse_op_kind
-from airflow_provider_deltacc.windows.partitions import normalize_scope
+from airflow_provider_deltacc.leases.lease import Lease, parse_op_kind
+from airflow_provider_deltacc.leases.partitions import normalize_scope
 
 LEASE_TABLE = "deltacc_leases"
 SCHEMA_TABLE = "deltacc_schema"

@@ -16,17 +16,17 @@ from sqlalchemy import Connection, Engine, delete, insert, or_, select, update
 
 from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable
 from airflow_provider_deltacc.contract.table_identity import table_key
-from airflow_provider_deltacc.windows.clock import Clock, require_aware, utc_now
-from airflow_provider_deltacc.windows.lease import Lease, LeaseRequest
-from airflow_provider_deltacc.windows.partitions import format_scope
-from airflow_provider_deltacc.windows.sql_migrations import (
+from airflow_provider_deltacc.leases.clock import Clock, require_aware, utc_now
+from airflow_provider_deltacc.leases.lease import Lease, LeaseRequest
+from airflow_provider_deltacc.leases.partitions import format_scope
+from airflow_provider_deltacc.leases.sql_migrations import (
     CURRENT_VERSION,
     key_every_table,
     migrate,
     recorded_version,
 )
-from airflow_provider_deltacc.windows.sql_schema import lease_to_row, leases, metadata, row_to_lease
-from airflow_provider_deltacc.windows.store import AcquireResult, ConflictPredicate, LeaseStore
+from airflow_provider_deltacc.leases.sql_schema import lease_to_row, leases, metadata, row_to_lease
+from airflow_provider_deltacc.leases.store import AcquireResult, ConflictPredicate, LeaseStore
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ class SqlLeaseStore(LeaseStore):
 
     def ensure_schema(self) -> int:
         """Create the tables that do not exist and bring an older schema forward (see
-        :mod:`~airflow_provider_deltacc.windows.sql_migrations`); safe to race from many processes.
+        :mod:`~airflow_provider_deltacc.leases.sql_migrations`); safe to race from many processes.
 
         :returns: the schema version.
         """

@@ -15,8 +15,8 @@ from sqlalchemy import URL, Connection, create_engine, func, literal, make_url, 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable
-from airflow_provider_deltacc.windows.clock import Clock
-from airflow_provider_deltacc.windows.sql_store import DEFAULT_HISTORY_RETENTION, SqlLeaseStore
+from airflow_provider_deltacc.leases.clock import Clock
+from airflow_provider_deltacc.leases.sql_store import DEFAULT_HISTORY_RETENTION, SqlLeaseStore
 
 #: First key of every advisory lock this store takes, so it cannot collide with other applications'.
 ADVISORY_NAMESPACE = 0x0DE17ACC
@@ -73,7 +73,7 @@ class PostgresLeaseStore(SqlLeaseStore):
     :param lock_timeout_s: how long one step waits for the per-table lock before it is retried.
     :param retry_timeout_s: how long a step keeps retrying after lock timeouts.
     :param history_retention: how long leases that ended are kept (see
-        :class:`~airflow_provider_deltacc.windows.sql_store.SqlLeaseStore`); None keeps them all.
+        :class:`~airflow_provider_deltacc.leases.sql_store.SqlLeaseStore`); None keeps them all.
     :param engine_kwargs: extra :func:`sqlalchemy.create_engine` arguments (pool sizes, connect_args).
     """
 

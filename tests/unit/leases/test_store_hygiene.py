@@ -13,10 +13,10 @@ from sqlalchemy import create_engine, func, insert, inspect, select, text
 
 from airflow_provider_deltacc.cli.leases import main as leases_cli
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.windows import SqliteLeaseStore, sql_store
-from airflow_provider_deltacc.windows.sql_migrations import CURRENT_VERSION, recorded_version
-from airflow_provider_deltacc.windows.sql_schema import leases, schema_versions
-from tests.unit.windows.helpers import T0, FakeClock, grant
+from airflow_provider_deltacc.leases import SqliteLeaseStore, sql_store
+from airflow_provider_deltacc.leases.sql_migrations import CURRENT_VERSION, recorded_version
+from airflow_provider_deltacc.leases.sql_schema import leases, schema_versions
+from tests.unit.leases.helpers import T0, FakeClock, grant
 
 pytestmark = pytest.mark.unit
 

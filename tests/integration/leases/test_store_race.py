@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.windows import store_from_url
-from tests.integration.windows import workers
+from airflow_provider_deltacc.leases import store_from_url
+from tests.integration.leases import workers
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 

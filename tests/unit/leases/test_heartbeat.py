@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.windows import LeaseRequest, SqliteLeaseStore, hold_lease, maintenance_conflicts
-from tests.unit.windows.helpers import Watched, grant, release_after
+from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore, hold_lease, maintenance_conflicts
+from tests.unit.leases.helpers import Watched, grant, release_after
 
 pytestmark = pytest.mark.unit
 
@@ -156,7 +156,7 @@ def test_a_store_outage_is_warned_about_once_and_its_end_is_logged(
 ) -> None:
     flaky = _Outage(store)
     with (
-        caplog.at_level(logging.INFO, logger="airflow_provider_deltacc.windows.heartbeat"),
+        caplog.at_level(logging.INFO, logger="airflow_provider_deltacc.leases.heartbeat"),
         hold_lease(
             flaky,  # type: ignore[arg-type]
             optimize_request(ttl_s=5),
@@ -183,7 +183,7 @@ def test_the_lease_observer_sees_the_grant_and_the_release_only_where_it_is_set(
     store: SqliteLeaseStore,
 ) -> None:
     from airflow_provider_deltacc.contract.table_identity import table_key
-    from airflow_provider_deltacc.windows.heartbeat import LEASE_OBSERVER
+    from airflow_provider_deltacc.leases.heartbeat import LEASE_OBSERVER
 
     key = table_key(TABLE)
     seen: list[tuple[str, int]] = []

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.windows import (
+from airflow_provider_deltacc.leases import (
     LeaseRequest,
     hold_lease,
     maintenance_conflicts,

@@ -1,6 +1,6 @@
-"""Pick a lease store from a URL (SQLite for a file, PostgreSQL for a server), and build that URL from the
+"""Pick a lease store from a URL (SQLite for a file, PostgreSQL for a server), build that URL from the
 fields of an Airflow connection (this package never imports Airflow: the Airflow face looks the connection
-up)."""
+up), and say which URL a task would open and where it came from (:func:`store_url_and_source`)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ from typing import Any
 from sqlalchemy import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-from airflow_provider_deltacc.windows.postgres_store import PostgresLeaseStore, mask_url
-from airflow_provider_deltacc.windows.sqlite_store import SqliteLeaseStore
-from airflow_provider_deltacc.windows.store import LeaseStore
+from airflow_provider_deltacc.leases.postgres_store import PostgresLeaseStore, mask_url
+from airflow_provider_deltacc.leases.sqlite_store import SqliteLeaseStore, default_sqlite_path
+from airflow_provider_deltacc.leases.store import LeaseStore
 
 #: Environment variable with the lease store URL; unset means the SQLite file.
 LEASE_STORE_URL_ENV = "DELTACC_LEASE_STORE_URL"
+#: Where :func:`store_url_and_source` found the URL.
+URL_ARGUMENT, URL_ENV, EMBEDDED_DEFAULT = "lease_store_url", f"${LEASE_STORE_URL_ENV}", "the embedded default"
 
 _POSTGRES_DRIVERS = ("postgres", "postgresql")
 
@@ -140,3 +142,21 @@ def store_url_from_connection(
         f"a {conn_type!r} connection cannot hold leases; use a {POSTGRES_CONN_TYPE!r} connection (shared by "
         f"every worker) or a {SQLITE_CONN_TYPE!r} connection whose host is the lease file"
     )
+
+
+def store_url_and_source(url: str | None = None) -> tuple[str, str]:
+    """The lease store URL a task would open, and where it came from: ``url`` (:data:`URL_ARGUMENT`), else
+    ``$DELTACC_LEASE_STORE_URL`` (:data:`URL_ENV`), else the default SQLite file as a ``sqlite:///`` URL
+    (:data:`EMBEDDED_DEFAULT`).
+
+    Resolve it in the worker before deferring, so the triggerer opens the same store whatever its own
+    environment says.
+
+    :param url: an explicit URL or None.
+    """
+    if url:
+        return url, URL_ARGUMENT
+    configured = os.environ.get(LEASE_STORE_URL_ENV)
+    if configured:
+        return configured, URL_ENV
+    return f"sqlite:///{default_sqlite_path()}", EMBEDDED_DEFAULT

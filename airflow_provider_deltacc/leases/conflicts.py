@@ -28,9 +28,9 @@ from airflow_provider_deltacc.conflict_matrix import (
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
 from airflow_provider_deltacc.conflict_matrix.profiles import PROFILE_SPECS
 from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
-from airflow_provider_deltacc.windows.lease import Lease
-from airflow_provider_deltacc.windows.partitions import PartitionSpec, scopes_overlap
-from airflow_provider_deltacc.windows.store import ConflictPredicate
+from airflow_provider_deltacc.leases.lease import Lease
+from airflow_provider_deltacc.leases.partitions import PartitionSpec, scopes_overlap
+from airflow_provider_deltacc.leases.store import ConflictPredicate
 
 Scope = Sequence[PartitionSpec] | None
 
