@@ -11,9 +11,9 @@ builds local tables with delta-rs, as Delta writes them (a checkpoint every 10 c
   newest ``TXN_SCAN_VERSIONS`` commits (:func:`~airflow_provider_deltacc.delta_log.fast_path.consult_log`);
 - ``new write``: a write whose txn identity is not recorded: the log is read and Spark would run;
 - ``table facts``: the partition columns and properties the lease and the gate read
-  (:func:`~airflow_provider_deltacc.windows.table_facts.read_table_facts`);
+  (:func:`~airflow_provider_deltacc.delta_log.table_facts.read_table_facts`);
 - ``partitions``: the table's partitions, the scope of a whole-table lease
-  (:func:`~airflow_provider_deltacc.windows.table_facts.table_partitions`).
+  (:func:`~airflow_provider_deltacc.delta_log.table_facts.table_partitions`).
 
 With ``--spark``, the commit tables are also written through ``DeltaCCHook`` in ``spark_connect`` mode (a
 Connect server this script starts), as a task would, alternating the tables every round: a 1-row append and a
@@ -164,7 +164,7 @@ def _spec(table: str, app_id: str, version: int) -> Any:
 def measurements(table: str) -> dict[str, Any]:
     """What one round times on ``table``: name -> a call that checks its own answer."""
     from airflow_provider_deltacc.delta_log.fast_path import consult_log
-    from airflow_provider_deltacc.windows.table_facts import read_table_facts, table_partitions
+    from airflow_provider_deltacc.delta_log.table_facts import read_table_facts, table_partitions
 
     rerun, new = _spec(table, RERUN_APP, 1), _spec(table, "bench/scale/new", 1)
 

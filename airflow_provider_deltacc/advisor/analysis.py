@@ -24,7 +24,7 @@ from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from airflow_provider_deltacc.windows.table_facts import TableFacts
+    from airflow_provider_deltacc.delta_log.table_facts import TableFacts
 
 #: Reads a table's partition columns (and whether it is partitioned), or its whole layout (partition columns
 #: and whether it is liquid-clustered); None when it cannot be read.
@@ -133,7 +133,7 @@ def delta_log_columns(storage_options: Mapping[str, str] | None = None) -> Colum
 
     :param storage_options: delta-rs storage options.
     """
-    from airflow_provider_deltacc.windows.table_facts import read_table_facts
+    from airflow_provider_deltacc.delta_log.table_facts import read_table_facts
 
     def read(table: str) -> TableFacts | None:
         try:

@@ -17,7 +17,7 @@ from airflow_provider_deltacc.advisor.scopes import WHOLE, Scope, literal_scope
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 from airflow_provider_deltacc.contract.ddl import ddl_column_names
 from airflow_provider_deltacc.contract.operations import OPERATIONS, OpKind, op_kind, statement_kind
-from airflow_provider_deltacc.windows.table_facts import canonical_partition_value
+from airflow_provider_deltacc.delta_log.table_facts import canonical_partition_value
 
 #: Labels of MERGEs pinned by their keys / on every partition column (resolved with the partition columns).
 MERGE_KEYED = "MERGE pinned by its partition-column keys"

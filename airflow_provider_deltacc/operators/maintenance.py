@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from airflow_provider_deltacc.contract.spec import JobSpec
+    from airflow_provider_deltacc.delta_log.table_facts import TableFacts
     from airflow_provider_deltacc.leases.partitions import PartitionScope
-    from airflow_provider_deltacc.windows import GateDecision, TableFacts
+    from airflow_provider_deltacc.windows import GateDecision
 
 
 class DeltaOptimizeOperator(DeltaMaintenanceOperator):
@@ -84,7 +85,7 @@ class DeltaOptimizeOperator(DeltaMaintenanceOperator):
         return {"zorder_by": self.zorder_by}
 
     def _candidates(self, facts: TableFacts | None) -> PartitionScope:
-        from airflow_provider_deltacc.windows import table_partitions
+        from airflow_provider_deltacc.delta_log.table_facts import table_partitions
         from airflow_provider_deltacc.windows.writer import canonical_scope
 
         if self.partition_values:

@@ -31,9 +31,10 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
     from airflow_provider_deltacc.contract.operations import OpKind
     from airflow_provider_deltacc.contract.spec import JobSpec
+    from airflow_provider_deltacc.delta_log.table_facts import TableFacts
     from airflow_provider_deltacc.leases import LeaseStore
     from airflow_provider_deltacc.leases.partitions import PartitionScope
-    from airflow_provider_deltacc.windows import GateDecision, GateRequest, TableFacts, WriteWindow
+    from airflow_provider_deltacc.windows import GateDecision, GateRequest, WriteWindow
 
 
 class DeltaMaintenanceOperator(DeltaBaseOperator):

@@ -22,9 +22,10 @@ from airflow_provider_deltacc.api_support.durations import optional_seconds
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 
 if TYPE_CHECKING:
+    from airflow_provider_deltacc.delta_log.table_facts import TableFacts
     from airflow_provider_deltacc.hooks.lease_store import LeaseStoreTarget
     from airflow_provider_deltacc.leases import LeaseStore
-    from airflow_provider_deltacc.windows import GateDecision, GateRequest, TableFacts
+    from airflow_provider_deltacc.windows import GateDecision, GateRequest
 
 RESUME_METHOD = "execute_complete"
 #: One try at running once the gate said go: the job's report, or the decision to wait on (a lost race).
@@ -85,7 +86,7 @@ class MaintenanceRun:
 
     def table_facts(self) -> TableFacts | None:
         """The table's partition columns and properties from its log, or None (catalog name, unreadable)."""
-        from airflow_provider_deltacc.windows import read_table_facts
+        from airflow_provider_deltacc.delta_log.table_facts import read_table_facts
 
         try:
             return read_table_facts(self.task.table, self.task.delta_rs_options)

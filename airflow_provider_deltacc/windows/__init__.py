@@ -5,8 +5,6 @@
   (operators, triggers, sensors).
 - :func:`writer_lease`, :func:`writer_op_kind`, :func:`writer_partitions`: the lease a writer operator holds.
 - :func:`guarded_write`: everything a writer does around its job (storage guard, lease, heartbeat, turns).
-- :func:`read_table_facts`, :func:`table_partitions`: delta-rs reads of a table's layout and retention
-  (``deltalake`` is imported on first use).
 
 The leases themselves and their store are in :mod:`airflow_provider_deltacc.leases`.
 
@@ -23,7 +21,6 @@ from airflow_provider_deltacc.windows.declared import WriteWindow, windows_for
 from airflow_provider_deltacc.windows.gate import DELTA_DEFAULT_RETENTION_HOURS, GateDecision, decide_gate
 from airflow_provider_deltacc.windows.guarded import GuardedWrite, WriteGuard, guard_storage, guarded_write
 from airflow_provider_deltacc.windows.request import GateRequest, poll_delay
-from airflow_provider_deltacc.windows.table_facts import TableFacts, read_table_facts, table_partitions
 from airflow_provider_deltacc.windows.writer import (
     exclusive_writer_lease,
     writer_lease,
@@ -36,7 +33,6 @@ __all__ = [
     "GateDecision",
     "GateRequest",
     "GuardedWrite",
-    "TableFacts",
     "TurnQueue",
     "WriteGuard",
     "WriteWindow",
@@ -45,8 +41,6 @@ __all__ = [
     "guard_storage",
     "guarded_write",
     "poll_delay",
-    "read_table_facts",
-    "table_partitions",
     "windows_for",
     "writer_lease",
     "writer_op_kind",

@@ -19,17 +19,17 @@ from airflow_provider_deltacc.contract.exceptions import ExclusiveLeaseUnavailab
 from airflow_provider_deltacc.contract.operations import OPERATIONS, OpKind
 from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
 from airflow_provider_deltacc.contract.spec_facts import merge_pin_columns, spec_op_kind
-from airflow_provider_deltacc.leases.conflicts import any_lease, maintenance_lease_conflicts
-from airflow_provider_deltacc.leases.heartbeat import HeldLease, hold_lease
-from airflow_provider_deltacc.leases.lease import Lease, LeaseRequest
-from airflow_provider_deltacc.leases.partitions import PartitionScope, PartitionSpec, format_scope
-from airflow_provider_deltacc.leases.store import LeaseStore
-from airflow_provider_deltacc.windows.table_facts import (
+from airflow_provider_deltacc.delta_log.table_facts import (
     TableFacts,
     canonical_partition_value,
     is_table_location,
     read_table_facts,
 )
+from airflow_provider_deltacc.leases.conflicts import any_lease, maintenance_lease_conflicts
+from airflow_provider_deltacc.leases.heartbeat import HeldLease, hold_lease
+from airflow_provider_deltacc.leases.lease import Lease, LeaseRequest
+from airflow_provider_deltacc.leases.partitions import PartitionScope, PartitionSpec, format_scope
+from airflow_provider_deltacc.leases.store import LeaseStore
 
 log = logging.getLogger(__name__)
 

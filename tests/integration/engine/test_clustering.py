@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from airflow_provider_deltacc.contract.exit_codes import ExitCode
+from airflow_provider_deltacc.delta_log.table_facts import read_table_facts
 from airflow_provider_deltacc.spark_job.main import run_job
-from airflow_provider_deltacc.windows import read_table_facts
 from tests.integration.engine.helpers import contents, history, rows_source
 
 if TYPE_CHECKING:

@@ -194,7 +194,7 @@ def test_clustered_table_example_stages_merges_and_maintains_a_clustered_target(
     optimizes (incremental clustering) and vacuums it. delta-rs reads the result independently."""
     from deltalake import DeltaTable
 
-    from airflow_provider_deltacc.windows import read_table_facts
+    from airflow_provider_deltacc.delta_log.table_facts import read_table_facts
 
     dag = load_example_dag(CLUSTERED_DAG)
     dag.get_task("maintain_events.gate").poke_interval = 0.5

@@ -10,10 +10,10 @@ from airflow_provider_deltacc.conflict_matrix import TableTraits
 from airflow_provider_deltacc.contract.exceptions import SpecError
 from airflow_provider_deltacc.contract.spec import AppendOptions, OptimizeOptions
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
+from airflow_provider_deltacc.delta_log.table_facts import TableFacts, latest_clustering_columns
 from airflow_provider_deltacc.engine.clustering import is_unsupported_full
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaOptimizeOperator
-from airflow_provider_deltacc.windows.table_facts import TableFacts, latest_clustering_columns
 
 pytestmark = pytest.mark.unit
 

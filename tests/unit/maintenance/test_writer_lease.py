@@ -13,6 +13,7 @@ import pytest
 
 from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
+from airflow_provider_deltacc.delta_log.table_facts import TableFacts
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictRetryable
 from airflow_provider_deltacc.leases import store_from_url
 from airflow_provider_deltacc.operators import (
@@ -23,7 +24,7 @@ from airflow_provider_deltacc.operators import (
     DeltaSqlOperator,
     DeltaUpdateOperator,
 )
-from airflow_provider_deltacc.windows import TableFacts, writer_op_kind, writer_partitions
+from airflow_provider_deltacc.windows import writer_op_kind, writer_partitions
 from tests.unit.maintenance.helpers import RecordingHook, context, grant, logged, with_hook
 
 pytestmark = pytest.mark.unit
