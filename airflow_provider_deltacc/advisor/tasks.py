@@ -202,7 +202,7 @@ def _sql(task: Any, notes: list[str]) -> tuple[OpKind, str, Scope]:
 
 
 def _maintenance_settings(task: Any) -> tuple[EngineProfile | None, TableTraits | None]:
-    from airflow_provider_deltacc.windows.request import parse_profile, parse_traits
+    from airflow_provider_deltacc.gate.request import parse_profile, parse_traits
 
     profile, traits = argument(task, "profile"), argument(task, "table_traits")
     try:

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
     from airflow_provider_deltacc.contract.spec import JobSpec
     from airflow_provider_deltacc.delta_log.table_facts import TableFacts
+    from airflow_provider_deltacc.gate import GateDecision
     from airflow_provider_deltacc.leases.partitions import PartitionScope
-    from airflow_provider_deltacc.windows import GateDecision
 
 
 class DeltaOptimizeOperator(DeltaMaintenanceOperator):
@@ -174,7 +174,7 @@ class DeltaVacuumOperator(DeltaMaintenanceOperator):
         return vacuum_options(retention_hours=retention, force=self.force, dry_run=self.list_only)
 
     def gate_fields(self, spec: JobSpec, facts: TableFacts | None) -> dict[str, Any]:
-        from airflow_provider_deltacc.windows import DELTA_DEFAULT_RETENTION_HOURS
+        from airflow_provider_deltacc.gate import DELTA_DEFAULT_RETENTION_HOURS
 
         table_hours: float | None = None
         if facts is not None:

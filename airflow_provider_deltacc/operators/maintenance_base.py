@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.contract.operations import OpKind
     from airflow_provider_deltacc.contract.spec import JobSpec
     from airflow_provider_deltacc.delta_log.table_facts import TableFacts
+    from airflow_provider_deltacc.gate import GateDecision, GateRequest, WriteWindow
     from airflow_provider_deltacc.leases import LeaseStore
     from airflow_provider_deltacc.leases.partitions import PartitionScope
-    from airflow_provider_deltacc.windows import GateDecision, GateRequest, WriteWindow
 
 
 class DeltaMaintenanceOperator(DeltaBaseOperator):
@@ -45,7 +45,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
     :class:`~airflow_provider_deltacc.exceptions.DeltaCCInfrastructureError` (Airflow retries it):
     maintenance that cannot see the writers does not run.
 
-    :param write_windows: declared write windows (:class:`~airflow_provider_deltacc.windows.WriteWindow` or
+    :param write_windows: declared write windows (:class:`~airflow_provider_deltacc.gate.WriteWindow` or
         their dict form); those for other tables are ignored.
     :param profile: the engine profile the table's writers commit with (``oss_serializable``,
         ``databricks_write_serializable``, ...), for the conflict matrix.
@@ -113,7 +113,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
 
     @abstractmethod
     def gate_fields(self, spec: JobSpec, facts: TableFacts | None) -> dict[str, Any]:
-        """This operation's own :class:`~airflow_provider_deltacc.windows.GateRequest` fields."""
+        """This operation's own :class:`~airflow_provider_deltacc.gate.GateRequest` fields."""
 
     def apply_decision(self, spec: JobSpec, decision: GateDecision) -> tuple[JobSpec, PartitionScope]:
         """The spec to run and the partitions to lease once the gate said go (the whole table: None)."""
@@ -158,9 +158,9 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
     ) -> dict[str, Any] | GateDecision:
         """Once the gate said go: the job's report if the lease is won, else the decision to wait on."""
         from airflow_provider_deltacc.contract.operations import OpKind
+        from airflow_provider_deltacc.gate import GateDecision
         from airflow_provider_deltacc.leases import LeaseRequest, hold_lease
         from airflow_provider_deltacc.leases.fence import LeaseFence
-        from airflow_provider_deltacc.windows import GateDecision
 
         run, partitions = self.apply_decision(spec, decision)
         lease = LeaseRequest(

@@ -23,9 +23,9 @@ from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, Delt
 
 if TYPE_CHECKING:
     from airflow_provider_deltacc.delta_log.table_facts import TableFacts
+    from airflow_provider_deltacc.gate import GateDecision, GateRequest
     from airflow_provider_deltacc.hooks.lease_store import LeaseStoreTarget
     from airflow_provider_deltacc.leases import LeaseStore
-    from airflow_provider_deltacc.windows import GateDecision, GateRequest
 
 RESUME_METHOD = "execute_complete"
 #: One try at running once the gate said go: the job's report, or the decision to wait on (a lost race).
@@ -101,11 +101,11 @@ class MaintenanceRun:
 
         :param maintenance_op: OPTIMIZE, OPTIMIZE_ZORDER or VACUUM (or its name).
         :param facts: the table's facts, for its traits when the task gives none.
-        :param fields: the operation's own :class:`~airflow_provider_deltacc.windows.GateRequest` fields.
+        :param fields: the operation's own :class:`~airflow_provider_deltacc.gate.GateRequest` fields.
         :raises DeltaCCInputError: a bad gate argument.
         """
-        from airflow_provider_deltacc.windows import GateRequest
-        from airflow_provider_deltacc.windows.request import parse_traits
+        from airflow_provider_deltacc.gate import GateRequest
+        from airflow_provider_deltacc.gate.request import parse_traits
 
         task = self.task
         expected_s = optional_seconds(task.expected_duration, "expected_duration")
@@ -189,7 +189,7 @@ class MaintenanceRun:
 
     def wait(self, request: GateRequest, decision: GateDecision) -> None:
         """Defer to the gate trigger, or sleep in the worker; fail once the wait's limit is spent."""
-        from airflow_provider_deltacc.windows import poll_delay
+        from airflow_provider_deltacc.gate import poll_delay
 
         remaining = self.remaining_s()
         if remaining is not None and remaining <= 0:

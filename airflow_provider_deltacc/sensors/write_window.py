@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from airflow.sdk import Context, RetryPolicy
 
     from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
-    from airflow_provider_deltacc.windows import GateRequest, WriteWindow
+    from airflow_provider_deltacc.gate import GateRequest, WriteWindow
 
 
 class DeltaWriteWindowSensor(RefusesRenamedArguments, UsesLeaseStore, BaseSensorOperator):

@@ -36,8 +36,8 @@ from airflow_provider_deltacc.task_groups._checks import (
 if TYPE_CHECKING:
     from airflow.sdk import TaskGroup
 
+    from airflow_provider_deltacc.gate import WriteWindow
     from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
-    from airflow_provider_deltacc.windows import WriteWindow
 
 FACTORY = "table_maintenance"
 _OWN_ARGUMENTS = frozenset(

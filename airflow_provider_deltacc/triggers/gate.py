@@ -16,9 +16,9 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.gate.decision import GateDecision
+from airflow_provider_deltacc.gate.request import GateRequest, poll_delay
 from airflow_provider_deltacc.leases.store import LeaseStore
-from airflow_provider_deltacc.windows.gate import GateDecision
-from airflow_provider_deltacc.windows.request import GateRequest, poll_delay
 
 CLASSPATH = "airflow_provider_deltacc.triggers.gate.DeltaGateTrigger"
 
@@ -35,7 +35,7 @@ class DeltaGateTrigger(BaseTrigger):
     with the trigger; or a URL (the older ``lease_store_url`` / ``$DELTACC_LEASE_STORE_URL``, or the default
     SQLite file), whose credentials Airflow encrypts with the trigger's kwargs.
 
-    :param request: a :class:`~airflow_provider_deltacc.windows.GateRequest` as a dict.
+    :param request: a :class:`~airflow_provider_deltacc.gate.GateRequest` as a dict.
     :param lease_store_url: the store's URL, resolved in the worker.
     :param poll_interval: the longest pause between two decisions, in seconds.
     :param max_store_errors: consecutive store errors tolerated before an ``error`` event.

@@ -17,10 +17,7 @@ triggers and the triggerer alike.
 from __future__ import annotations
 
 from airflow_provider_deltacc.windows.admission import TurnQueue
-from airflow_provider_deltacc.windows.declared import WriteWindow, windows_for
-from airflow_provider_deltacc.windows.gate import DELTA_DEFAULT_RETENTION_HOURS, GateDecision, decide_gate
 from airflow_provider_deltacc.windows.guarded import GuardedWrite, WriteGuard, guard_storage, guarded_write
-from airflow_provider_deltacc.windows.request import GateRequest, poll_delay
 from airflow_provider_deltacc.windows.writer import (
     exclusive_writer_lease,
     writer_lease,
@@ -29,19 +26,12 @@ from airflow_provider_deltacc.windows.writer import (
 )
 
 __all__ = [
-    "DELTA_DEFAULT_RETENTION_HOURS",
-    "GateDecision",
-    "GateRequest",
     "GuardedWrite",
     "TurnQueue",
     "WriteGuard",
-    "WriteWindow",
-    "decide_gate",
     "exclusive_writer_lease",
     "guard_storage",
     "guarded_write",
-    "poll_delay",
-    "windows_for",
     "writer_lease",
     "writer_op_kind",
     "writer_partitions",

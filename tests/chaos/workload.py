@@ -661,13 +661,13 @@ class _Supervisor:
 
     def lease_fault(self, store: Any, ctx: Any, k: int, t: Transfer) -> None:
         from airflow_provider_deltacc.contract.operations import OpKind
+        from airflow_provider_deltacc.gate import decide_gate
         from airflow_provider_deltacc.leases import (
             LeaseRequest,
             hold_lease,
             maintenance_conflicts,
             maintenance_lease_conflicts,
         )
-        from airflow_provider_deltacc.windows import decide_gate
 
         writer_lease = t.fault is not None and t.fault.endswith("writer_lease")
         holder_name = f"chaos.holder{k}"

@@ -24,6 +24,7 @@ AIRFLOW_FACE = [
     "import airflow_provider_deltacc.decorators as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.retries.policy",
     "import airflow_provider_deltacc.leases",
+    "import airflow_provider_deltacc.gate",
     "import airflow_provider_deltacc.windows",
     "import airflow_provider_deltacc.task_groups",
     "import airflow_provider_deltacc.contract.table_identity",

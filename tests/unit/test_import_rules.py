@@ -35,7 +35,7 @@ pytestmark = pytest.mark.unit
 PACKAGE = airflow_provider_deltacc.__name__
 ROOT = Path(airflow_provider_deltacc.__file__).resolve().parent
 ENGINE = f"{PACKAGE}.engine"
-FACE = ("leases", "windows", "operators", "hooks", "sensors", "triggers", "task_groups")
+FACE = ("leases", "gate", "windows", "operators", "hooks", "sensors", "triggers", "task_groups")
 CONTRACT = "contract"
 #: What the contract must not import: Airflow, Spark's Python side, and the engine that runs Spark.
 CONTRACT_BANNED = ("airflow", "pyspark", "py4j", "delta", ENGINE)
@@ -61,8 +61,8 @@ RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
         _rooms(*(room for room in ROOMS if room != CONTRACT)),
         "move what it needs down into contract/",
     ),
-    "engine/, leases/ and windows/ never import spark_job/": (
-        ("engine", "leases", "windows"),
+    "engine/, leases/, gate/ and windows/ never import spark_job/": (
+        ("engine", "leases", "gate", "windows"),
         _rooms("spark_job"),
         "what the job and they share lives in contract/ (the spec's parser, exit codes, the report file)",
     ),
@@ -71,8 +71,8 @@ RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
         _rooms("spark_job", "engine"),
         "what the job and the submitter share lives in contract/",
     ),
-    "leases/ and windows/ import no hooks/, operators/ or deployment/": (
-        ("leases", "windows"),
+    "leases/, gate/ and windows/ import no hooks/, operators/ or deployment/": (
+        ("leases", "gate", "windows"),
         _rooms("hooks", "operators", "deployment"),
         "what needs Airflow's settings or connections belongs above them (the lease CLI is in cli/)",
     ),

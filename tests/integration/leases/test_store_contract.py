@@ -10,6 +10,7 @@ import pytest
 
 from airflow_provider_deltacc.conflict_matrix import TableTraits
 from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.gate import WriteWindow, decide_gate
 from airflow_provider_deltacc.leases import (
     LeaseRequest,
     LeaseStore,
@@ -18,7 +19,6 @@ from airflow_provider_deltacc.leases import (
     maintenance_conflicts,
     store_from_url,
 )
-from airflow_provider_deltacc.windows import WriteWindow, decide_gate
 from tests.unit.leases.helpers import T0, FakeClock, grant
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]

@@ -10,10 +10,11 @@ import pytest
 from sqlalchemy import create_engine, insert
 
 from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.gate import decide_gate
 from airflow_provider_deltacc.leases import LeaseStore, store_from_url
 from airflow_provider_deltacc.leases.lease import Lease
 from airflow_provider_deltacc.leases.sql_schema import lease_to_row, leases, metadata
-from airflow_provider_deltacc.windows import TurnQueue, decide_gate
+from airflow_provider_deltacc.windows import TurnQueue
 from tests.unit.leases.helpers import T0, FakeClock, grant
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]

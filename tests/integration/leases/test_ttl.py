@@ -12,8 +12,8 @@ from datetime import timedelta
 import pytest
 
 from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.gate import decide_gate
 from airflow_provider_deltacc.leases import LeaseRequest, maintenance_conflicts, store_from_url
-from airflow_provider_deltacc.windows import decide_gate
 from tests.integration.leases import workers
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]

@@ -26,6 +26,7 @@ import pytest
 from airflow.sdk.exceptions import TaskDeferred
 
 from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.gate import WriteWindow
 from airflow_provider_deltacc.leases import Lease, clash, store_from_url
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
@@ -33,7 +34,6 @@ from airflow_provider_deltacc.operators import (
     DeltaOptimizeOperator,
     DeltaVacuumOperator,
 )
-from airflow_provider_deltacc.windows import WriteWindow
 from tests.unit.maintenance.helpers import context, first_event
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ import pytest
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.gate import GateDecision, GateRequest, WriteWindow, poll_delay
 from airflow_provider_deltacc.leases import store_from_url
 from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger
-from airflow_provider_deltacc.windows import GateDecision, GateRequest, WriteWindow, poll_delay
 from tests.unit.maintenance.helpers import first_event, grant
 
 pytestmark = pytest.mark.unit

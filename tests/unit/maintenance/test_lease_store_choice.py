@@ -18,6 +18,7 @@ from airflow.sdk.exceptions import TaskDeferred
 from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.deployment.placement import executor_names
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.gate import GateRequest
 from airflow_provider_deltacc.hooks.lease_store import (
     lease_store_for_task,
     resolve_lease_store,
@@ -26,7 +27,6 @@ from airflow_provider_deltacc.leases import SqliteLeaseStore, store_from_url
 from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaOptimizeOperator
 from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
 from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger
-from airflow_provider_deltacc.windows import GateRequest
 from tests.unit.maintenance.helpers import RecordingHook, context, first_event, grant, with_hook
 
 pytestmark = pytest.mark.unit

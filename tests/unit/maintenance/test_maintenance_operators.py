@@ -14,11 +14,11 @@ from airflow.sdk.exceptions import AirflowException, TaskDeferred
 
 from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
+from airflow_provider_deltacc.gate import GateRequest, WriteWindow
 from airflow_provider_deltacc.leases import SqliteLeaseStore, store_from_url
 from airflow_provider_deltacc.operators import DeltaOptimizeOperator, DeltaVacuumOperator
 from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
 from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger
-from airflow_provider_deltacc.windows import GateRequest, WriteWindow
 from tests.unit.maintenance.helpers import RecordingHook, context, first_event, grant, logged, with_hook
 
 pytestmark = pytest.mark.unit

@@ -14,11 +14,11 @@ from airflow.sdk import RetryAction
 
 from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError
+from airflow_provider_deltacc.gate import GateRequest
 from airflow_provider_deltacc.operators import DeltaMergeOperator, DeltaOptimizeOperator, DeltaVacuumOperator
 from airflow_provider_deltacc.operators.base import DEFAULT_RETRY_POLICY
 from airflow_provider_deltacc.sensors.write_window import DeltaWriteWindowSensor
 from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger
-from airflow_provider_deltacc.windows import GateRequest
 from tests.unit.maintenance.helpers import RecordingHook, context, first_event, logged, with_hook
 
 pytestmark = pytest.mark.unit

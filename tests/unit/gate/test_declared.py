@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.contract.operations import OpKind
-from airflow_provider_deltacc.windows import WriteWindow, windows_for
+from airflow_provider_deltacc.gate import WriteWindow, windows_for
 
 pytestmark = pytest.mark.unit
 

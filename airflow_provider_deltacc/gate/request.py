@@ -1,6 +1,6 @@
 """One maintenance run's question to the gate, as plain data that travels from an operator to a trigger.
 
-:class:`GateRequest` holds everything :func:`~airflow_provider_deltacc.windows.gate.decide_gate` needs except
+:class:`GateRequest` holds everything :func:`~airflow_provider_deltacc.gate.decision.decide_gate` needs except
 the store, serializes to JSON-safe dicts (trigger kwargs are stored in Airflow's database), and adds one rule
 the gate leaves to its callers: a maintenance run on explicit partitions that must cover all of them waits
 until every one is closed, rather than going on the closed subset.
@@ -15,12 +15,12 @@ from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
+from airflow_provider_deltacc.gate.decision import GateDecision, decide_gate
+from airflow_provider_deltacc.gate.declared import WriteWindow
 from airflow_provider_deltacc.leases.conflicts import any_lease, maintenance_conflicts
 from airflow_provider_deltacc.leases.lease import parse_op_kind
 from airflow_provider_deltacc.leases.partitions import PartitionScope, format_scope, normalize_scope
 from airflow_provider_deltacc.leases.store import ConflictPredicate, LeaseStore
-from airflow_provider_deltacc.windows.declared import WriteWindow
-from airflow_provider_deltacc.windows.gate import GateDecision, decide_gate
 
 
 def parse_windows(windows: Iterable[WriteWindow | Mapping[str, Any]] | None) -> tuple[WriteWindow, ...]:

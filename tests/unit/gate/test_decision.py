@@ -11,13 +11,13 @@ import pytest
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.gate import GateDecision, WriteWindow, decide_gate
 from airflow_provider_deltacc.leases import (
     LeaseRequest,
     SqliteLeaseStore,
     maintenance_conflicts,
     maintenance_lease_conflicts,
 )
-from airflow_provider_deltacc.windows import GateDecision, WriteWindow, decide_gate
 from tests.unit.leases.helpers import T0, FakeClock, grant
 
 pytestmark = pytest.mark.unit
@@ -42,7 +42,7 @@ def test_optimize_waits_for_a_merge_on_its_partition(
     store: SqliteLeaseStore, caplog: pytest.LogCaptureFixture
 ) -> None:
     lease = grant(store, TABLE, OpKind.MERGE, [D20])
-    with caplog.at_level(logging.INFO, logger="airflow_provider_deltacc.windows.gate"):
+    with caplog.at_level(logging.INFO, logger="airflow_provider_deltacc.gate.decision"):
         decision = decide_gate(TABLE, OpKind.OPTIMIZE, store=store, traits=PARTITIONED, partitions=None)
     text = "MERGE lease on date=2026-11-20 by ingest.merge_orders since 10:02 (expires 10:07)"
     assert decision == GateDecision(

@@ -16,6 +16,7 @@ from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
+from airflow_provider_deltacc.gate.declared import WriteWindow, windows_for
 from airflow_provider_deltacc.leases.clock import format_hhmm, require_aware
 from airflow_provider_deltacc.leases.conflicts import Scope, clash
 from airflow_provider_deltacc.leases.lease import Lease, parse_op_kind
@@ -26,7 +27,6 @@ from airflow_provider_deltacc.leases.partitions import (
     normalize_scope,
 )
 from airflow_provider_deltacc.leases.store import LeaseStore
-from airflow_provider_deltacc.windows.declared import WriteWindow, windows_for
 
 log = logging.getLogger(__name__)
 
