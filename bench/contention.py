@@ -8,7 +8,7 @@ whole table, so they collide):
 - ours-unpinned:   the OCC commit loop (classified, jittered backoff), no partition pinning;
 - ours-pinned:     the OCC commit loop with partition pinning (literal partition predicates);
 - queued-unpinned: as ours-unpinned, each writer holding its write lease from a SQLite lease store and taking
-                   turns (windows/admission.py): writers that will conflict write in the order their leases
+                   turns (turns/admission.py): writers that will conflict write in the order their leases
                    were granted, a lost conflict waits for the writers ahead before retrying (what the
                    operators do in spark_connect and in_process mode);
 - queued-pinned:   as ours-pinned, with turns (pinned writers cannot conflict, so nobody waits).
@@ -17,7 +17,7 @@ And in ``spark_submit`` mode, a Spark driver per writer (a ``local[1]`` master),
 
 - submit-unpinned:        each driver's commit loop alone (classified, jittered backoff), no lease;
 - submit-queued-unpinned: each writer holds its write lease and takes its first turn before it submits,
-                          and its driver asks the worker for its later turns (windows/turn_service.py).
+                          and its driver asks the worker for its later turns (turns/service.py).
 
 And on a table liquid-clustered by ``part`` instead (no partitions; in OSS Delta a clustering-column
 predicate does not keep MERGEs apart, docs/clustering.md), each writer still merging its own ``part``:
@@ -88,7 +88,7 @@ def queued(
 ) -> tuple[int, dict[str, Any]]:
     """Run ``spec`` as a writer operator does: queue for its write lease, retry through the queue."""
     from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore
-    from airflow_provider_deltacc.windows import TurnQueue, writer_lease, writer_op_kind, writer_partitions
+    from airflow_provider_deltacc.turns import TurnQueue, writer_lease, writer_op_kind, writer_partitions
 
     request = LeaseRequest(
         table, f"bench.w{writer}", writer_op_kind(spec), writer_partitions(spec), ttl_s=120
@@ -130,7 +130,7 @@ def submitted(spec: dict[str, Any], store_path: str | None, writer: int) -> tupl
     from airflow_provider_deltacc.exceptions import DeltaCCError
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
     from airflow_provider_deltacc.leases import SqliteLeaseStore
-    from airflow_provider_deltacc.windows import WriteGuard, guarded_write
+    from airflow_provider_deltacc.turns import WriteGuard, guarded_write
 
     hook = DeltaCCHook(
         conn_id=SUBMIT_CONN,

@@ -10,7 +10,7 @@ Side by side in one run, on one Delta-enabled Spark Connect server this script s
 
    - ``provider``: what ``@task.delta_merge`` in ``spark_connect`` mode runs: the spec with the function as
      its source (``{"kind": "callable", ...}``) and its exactly-once identity, inside
-     :func:`~airflow_provider_deltacc.windows.guarded_write` (the Delta log asked first, the write lease from
+     :func:`~airflow_provider_deltacc.turns.guarded_write` (the Delta log asked first, the write lease from
      a SQLite lease store, the writer's turn), then ``DeltaCCHook(execution_mode="spark_connect").run``;
    - ``unprotected``: the same function and the same MERGE in SQL on a session of its own, no retries: what a
      ``@task.pyspark`` task does.
@@ -85,7 +85,7 @@ def provider_write(
     from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
     from airflow_provider_deltacc.leases import SqliteLeaseStore
-    from airflow_provider_deltacc.windows import WriteGuard, guarded_write
+    from airflow_provider_deltacc.turns import WriteGuard, guarded_write
 
     logging.getLogger("airflow_provider_deltacc").setLevel(logging.WARNING)  # conflicts and errors only
     app_id, version = txn

@@ -68,7 +68,7 @@ def guarded_merge(spec: dict[str, Any], writer: int, store_url: str) -> dict[str
 
     from airflow_provider_deltacc.contract.storage_safety import StorageSafety
     from airflow_provider_deltacc.leases import PostgresLeaseStore
-    from airflow_provider_deltacc.windows import WriteGuard, guarded_write
+    from airflow_provider_deltacc.turns import WriteGuard, guarded_write
 
     hook = _hook(writer)
     safe = StorageSafety(spec["table"], "file", "spark", True, "a local table")

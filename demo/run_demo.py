@@ -110,7 +110,7 @@ def taking_turns(
     from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
     from airflow_provider_deltacc.delta_log.fast_path import consult_log
     from airflow_provider_deltacc.leases import SqliteLeaseStore
-    from airflow_provider_deltacc.windows import WriteGuard, guarded_write
+    from airflow_provider_deltacc.turns import WriteGuard, guarded_write
 
     guard = WriteGuard(holder=holder, ttl_s=60.0, turn_wait_timeout_s=600.0)
     with guarded_write(

@@ -97,7 +97,7 @@ class CommitReport:
     :param txn_version: the idempotent-write version, if any.
     :param metrics: operation metrics from the successful attempt.
     :param admission_wait_s: before the first attempt, the time spent waiting for the writers of the table
-        granted before this one that it would surely conflict with (see ``windows/admission.py``).
+        granted before this one that it would surely conflict with (see ``turns/admission.py``).
     :param max_attempts: the in-job attempt limit, so attempts read "attempt 1 of 5" everywhere.
     :param pinned_columns: the partition columns the write pinned its condition to (empty: not pinned).
     """

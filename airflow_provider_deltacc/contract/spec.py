@@ -238,7 +238,7 @@ class OutcomeSpec:
 @dataclass(frozen=True)
 class TurnServiceSpec:
     """Where a Spark driver asks for its turns: the writer's turn service in the Airflow worker (see
-    :mod:`airflow_provider_deltacc.windows.turn_service`), for a commit loop that runs in the driver.
+    :mod:`airflow_provider_deltacc.turns.service`), for a commit loop that runs in the driver.
 
     :param url: the service's ``http://host:port`` address.
     :param token: the secret the driver shows on every request (the spec file is the only place it is in).

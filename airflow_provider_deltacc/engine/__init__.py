@@ -10,8 +10,8 @@ worker too) and the library API (:mod:`airflow_provider_deltacc.conflict_safe`).
 
 What a job is without Spark (the spec, table names, literals, DDL names, storage safety, retention, txn
 identities, commit tags, redaction, the input error) lives in :mod:`airflow_provider_deltacc.contract`; the
-jar cache and a Delta session's settings in :mod:`airflow_provider_deltacc.spark_jars`. The Airflow face and
-the lease windows never import this package (``tests/unit/test_import_rules.py``).
+jar cache and a Delta session's settings in :mod:`airflow_provider_deltacc.spark_jars`. The Airflow face,
+the leases, the turns and the gate never import this package (``tests/unit/test_import_rules.py``).
 """
 
 from __future__ import annotations

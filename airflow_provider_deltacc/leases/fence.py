@@ -12,7 +12,7 @@ It rides with the writer's turns (it is a :class:`~airflow_provider_deltacc.occ.
 the writer's own turns, if any), so it reaches the commit loop wherever the loop runs in the worker's process
 (``in_process``, ``spark_connect``). A spark-submit driver cannot reach the lease store: a client-mode driver
 asks the worker, which serves the fence with the writer's turns
-(:mod:`~airflow_provider_deltacc.windows.turn_service`, ``fenced``), before each attempt and right before
+(:mod:`~airflow_provider_deltacc.turns.service`, ``fenced``), before each attempt and right before
 its write commits; a cluster-mode driver, which cannot reach the worker, is checked before it starts.
 """
 

@@ -43,7 +43,7 @@ Work = Callable[[int], WorkResult]
 
 
 class Turns(Protocol):
-    """A writer's place among the writers of its table (see ``windows/admission.py``)."""
+    """A writer's place among the writers of its table (see ``turns/admission.py``)."""
 
     def first(self) -> float | None:
         """Wait, before the first attempt, for the writers ahead this one will conflict with; the seconds

@@ -1,7 +1,7 @@
 """Turns asked of the Airflow worker, for a commit loop that runs in a Spark driver.
 
 A ``spark_submit`` driver cannot reach the lease store, but the worker that submitted it holds the writer's
-lease and serves its turns (:mod:`airflow_provider_deltacc.windows.turn_service`). :class:`RemoteTurns` is
+lease and serves its turns (:mod:`airflow_provider_deltacc.turns.service`). :class:`RemoteTurns` is
 the driver's side: plain HTTP from the standard library, so the bundle needs nothing more. A service that
 does not answer means no turns, as for a store that cannot be asked: the loop backs off by its policy.
 

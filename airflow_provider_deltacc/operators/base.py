@@ -460,8 +460,8 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
 
     def guard_storage(self, spec: JobSpec) -> tuple[JobSpec, bool]:
         """The spec marked with its storage guard, and whether this run must be alone on the table (see
-        :func:`airflow_provider_deltacc.windows.guard_storage`)."""
-        from airflow_provider_deltacc.windows.guarded import guard_storage
+        :func:`airflow_provider_deltacc.turns.guard_storage`)."""
+        from airflow_provider_deltacc.turns.guarded import guard_storage
 
         return guard_storage(
             spec, self.storage_safety(), allow_unsafe=self.unsafe_writes_allowed(), logger=self.log

@@ -86,7 +86,7 @@ class DeltaOptimizeOperator(DeltaMaintenanceOperator):
 
     def _candidates(self, facts: TableFacts | None) -> PartitionScope:
         from airflow_provider_deltacc.delta_log.table_facts import table_partitions
-        from airflow_provider_deltacc.windows.writer import canonical_scope
+        from airflow_provider_deltacc.turns.writer import canonical_scope
 
         if self.partition_values:
             scope = canonical_scope(self.partition_values, facts)

@@ -1,6 +1,6 @@
 """The base of OPTIMIZE and VACUUM: ask the gate, wait (deferred or polling), lease, run, release.
 
-Both consult the maintenance gate (:mod:`airflow_provider_deltacc.windows`) before they run: declared write
+Both consult the maintenance gate (:mod:`airflow_provider_deltacc.gate`) before they run: declared write
 windows, the live write leases on the table and the conflict matrix. While the gate says wait they poll
 in the worker (``deferrable=False``, the default unless ``[deltacc] default_deferrable`` or ``[operators]
 default_deferrable`` says otherwise), or defer to

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from airflow_provider_deltacc.contract.spec import JobSpec
     from airflow_provider_deltacc.contract.txn import TxnIdentity
-    from airflow_provider_deltacc.windows import WriteGuard
+    from airflow_provider_deltacc.turns import WriteGuard
 
 DEFAULT_TURN_WAIT_TIMEOUT = 1800.0
 
@@ -25,7 +25,7 @@ DEFAULT_TURN_WAIT_TIMEOUT = 1800.0
 class DeltaWriteOperator(DeltaBaseOperator):
     """A Delta writer: exactly-once across Airflow tries, and guarded on its table while it writes.
 
-    Around the job (see :func:`airflow_provider_deltacc.windows.guarded_write`) the writer marks unsafe
+    Around the job (see :func:`airflow_provider_deltacc.turns.guarded_write`) the writer marks unsafe
     storage, asks the table's Delta log first (a committed duplicate writes nothing, takes no lease and
     starts no Spark), holds a write lease (heartbeated, released also on failure; an unreachable store never
     fails the write), and takes its turn behind the writers it would surely conflict with.
@@ -118,12 +118,12 @@ class DeltaWriteOperator(DeltaBaseOperator):
 
     def run_spec(self, context: Context, spec: JobSpec) -> dict[str, Any]:
         """Run the spec inside the write guarded on its table (see
-        :func:`airflow_provider_deltacc.windows.guarded_write`)."""
+        :func:`airflow_provider_deltacc.turns.guarded_write`)."""
         from airflow_provider_deltacc.contract.exceptions import (
             ExclusiveLeaseUnavailable,
             UnguardedUnsafeWrite,
         )
-        from airflow_provider_deltacc.windows import guarded_write
+        from airflow_provider_deltacc.turns import guarded_write
 
         verdict = self.storage_safety()
         try:
@@ -151,7 +151,7 @@ class DeltaWriteOperator(DeltaBaseOperator):
 
     def write_guard(self, context: Context) -> WriteGuard:
         """This writer's guard: its lease holder and TTL, and how long it waits for what."""
-        from airflow_provider_deltacc.windows import WriteGuard
+        from airflow_provider_deltacc.turns import WriteGuard
 
         admission_s = seconds_argument(self.turn_wait_timeout, "turn_wait_timeout")
         if self.execution_timeout is not None:

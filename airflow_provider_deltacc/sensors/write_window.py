@@ -139,7 +139,7 @@ class DeltaWriteWindowSensor(RefusesRenamedArguments, UsesLeaseStore, BaseSensor
         )
 
     def _request(self, gate: MaintenanceRun) -> GateRequest:
-        from airflow_provider_deltacc.windows.writer import canonical_scope
+        from airflow_provider_deltacc.turns.writer import canonical_scope
 
         facts = gate.table_facts()
         partitions = canonical_scope(self.partition_values, facts) if self.partition_values else None

@@ -25,7 +25,7 @@ AIRFLOW_FACE = [
     "import airflow_provider_deltacc.retries.policy",
     "import airflow_provider_deltacc.leases",
     "import airflow_provider_deltacc.gate",
-    "import airflow_provider_deltacc.windows",
+    "import airflow_provider_deltacc.turns",
     "import airflow_provider_deltacc.task_groups",
     "import airflow_provider_deltacc.contract.table_identity",
     "import airflow_provider_deltacc.object_storage.connections",

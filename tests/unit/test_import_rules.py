@@ -1,14 +1,16 @@
 """The layers' import rules (issues 24 and 40), read from the source with ``ast``:
 
-* the lease windows and the Airflow face (``windows/``, ``operators/``, ``hooks/``, ``sensors/``,
-  ``triggers/``, ``task_groups/``) never import the Spark engine (``engine/``): what they need of a job or a
-  table lives in the contract, and what runs Spark they reach through the job (``spark_job``);
+* the leases, the gate, the turns and the Airflow face (``leases/``, ``gate/``, ``turns/``, ``operators/``,
+  ``hooks/``, ``sensors/``, ``triggers/``, ``task_groups/``) never import the Spark engine (``engine/``): what
+  they need of a job or a table lives in the contract, and what runs Spark they reach through the job
+  (``spark_job``);
 * the contract (``contract/``) imports neither Airflow nor Spark (pyspark, py4j, delta), nor the engine;
 * no import runs back up (:data:`RULES`): the contract imports nothing of the package outside ``contract/``
-  (so neither ``occ/``, ``windows/``, ``engine/`` nor ``spark_job/``); ``engine/`` and ``windows/`` never
-  import ``spark_job/``; ``delta_log/`` imports neither ``spark_job/`` nor ``engine/``; ``windows/`` imports
-  no ``hooks/``, ``operators/`` or ``deployment/``; ``object_storage/`` imports no ``hooks/`` or
-  ``operators/``;
+  (so neither ``occ/``, ``leases/``, ``gate/``, ``turns/``, ``engine/`` nor ``spark_job/``); ``engine/``,
+  ``leases/``, ``gate/`` and ``turns/`` never import ``spark_job/``; ``delta_log/`` imports neither
+  ``spark_job/`` nor ``engine/``; ``leases/``, ``gate/`` and ``turns/`` import no ``hooks/``, ``operators/``
+  or ``deployment/``; ``leases/`` imports neither ``gate/`` nor ``turns/``, and ``gate/`` and ``turns/``
+  not each other; ``object_storage/`` imports no ``hooks/`` or ``operators/``;
 * no two rooms (the package's top-level packages and modules) import each other, directly or through others.
 
 Every import counts: at module level, inside functions, under ``TYPE_CHECKING``, ``import x`` and
@@ -35,7 +37,7 @@ pytestmark = pytest.mark.unit
 PACKAGE = airflow_provider_deltacc.__name__
 ROOT = Path(airflow_provider_deltacc.__file__).resolve().parent
 ENGINE = f"{PACKAGE}.engine"
-FACE = ("leases", "gate", "windows", "operators", "hooks", "sensors", "triggers", "task_groups")
+FACE = ("leases", "gate", "turns", "operators", "hooks", "sensors", "triggers", "task_groups")
 CONTRACT = "contract"
 #: What the contract must not import: Airflow, Spark's Python side, and the engine that runs Spark.
 CONTRACT_BANNED = ("airflow", "pyspark", "py4j", "delta", ENGINE)
@@ -56,13 +58,13 @@ def _rooms(*names: str) -> tuple[str, ...]:
 
 #: No import runs back up: rule -> (the rooms it binds, the modules they must not import, where to look).
 RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
-    "the contract imports nothing of ours outside contract/ (no occ, windows, engine or spark_job)": (
+    "the contract imports nothing of ours outside contract/ (no occ, leases, turns, engine, spark_job)": (
         (CONTRACT,),
         _rooms(*(room for room in ROOMS if room != CONTRACT)),
         "move what it needs down into contract/",
     ),
-    "engine/, leases/, gate/ and windows/ never import spark_job/": (
-        ("engine", "leases", "gate", "windows"),
+    "engine/, leases/, gate/ and turns/ never import spark_job/": (
+        ("engine", "leases", "gate", "turns"),
         _rooms("spark_job"),
         "what the job and they share lives in contract/ (the spec's parser, exit codes, the report file)",
     ),
@@ -71,10 +73,25 @@ RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
         _rooms("spark_job", "engine"),
         "what the job and the submitter share lives in contract/",
     ),
-    "leases/, gate/ and windows/ import no hooks/, operators/ or deployment/": (
-        ("leases", "gate", "windows"),
+    "leases/, gate/ and turns/ import no hooks/, operators/ or deployment/": (
+        ("leases", "gate", "turns"),
         _rooms("hooks", "operators", "deployment"),
         "what needs Airflow's settings or connections belongs above them (the lease CLI is in cli/)",
+    ),
+    "leases/ imports neither gate/ nor turns/": (
+        ("leases",),
+        _rooms("gate", "turns"),
+        "the store and its predicates sit below the gate and the writers' turns, which both use them",
+    ),
+    "gate/ imports no turns/": (
+        ("gate",),
+        _rooms("turns"),
+        "what maintenance and writers both need of leases lives in leases/",
+    ),
+    "turns/ imports no gate/": (
+        ("turns",),
+        _rooms("gate"),
+        "what maintenance and writers both need of leases lives in leases/",
     ),
     "object_storage/ imports no hooks/ or operators/": (
         ("object_storage",),
@@ -155,7 +172,7 @@ def _contract_modules() -> list[str]:
     )
 
 
-def test_the_face_and_the_windows_never_import_the_engine() -> None:
+def test_the_face_and_the_lease_rooms_never_import_the_engine() -> None:
     found = violations(FACE, (ENGINE,))
     assert not found, (
         "the Airflow face imports engine/ (use contract/, spark_jars/ or spark_job/):\n" + "\n".join(found)
@@ -228,7 +245,7 @@ def room_cycle(graph: dict[str, dict[str, str]]) -> list[str]:
 
 def test_no_two_rooms_import_each_other() -> None:
     graph = room_graph()
-    assert {"contract", "occ", "windows", "engine", "spark_job"} <= set(graph)
+    assert {"contract", "occ", "leases", "gate", "turns", "engine", "spark_job"} <= set(graph)
     cycle = room_cycle(graph)
     assert not cycle, "rooms import each other: " + ", ".join(
         f"{room} -> {other} ({graph[room][other]})" for room, other in itertools.pairwise(cycle)

@@ -23,7 +23,7 @@ from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore
 from airflow_provider_deltacc.operators import DeltaMergeOperator
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
-from airflow_provider_deltacc.windows import TurnQueue
+from airflow_provider_deltacc.turns import TurnQueue
 from tests.support.airflow_runs import serialize_dag, xcom_value
 from tests.support.submit_hold import rival_during_submit
 

@@ -301,7 +301,7 @@ def test_racing_read_modify_writes_take_turns_and_add_up_exactly(
     update."""
     from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
     from airflow_provider_deltacc.leases import SqliteLeaseStore
-    from airflow_provider_deltacc.windows import WriteGuard, guarded_write
+    from airflow_provider_deltacc.turns import WriteGuard, guarded_write
 
     _create(spark, table_path, [("a", 0)], ACCOUNTS)
     store = tmp_path / "leases.db"

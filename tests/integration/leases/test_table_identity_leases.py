@@ -14,7 +14,7 @@ from airflow_provider_deltacc.gate import decide_gate
 from airflow_provider_deltacc.leases import LeaseStore, store_from_url
 from airflow_provider_deltacc.leases.lease import Lease
 from airflow_provider_deltacc.leases.sql_schema import lease_to_row, leases, metadata
-from airflow_provider_deltacc.windows import TurnQueue
+from airflow_provider_deltacc.turns import TurnQueue
 from tests.unit.leases.helpers import T0, FakeClock, grant
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]

@@ -16,7 +16,7 @@ from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.leases import LeaseRequest, store_from_url
 from airflow_provider_deltacc.spark_job.main import run_job
-from airflow_provider_deltacc.windows import TurnQueue, writer_lease, writer_op_kind, writer_partitions
+from airflow_provider_deltacc.turns import TurnQueue, writer_lease, writer_op_kind, writer_partitions
 from tests.integration.engine.helpers import contents, create_table, rows_source
 from tests.support.gate import Gate
 

@@ -50,7 +50,17 @@ def test_core_zip_holds_exactly_the_core_sources(tmp_path: Path) -> None:
     assert tops == {"__init__.py", "contract", "occ", "engine", "spark_jars", "spark_job", "conflict_safe"}
     assert all(name.endswith(".py") for name in contents)
     # none of the Airflow face travels to the driver
-    for airflow_part in ("operators", "hooks", "sensors", "triggers", "task_groups", "windows", "advisor"):
+    for airflow_part in (
+        "operators",
+        "hooks",
+        "sensors",
+        "triggers",
+        "task_groups",
+        "leases",
+        "gate",
+        "turns",
+        "advisor",
+    ):
         assert not any(name.startswith(f"airflow_provider_deltacc/{airflow_part}/") for name in contents)
 
     dist = metadata.distribution("tenacity")

@@ -204,13 +204,13 @@ def _merge_operator(table: str, version: int, tmp_path: Path) -> DeltaMergeOpera
 def test_a_duplicate_writer_takes_no_lease_and_never_waits_at_the_gate(
     table: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log_reads: list[dict[str, Any]]
 ) -> None:
-    import airflow_provider_deltacc.windows as windows
+    import airflow_provider_deltacc.turns as turns
 
     def no_lease(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a duplicate took a write lease (and could wait for maintenance)")
 
-    monkeypatch.setattr(windows, "writer_lease", no_lease)
-    monkeypatch.setattr(windows, "exclusive_writer_lease", no_lease)
+    monkeypatch.setattr(turns, "writer_lease", no_lease)
+    monkeypatch.setattr(turns, "exclusive_writer_lease", no_lease)
     op = _merge_operator(table, 7, tmp_path)
     op.hook.__dict__["runner"] = SparkMustNotStart()
     context = make_context()

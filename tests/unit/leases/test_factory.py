@@ -68,7 +68,7 @@ def test_mask_url_hides_the_password() -> None:
     )
 
 
-@pytest.mark.parametrize("room", ["leases", "gate", "windows"])
+@pytest.mark.parametrize("room", ["leases", "gate", "turns"])
 def test_the_room_imports_neither_airflow_nor_pyspark(room: str) -> None:
     code = (
         f"import sys, airflow_provider_deltacc.{room}; "

@@ -24,7 +24,7 @@ from airflow_provider_deltacc.operators import (
     DeltaSqlOperator,
     DeltaUpdateOperator,
 )
-from airflow_provider_deltacc.windows import writer_op_kind, writer_partitions
+from airflow_provider_deltacc.turns import writer_op_kind, writer_partitions
 from tests.unit.maintenance.helpers import RecordingHook, context, grant, logged, with_hook
 
 pytestmark = pytest.mark.unit
@@ -455,7 +455,7 @@ class TurnTakingHook(RecordingHook):
 
 
 def test_a_writer_whose_loop_runs_here_hands_its_turns_to_the_job(store_url: str) -> None:
-    from airflow_provider_deltacc.windows import TurnQueue
+    from airflow_provider_deltacc.turns import TurnQueue
 
     hook = TurnTakingHook(store_url, TABLE)
     with_hook(_merge(store_url), hook).execute(context())

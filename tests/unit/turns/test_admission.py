@@ -17,7 +17,7 @@ from airflow_provider_deltacc.conflict_matrix import Level
 from airflow_provider_deltacc.contract.operations import OpKind
 from airflow_provider_deltacc.leases import Lease, SqliteLeaseStore
 from airflow_provider_deltacc.leases.conflicts import writers_pair_level
-from airflow_provider_deltacc.windows import TurnQueue
+from airflow_provider_deltacc.turns import TurnQueue
 from tests.unit.leases.helpers import Watched, grant, release_after
 
 pytestmark = pytest.mark.unit

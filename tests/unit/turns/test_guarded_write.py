@@ -18,7 +18,7 @@ from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.contract.storage_safety import StorageSafety
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 from airflow_provider_deltacc.leases import LeaseStore, SqliteLeaseStore
-from airflow_provider_deltacc.windows import WriteGuard, guarded_write
+from airflow_provider_deltacc.turns import WriteGuard, guarded_write
 from tests.unit.leases.helpers import grant
 
 pytestmark = pytest.mark.unit
@@ -146,7 +146,7 @@ def test_an_unreachable_store_never_fails_the_write() -> None:
 
 def test_guarded_write_imports_no_airflow() -> None:
     code = (
-        "import json, sys\nimport airflow_provider_deltacc.windows.guarded\n"
+        "import json, sys\nimport airflow_provider_deltacc.turns.guarded\n"
         "print(json.dumps(sorted(sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout

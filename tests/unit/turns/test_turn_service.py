@@ -19,9 +19,9 @@ from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore, hold
 from airflow_provider_deltacc.leases.conflicts import any_lease
 from airflow_provider_deltacc.leases.fence import LeaseFence
 from airflow_provider_deltacc.occ.remote_turns import RemoteTurns
-from airflow_provider_deltacc.windows import TurnQueue
-from airflow_provider_deltacc.windows.guarded import GuardedWrite
-from airflow_provider_deltacc.windows.turn_service import serve_turns
+from airflow_provider_deltacc.turns import TurnQueue
+from airflow_provider_deltacc.turns.guarded import GuardedWrite
+from airflow_provider_deltacc.turns.service import serve_turns
 from tests.unit.leases.helpers import Watched, grant, release_after
 
 pytestmark = pytest.mark.unit

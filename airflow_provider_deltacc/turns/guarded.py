@@ -10,9 +10,9 @@
 3. **The lease.** An exclusive lease on unsafe storage (or :class:`ExclusiveLeaseUnavailable`), checked
    before each commit (:class:`~airflow_provider_deltacc.leases.fence.LeaseFence`: a lapsed one abandons the
    attempt), else the
-   writer's lease (:func:`~airflow_provider_deltacc.windows.writer.writer_lease`: bounded wait for
+   writer's lease (:func:`~airflow_provider_deltacc.turns.writer.writer_lease`: bounded wait for
    conflicting maintenance, heartbeat, release, never fails the write) and the writer's place in the
-   table's queue (:class:`~airflow_provider_deltacc.windows.admission.TurnQueue`).
+   table's queue (:class:`~airflow_provider_deltacc.turns.admission.TurnQueue`).
 
 Airflow-free: the caller gives callables to open the store, ask the log and run the job, and its logger.
 """
@@ -31,8 +31,8 @@ from airflow_provider_deltacc.contract.storage_safety import StorageSafety
 from airflow_provider_deltacc.leases.fence import LeaseFence
 from airflow_provider_deltacc.leases.lease import LeaseRequest
 from airflow_provider_deltacc.leases.store import LeaseStore
-from airflow_provider_deltacc.windows.admission import TurnQueue
-from airflow_provider_deltacc.windows.writer import (
+from airflow_provider_deltacc.turns.admission import TurnQueue
+from airflow_provider_deltacc.turns.writer import (
     exclusive_writer_lease,
     writer_lease,
     writer_op_kind,
@@ -100,7 +100,7 @@ class GuardedWrite:
             ``admission_wait_s`` (also on the report of an error that carries one).
         :param serve_turns_to_job: the commit loop runs in a Spark driver that can reach this process: its
             later turns (after a lost conflict) are served to it for the length of the job
-            (:func:`~airflow_provider_deltacc.windows.turn_service.serve_turns`), so it waits for the
+            (:func:`~airflow_provider_deltacc.turns.service.serve_turns`), so it waits for the
             writers ahead instead of backing off blindly.
         """
         if self.answered is not None:
@@ -111,7 +111,7 @@ class GuardedWrite:
             if loop_takes_turns:
                 return run_job(self.spec, turns=fence)
             if serve_turns_to_job:  # a driver that reaches this process checks through it
-                from airflow_provider_deltacc.windows.turn_service import serve_turns
+                from airflow_provider_deltacc.turns.service import serve_turns
 
                 timeout_s = self.turns.timeout_s if self.turns is not None else FENCE_ONLY_TIMEOUT_S
                 with serve_turns(fence, timeout_s=timeout_s, fenced=True) as service:
@@ -121,7 +121,7 @@ class GuardedWrite:
         waited = self.turns.first() or 0.0
         try:
             if serve_turns_to_job:
-                from airflow_provider_deltacc.windows.turn_service import serve_turns
+                from airflow_provider_deltacc.turns.service import serve_turns
 
                 with serve_turns(self.turns, timeout_s=self.turns.timeout_s) as service:
                     report = run_job(replace(self.spec, turn_service=service), turns=None)
