@@ -8,7 +8,6 @@ own, not started, that the test starts and stops (a master that is down, then co
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -16,7 +15,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from tests.support.processes import stop_processes
@@ -69,7 +67,6 @@ class StandaloneCluster:
         self.cores, self.memory = cores, memory
         self._ui_ports = [_free_port() for _ in range(1 + len(worker_hosts))]
         self._processes: list[subprocess.Popen[bytes]] = []
-        self._workers: dict[str, subprocess.Popen[bytes]] = {}
         self._starts = 0
 
     @property
@@ -115,35 +112,16 @@ class StandaloneCluster:
                 self._spawn(_worker_name(host), self._worker_args(host, ui), host)
                 for host, ui in zip(self.worker_hosts, self._ui_ports[1:], strict=True)
             ]
-            hosts = zip(self.worker_hosts, workers, strict=True)
-            self._workers = {host: process for host, (process, _) in hosts}
             for worker, worker_log in workers:
                 _wait_for_log(worker_log, "Successfully registered with master", worker, 120)
         except BaseException:
             self.stop()
             raise
 
-    def kill_worker(self, host: str) -> list[int]:
-        """SIGKILL the worker on ``host`` and everything it started (its executors, their Python workers) at
-        once, as a machine that is lost; returns their pids. The master and the other workers keep running.
-
-        :param host: a host of ``worker_hosts``.
-        """
-        worker = self._workers.pop(host)
-        victims = [psutil.Process(worker.pid), *psutil.Process(worker.pid).children(recursive=True)]
-        for victim in victims:
-            try:
-                victim.send_signal(signal.SIGKILL)
-            except psutil.NoSuchProcess:
-                continue
-        worker.wait(timeout=30)
-        psutil.wait_procs(victims, timeout=30)
-        return [victim.pid for victim in victims]
-
     def stop(self) -> None:
-        """Stop the workers and the master (the master's port refuses connections afterwards)."""
+        """Stop the worker and the master (the master's port refuses connections afterwards)."""
         stop_processes(*reversed(self._processes))
-        self._processes, self._workers = [], {}
+        self._processes = []
 
 
 @pytest.fixture(scope="session")

@@ -70,14 +70,18 @@ def _seed(spark: SparkSession, path: str, *, files_per_partition: int) -> None:
 
 
 def _spec(task: Any, table: str) -> dict[str, Any]:
-    """The job spec the DAG's operator would submit, on ``table``, with one attempt (no in-job retry)."""
-    return {
-        "operation": task.operation,
-        "table": table,
-        "source": task.build_source({}),
-        "options": task.build_options({}),
-        "commit_retry": {"max_attempts": 1},
-    }
+    """The job spec the DAG's operator would submit, on ``table``, with one attempt (no in-job retry), as the
+    JSON object a driver reads (the held task's condition is edited in it)."""
+    from airflow_provider_deltacc.contract.spec_build import job_spec
+    from airflow_provider_deltacc.contract.spec_json import spec_to_json
+
+    typed = job_spec(
+        operation=task.operation,
+        table=table,
+        options=task.build_options({}),
+        source=task.build_source({}),
+    )
+    return {**spec_to_json(typed), "commit_retry": {"max_attempts": 1}}
 
 
 def _operators(dag: Any, finding: Finding) -> tuple[Any, Any]:
