@@ -1,6 +1,12 @@
-"""Zip the Airflow-free core for spark-submit ``--py-files``: the job contract (contract), the commit loop
-(occ), the Spark engine (engine), the jar cache and Delta settings the job's own session reads (spark_jars),
-the Spark job (spark_job) and the library API (conflict_safe).
+"""Zip the Airflow-free core for spark-submit ``--py-files``: what a Spark driver runs and nothing else.
+
+The core bundle is the static import closure of the driver's entry points (:data:`DRIVER_ENTRY_POINTS`: the
+Spark job ``spark_job.main`` and its ``__main__``, and the library API ``conflict_safe``), walked with
+``ast`` through every import of this package, including imports inside functions and under
+``TYPE_CHECKING``. It may reach only the driver's rooms (:data:`CORE_PACKAGES`: the job contract, the commit
+loop occ, the Spark engine, the jar cache and Delta settings the job's own session reads, the Spark job and
+the library API); a module of those rooms that no entry point reaches (what only the Airflow worker uses,
+such as building a spec from operator arguments or fetching jars) stays behind.
 
 The core bundle holds only this package's own code. Its one pure-Python runtime dependency,
 tenacity, travels as a second archive, so a Spark driver needs nothing installed beyond pyspark
@@ -13,6 +19,7 @@ for Spark applications and notebooks that call :mod:`airflow_provider_deltacc.co
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import os
 import sys
@@ -24,7 +31,15 @@ from pathlib import Path
 
 import airflow_provider_deltacc
 
+PACKAGE = airflow_provider_deltacc.__name__
+#: The rooms a Spark driver's code may come from; the bundle refuses a closure that leaves them.
 CORE_PACKAGES = ("contract", "occ", "engine", "spark_jars", "spark_job", "conflict_safe")
+#: What a Spark driver starts from: the job (spark-submit runs it as a file or a module) and the library API.
+DRIVER_ENTRY_POINTS = (
+    f"{PACKAGE}.spark_job.main",
+    f"{PACKAGE}.spark_job.__main__",
+    f"{PACKAGE}.conflict_safe",
+)
 _FIXED_ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 _NOT_SHIPPED_FOLDERS = frozenset({"__pycache__", "tests", "test", "testing"})
 
@@ -34,19 +49,94 @@ def package_root() -> Path:
 
 
 def core_files() -> list[tuple[Path, str]]:
-    """(file, name inside the archive) for every module of the bundled core, sorted.
+    """(file, name inside the archive) for every module of the bundled core, sorted by name.
 
-    Only the package's own modules travel: ``.py`` files of the core packages and of their sub-packages
-    (folders with an ``__init__.py``). Tests, ``conftest.py``, hidden files, caches, folders that are not
-    packages, symlinks and anything that is not Python source (configuration, credentials) stay behind.
+    The modules are :func:`driver_closure` (every package on the way included). Only the package's own
+    source travels: a reached module that is a test, ``conftest.py``, a hidden file, in a cache or in a
+    folder that is not a package, or a symlink, is refused rather than shipped.
+
+    :raises ValueError: when the closure reaches a module outside :data:`CORE_PACKAGES` or one that is not
+        the package's own source.
     """
     root = package_root()
-    files = [(root / "__init__.py", "airflow_provider_deltacc/__init__.py")]
-    for sub in CORE_PACKAGES:
-        for path in sorted((root / sub).rglob("*.py")):
-            if _is_own_module(root, path):
-                files.append((path, f"airflow_provider_deltacc/{path.relative_to(root).as_posix()}"))
-    return files
+    files = []
+    for module, path in sorted(driver_closure(root).items()):
+        if module != PACKAGE and module.split(".")[1] not in CORE_PACKAGES:
+            raise ValueError(f"the Spark driver's code imports {module}, which is outside {CORE_PACKAGES}")
+        if not _is_own_module(root, path):
+            raise ValueError(f"the Spark driver's code imports {module} from {path}, not a module of ours")
+        files.append((path, f"{PACKAGE}/{path.relative_to(root).as_posix()}"))
+    return sorted(files, key=lambda item: item[1])
+
+
+def driver_closure(root: Path | None = None) -> dict[str, Path]:
+    """Module name -> source file of every module of this package a Spark driver can import: the
+    :data:`DRIVER_ENTRY_POINTS`, everything they import, transitively, and every package on the way.
+
+    Every import counts, wherever it is written: at module level, inside functions, under ``TYPE_CHECKING``,
+    ``import x``, ``from x import y`` (``y`` counts when it is a module), relative ones, and
+    ``importlib.import_module("...")`` of a constant name.
+
+    :param root: the package's folder (the installed one by default).
+    """
+    root = root or package_root()
+    found: dict[str, Path] = {}
+    todo = list(DRIVER_ENTRY_POINTS)
+    while todo:
+        module = todo.pop()
+        if module in found:
+            continue
+        path = _source_of(root, module)
+        if path is None:
+            raise ValueError(f"the Spark driver's code imports {module}, which has no source under {root}")
+        found[module] = path
+        parts = module.split(".")
+        todo.extend(".".join(parts[:depth]) for depth in range(1, len(parts)))  # the packages on the way
+        todo.extend(name for name in _imports_of(root, module, path) if name not in found)
+    return found
+
+
+def _source_of(root: Path, module: str) -> Path | None:
+    relative = module.split(".")[1:]
+    folder = root.joinpath(*relative)
+    if (folder / "__init__.py").is_file():
+        return folder / "__init__.py"
+    file = folder.with_suffix(".py") if relative else None
+    return file if file is not None and file.is_file() else None
+
+
+def _imports_of(root: Path, module: str, path: Path) -> set[str]:
+    """The modules of this package that ``module`` (whose source is ``path``) imports."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    named: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join([*parts[: len(parts) - (node.level - 1)], *([base] if base else [])])
+            named.add(base)
+            # ``from package import name``: the name may be a module
+            named.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.Call) and node.args:
+            function = node.func
+            name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
+            first = node.args[0]
+            if name in {"import_module", "__import__"} and isinstance(first, ast.Constant):
+                named.add(str(first.value))
+    ours = set()
+    for name in named:
+        if name != PACKAGE and not name.startswith(f"{PACKAGE}."):
+            continue
+        parts = name.split(".")
+        # the longest prefix that is a module (``from x.mod import Class`` names ``x.mod.Class``)
+        for depth in range(len(parts), 0, -1):
+            if _source_of(root, ".".join(parts[:depth])) is not None:
+                ours.add(".".join(parts[:depth]))
+                break
+    return ours
 
 
 def _is_own_module(root: Path, path: Path) -> bool:

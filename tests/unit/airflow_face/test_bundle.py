@@ -1,8 +1,10 @@
 """The py-files bundle ships only the package's own Airflow-free code (issue #7, security).
 
-* The core zip holds exactly the ``.py`` sources of ``contract``, ``occ``, ``engine``, ``spark_jars``,
-  ``spark_job`` and ``conflict_safe`` (plus the package ``__init__``), byte for byte: no tests, caches,
-  bytecode, DAGs, config or credential files.
+* The core zip holds exactly the ``.py`` sources of the driver's static import closure (``spark_job.main``,
+  its ``__main__`` and ``conflict_safe``, through every import including those inside functions), byte for
+  byte, all from ``contract``, ``occ``, ``engine``, ``spark_jars``, ``spark_job`` and ``conflict_safe``: no
+  tests, caches, bytecode, DAGs, config or credential files, and none of the worker's code.
+* Every module a shipped module imports is shipped (checked with the import-rule test's own walker).
 * Junk placed next to the core (tests, conftest, hidden files, a folder that is not a package, a symlink to
   a file elsewhere, a JSON of credentials, bytecode) stays out.
 * Every bundled module imports in an interpreter without site-packages, with only the two zips on the
@@ -23,18 +25,24 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_deltacc.hooks import bundle
-from airflow_provider_deltacc.hooks.bundle import CORE_PACKAGES, build_bundle, package_root
+from airflow_provider_deltacc.hooks.bundle import (
+    CORE_PACKAGES,
+    DRIVER_ENTRY_POINTS,
+    build_bundle,
+    core_files,
+    driver_closure,
+    package_root,
+)
+from tests.unit.test_import_rules import imported_modules
 
 pytestmark = pytest.mark.unit
 
 
 def _expected_core(root: Path) -> dict[str, bytes]:
-    expected = {"airflow_provider_deltacc/__init__.py": (root / "__init__.py").read_bytes()}
-    for sub in CORE_PACKAGES:
-        for path in (root / sub).rglob("*.py"):
-            if "__pycache__" not in path.parts:
-                expected[f"airflow_provider_deltacc/{path.relative_to(root).as_posix()}"] = path.read_bytes()
-    return expected
+    return {
+        f"airflow_provider_deltacc/{path.relative_to(root).as_posix()}": path.read_bytes()
+        for path in driver_closure(root).values()
+    }
 
 
 def _contents(archive_path: Path) -> dict[str, bytes]:
@@ -47,7 +55,7 @@ def test_core_zip_holds_exactly_the_core_sources(tmp_path: Path) -> None:
     contents = _contents(core)
     assert contents == _expected_core(package_root())
     tops = {name.split("/")[1] for name in contents}
-    assert tops == {"__init__.py", "contract", "occ", "engine", "spark_jars", "spark_job", "conflict_safe"}
+    assert tops == {"__init__.py", *CORE_PACKAGES}
     assert all(name.endswith(".py") for name in contents)
     # none of the Airflow face travels to the driver
     for airflow_part in (
@@ -60,6 +68,9 @@ def test_core_zip_holds_exactly_the_core_sources(tmp_path: Path) -> None:
         "gate",
         "turns",
         "advisor",
+        "delta_log",
+        "object_storage",
+        "deployment",
     ):
         assert not any(name.startswith(f"airflow_provider_deltacc/{airflow_part}/") for name in contents)
 
@@ -139,3 +150,85 @@ print(json.dumps({{
     assert outcome["airflow"] == []
     assert outcome["files"] and all(file.startswith(str(core)) for file in outcome["files"]), outcome["files"]
     assert len(modules) > 20
+
+
+def _module_of(arcname: str) -> str:
+    return arcname.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def test_every_module_a_shipped_module_imports_is_shipped() -> None:
+    root = package_root()
+    shipped = {_module_of(arcname): path for path, arcname in core_files()}
+    assert set(DRIVER_ENTRY_POINTS) <= set(shipped)
+    missing = []
+    for module, path in shipped.items():
+        for line, names in imported_modules(path, root):
+            for name in names:
+                if not name.startswith("airflow_provider_deltacc."):
+                    continue
+                relative = name.split(".")[1:]
+                is_module = (root.joinpath(*relative) / "__init__.py").is_file() or (
+                    root.joinpath(*relative[:-1]) / f"{relative[-1]}.py"
+                ).is_file()
+                if is_module and name not in shipped:
+                    missing.append(f"{module}:{line} imports {name}")
+    assert not missing, "the driver imports modules the bundle leaves behind:\n" + "\n".join(missing)
+
+
+def test_the_closure_follows_imports_inside_functions(tmp_path: Path) -> None:
+    root = tmp_path / "airflow_provider_deltacc"
+    sources = {
+        "__init__.py": "",
+        "spark_job/__init__.py": "",
+        "spark_job/__main__.py": "from airflow_provider_deltacc.spark_job.main import main\n",
+        "spark_job/main.py": (
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from airflow_provider_deltacc.engine import typed\n"
+            "def main():\n    from . import helper\n"
+            "    from airflow_provider_deltacc.contract.deep import thing\n"
+        ),
+        "spark_job/helper.py": "def f():\n    import importlib\n"
+        "    importlib.import_module('airflow_provider_deltacc.occ.lazy')\n",
+        "spark_job/worker_only.py": "",
+        "conflict_safe/__init__.py": "",
+        "contract/__init__.py": "",
+        "contract/deep.py": "thing = 1\n",
+        "contract/unused.py": "",
+        "engine/__init__.py": "",
+        "engine/typed.py": "",
+        "occ/__init__.py": "",
+        "occ/lazy.py": "",
+    }
+    for name, text in sources.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    closure = driver_closure(root)
+    assert set(closure) == {
+        "airflow_provider_deltacc",
+        "airflow_provider_deltacc.spark_job",
+        "airflow_provider_deltacc.spark_job.__main__",
+        "airflow_provider_deltacc.spark_job.main",
+        "airflow_provider_deltacc.spark_job.helper",
+        "airflow_provider_deltacc.conflict_safe",
+        "airflow_provider_deltacc.contract",
+        "airflow_provider_deltacc.contract.deep",
+        "airflow_provider_deltacc.engine",
+        "airflow_provider_deltacc.engine.typed",
+        "airflow_provider_deltacc.occ",
+        "airflow_provider_deltacc.occ.lazy",
+    }
+    assert closure["airflow_provider_deltacc.spark_job.helper"] == root / "spark_job" / "helper.py"
+
+
+def test_a_closure_leaving_the_driver_rooms_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "pkg" / "airflow_provider_deltacc"
+    shutil.copytree(package_root(), fake, ignore=shutil.ignore_patterns("__pycache__"))
+    run = fake / "engine" / "run.py"
+    run.write_text(
+        run.read_text() + "\n\ndef _late():\n    from airflow_provider_deltacc.hooks import submit\n"
+    )
+    monkeypatch.setattr(bundle, "package_root", lambda: fake)
+    with pytest.raises(ValueError, match="outside"):
+        core_files()
