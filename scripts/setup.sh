@@ -48,9 +48,9 @@ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 |
 
 # Reports the cached jars (Delta, and hadoop-aws with the AWS SDK modules S3A uses); fetches them (once)
 # only when the cache lacks them.
-if ! .venv/bin/python -m airflow_provider_deltacc.spark_jars.delta_jars 2>/dev/null; then
+if ! .venv/bin/python -m airflow_provider_deltacc.spark_jars.jar_setup 2>/dev/null; then
   command -v mvn >/dev/null 2>&1 || apt_install maven
-  .venv/bin/python -m airflow_provider_deltacc.spark_jars.delta_jars --fetch
+  .venv/bin/python -m airflow_provider_deltacc.spark_jars.jar_setup --fetch
 fi
 # Hadoop's MiniYARNCluster for the deploy_mode=cluster tests: fetched (once) with Maven into .cache/.
 if ! ls .cache/mini-yarn-*/fetched >/dev/null 2>&1; then

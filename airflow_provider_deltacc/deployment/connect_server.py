@@ -6,7 +6,7 @@
 
 The server is a Spark driver that stays up: tasks in ``execution_mode="spark_connect"`` reach it through a
 ``spark_connect`` connection and pay no JVM start. It needs pyspark (4.x ships the Connect server jar), Java
-and the Delta jars (``python -m airflow_provider_deltacc.spark_jars.delta_jars --fetch`` puts them in the
+and the Delta jars (``python -m airflow_provider_deltacc.spark_jars.jar_setup --fetch`` puts them in the
 cache); nothing of this provider runs inside it.
 """
 

@@ -43,7 +43,7 @@ ENV_VARS: tuple[EnvVar, ...] = (
         JAR_CACHE_ENV,
         "reads",
         "whatever starts a Spark driver: the worker (spark_submit in client mode, in_process), "
-        "deltacc-connect-server, `delta_jars --fetch`",
+        "deltacc-connect-server, `jar_setup --fetch`",
         "the Delta jar cache (default `~/.cache/airflow-provider-deltacc/jars`)",
     ),
     EnvVar(

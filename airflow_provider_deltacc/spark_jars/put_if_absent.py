@@ -4,7 +4,7 @@ package, and the settings that make it the S3 log store of every Spark the provi
 ``io.deltacc.storage.S3PutIfAbsentLogStore`` (``java/io/deltacc/storage/S3PutIfAbsentLogStore.java``) creates
 each new commit file with S3 conditional writes (Hadoop 3.5 S3A's ``createFile()`` option
 ``fs.option.create.conditional.overwrite``), so of two drivers racing for one version exactly one wins and the
-other's Delta retries at the next version, as on HDFS, ABFS or GCS. The set-up step (``delta_jars --fetch``)
+other's Delta retries at the next version, as on HDFS, ABFS or GCS. The set-up step (``jar_setup --fetch``)
 compiles it with ``javac`` against the cached ``delta-storage`` jar and pyspark's Hadoop client into
 ``<jar cache>/deltacc-log-store-<digest>/``; the digest covers the source and both versions, so a changed
 source gets a jar of its own and an existing one is never touched. Every other caller only reads the cache.
@@ -15,15 +15,10 @@ Plain Python, no pyspark import.
 from __future__ import annotations
 
 import hashlib
-import shutil
-import subprocess
-import tempfile
-import zipfile
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
-from airflow_provider_deltacc.contract.exceptions import DeltaJarsMissingError
 from airflow_provider_deltacc.contract.storage_safety import (
     LEGACY_LOG_STORE_CONF,
     PUT_IF_ABSENT_LOG_STORE,
@@ -44,25 +39,6 @@ def java_source() -> Path:
     return Path(str(resources.files("airflow_provider_deltacc.spark_jars").joinpath(*_SOURCE)))
 
 
-def _compile_classpath() -> list[Path]:
-    """The jars the source compiles against: the cached ``delta-storage``, pyspark's Hadoop client and
-    SLF4J."""
-    from airflow_provider_deltacc.spark_jars.delta_jars import jar_dir, pyspark_home
-
-    spark_jars = pyspark_home() / "jars"
-    found = [
-        sorted(jar_dir().glob("delta-storage-*.jar")),
-        sorted(spark_jars.glob("hadoop-client-api-*.jar")),
-        sorted(spark_jars.glob("slf4j-api-*.jar")),
-    ]
-    if not all(found):
-        raise DeltaJarsMissingError(
-            f"the put-if-absent log store compiles against delta-storage (in {jar_dir()}) and pyspark's "
-            "hadoop-client-api and slf4j-api; fetch the Delta jars first"
-        )
-    return [jars[-1] for jars in found]
-
-
 def jar_dir() -> Path:
     """Where the jar of this source, for these Delta and Hadoop versions, lives in the jar cache."""
     from airflow_provider_deltacc.spark_jars.delta_jars import cache_root, installed_coordinates
@@ -81,42 +57,6 @@ def cached_log_store_jar() -> Path | None:
     except Exception:  # no pyspark or Delta installed here: nothing to put on a class path
         return None
     return jar if jar.is_file() else None
-
-
-def build_log_store_jar(*, javac: str = "javac") -> Path:
-    """Compile the log store into the jar cache (once; a no-op when its jar is there).
-
-    :param javac: the Java compiler.
-    :raises DeltaJarsMissingError: no ``javac``, or the jars it compiles against are not cached.
-    :raises subprocess.CalledProcessError: the source did not compile.
-    """
-    cached = cached_log_store_jar()
-    if cached is not None:
-        return cached
-    if shutil.which(javac) is None:
-        raise DeltaJarsMissingError(
-            f"`{javac}` (a JDK 17) is needed once to build the put-if-absent S3 log store; install one "
-            "(e.g. openjdk-17-jdk-headless) and run the set-up step again"
-        )
-    target = jar_dir()
-    classpath = ":".join(str(p) for p in _compile_classpath())
-    with tempfile.TemporaryDirectory(prefix="deltacc-log-store-") as work:
-        classes = Path(work) / "classes"
-        subprocess.run(
-            [javac, "--release", "17", "-nowarn", "-cp", classpath, "-d", str(classes), str(java_source())],
-            check=True,
-        )
-        staging = target.with_name(target.name + ".partial")
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        with zipfile.ZipFile(staging / JAR_NAME, "w", zipfile.ZIP_DEFLATED) as jar:
-            jar.writestr(
-                "META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: airflow-provider-deltacc\n"
-            )
-            for path in sorted(classes.rglob("*.class")):
-                jar.write(path, path.relative_to(classes).as_posix())
-        staging.rename(target)
-    return target / JAR_NAME
 
 
 def user_log_store(conf: Mapping[str, str]) -> str | None:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_deltacc.contract.exceptions import DeltaJarsMissingError
-from airflow_provider_deltacc.spark_jars import delta_jars
+from airflow_provider_deltacc.spark_jars import delta_jars, jar_setup
 from airflow_provider_deltacc.spark_jars.delta_jars import DeltaCoordinates
 
 pytestmark = pytest.mark.unit
@@ -55,7 +55,7 @@ def test_cached_jars_lists_delta_spark_first(tmp_path: Path, monkeypatch: pytest
     ],
 )
 def test_only_jars_spark_does_not_ship_are_kept(group: str, artifact: str, kept: bool) -> None:
-    assert delta_jars._keep(group, artifact, {"commons-pool", "antlr4-runtime"}) is kept
+    assert jar_setup._keep(group, artifact, {"commons-pool", "antlr4-runtime"}) is kept
 
 
 def test_the_real_cache_is_populated() -> None:

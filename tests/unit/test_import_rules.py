@@ -304,10 +304,10 @@ def test_the_rule_sees_every_kind_of_import(tmp_path: Path) -> None:
 
 
 def test_the_fetch_command_runs() -> None:
-    """``python -m airflow_provider_deltacc.spark_jars.delta_jars`` (scripts/setup.sh, the Docker image, the
+    """``python -m airflow_provider_deltacc.spark_jars.jar_setup`` (scripts/setup.sh, the Docker image, the
     docs) reaches the jar cache's command line."""
     result = subprocess.run(
-        [sys.executable, "-m", f"{PACKAGE}.spark_jars.delta_jars", "--help"],
+        [sys.executable, "-m", f"{PACKAGE}.spark_jars.jar_setup", "--help"],
         capture_output=True,
         text=True,
         check=True,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.spark_jars import delta_jars, s3_jars
+from airflow_provider_deltacc.spark_jars import delta_jars, jar_setup, s3_jars
 
 pytestmark = pytest.mark.unit
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.unit
     ],
 )
 def test_only_s3a_and_the_sdk_modules_spark_lacks_are_kept(group: str, artifact: str, kept: bool) -> None:
-    assert s3_jars.keep_s3_jar(group, artifact, {"netty-codec-http", "hadoop-client-api"}) is kept
+    assert jar_setup.keep_s3_jar(group, artifact, {"netty-codec-http", "hadoop-client-api"}) is kept
 
 
 def test_hadoop_aws_follows_pysparks_hadoop(tmp_path: Path) -> None:
