@@ -431,7 +431,6 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
         from airflow_provider_deltacc.contract.storage_safety import (
             PUT_IF_ABSENT_LOG_STORE,
             spark_storage_safety,
-            without_conditional_writes,
         )
         from airflow_provider_deltacc.spark_jars.put_if_absent import log_store_defaults
         from airflow_provider_deltacc.spark_jars.spark_defaults import visible_spark_conf
@@ -446,6 +445,7 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
             conditional_writes,
             options_from_spark_conf,
         )
+        from airflow_provider_deltacc.object_storage.writer_safety import without_conditional_writes
 
         answer = conditional_writes(self.table, self.hook.storage_options or options_from_spark_conf(conf))
         if answer.supported:

@@ -9,8 +9,10 @@ import pytest
 from airflow_provider_deltacc.contract.storage_safety import (
     DYNAMODB_LOG_STORE,
     PUT_IF_ABSENT_LOG_STORE,
-    mixed_storage_safety,
     spark_storage_safety,
+)
+from airflow_provider_deltacc.object_storage.writer_safety import (
+    mixed_storage_safety,
     without_conditional_writes,
 )
 from airflow_provider_deltacc.spark_jars import put_if_absent

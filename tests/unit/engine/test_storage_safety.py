@@ -10,10 +10,12 @@ from airflow_provider_deltacc.contract.storage_safety import (
     DYNAMODB_LOG_STORE,
     OVERRIDE_ARGUMENT,
     SINGLE_DRIVER_LOG_STORE,
-    delta_rs_storage_safety,
-    mixed_storage_safety,
     spark_storage_safety,
     table_scheme,
+)
+from airflow_provider_deltacc.object_storage.writer_safety import (
+    delta_rs_storage_safety,
+    mixed_storage_safety,
 )
 
 pytestmark = pytest.mark.unit
