@@ -5,8 +5,8 @@ Spark job ``spark_job.main`` and its ``__main__``, and the library API ``conflic
 ``ast`` through every import of this package, including imports inside functions and under
 ``TYPE_CHECKING``. It may reach only the driver's rooms (:data:`CORE_PACKAGES`: the job contract, the commit
 loop occ, the Spark engine, the jar cache and Delta settings the job's own session reads, the Spark job and
-the library API); a module of those rooms that no entry point reaches (what only the Airflow worker uses,
-such as building a spec from operator arguments or fetching jars) stays behind.
+the library API); a module of those rooms that no entry point reaches (what only the Airflow worker or
+the set-up step uses, such as :mod:`airflow_provider_deltacc.spark_jars.jar_setup`) stays behind.
 
 The core bundle holds only this package's own code. Its one pure-Python runtime dependency,
 tenacity, travels as a second archive, so a Spark driver needs nothing installed beyond pyspark
