@@ -81,7 +81,7 @@ def one_latency(store_url: str, poll_s: float) -> float:
     """Seconds from the MERGE lease's release to the OPTIMIZE job's start, through defer and resume."""
     from airflow.sdk.exceptions import TaskDeferred
 
-    from airflow_provider_deltacc.contract.operations import OpKind
+    from airflow_provider_deltacc.contract.op_kinds import OpKind
     from airflow_provider_deltacc.leases import LeaseRequest, store_from_url
     from airflow_provider_deltacc.operators import DeltaOptimizeOperator
 
@@ -139,7 +139,7 @@ def latency_section(store_url: str, polls: list[float], runs: int) -> None:
 def _acquire_loop(args: tuple[str, str, float]) -> int:
     """Acquire and release writer leases on ``table`` for ``seconds``; return how many were granted."""
     store_url, table, seconds = args
-    from airflow_provider_deltacc.contract.operations import OpKind
+    from airflow_provider_deltacc.contract.op_kinds import OpKind
     from airflow_provider_deltacc.leases import LeaseRequest, maintenance_lease_conflicts, store_from_url
 
     conflicts = maintenance_lease_conflicts(OpKind.MERGE, [{"date": "2026-11-20"}])

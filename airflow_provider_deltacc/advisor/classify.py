@@ -37,7 +37,7 @@ from airflow_provider_deltacc.conflict_matrix import Level as MatrixLevel
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
 from airflow_provider_deltacc.conflict_matrix.profiles import PROFILE_SPECS
 from airflow_provider_deltacc.contract.conflict import ConflictKind
-from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
+from airflow_provider_deltacc.contract.op_kinds import MAINTENANCE_KINDS, OpKind
 
 _OPTIMIZES = {OpKind.OPTIMIZE, OpKind.OPTIMIZE_ZORDER}
 _ADDERS = {OpKind.BLIND_APPEND, OpKind.INSERT_SELECT}

@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import Verdict
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 
 
 class FindingLevel(StrEnum):

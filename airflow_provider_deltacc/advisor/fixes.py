@@ -7,7 +7,7 @@ from airflow_provider_deltacc.advisor.findings import FindingLevel
 from airflow_provider_deltacc.advisor.pairs import Candidate
 from airflow_provider_deltacc.advisor.scopes import Scope
 from airflow_provider_deltacc.advisor.tasks import TaskFacts
-from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
+from airflow_provider_deltacc.contract.op_kinds import MAINTENANCE_KINDS, OpKind
 
 _READERS = {OpKind.MERGE, OpKind.UPDATE, OpKind.DELETE, OpKind.OVERWRITE, OpKind.INSERT_SELECT}
 #: What protects a liquid-clustered table, where pins cannot (no partitions; in OSS Delta clustering-column

@@ -23,7 +23,7 @@ from typing import Any
 from airflow_provider_deltacc.advisor.analysis import Analysis
 from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
 from airflow_provider_deltacc.contract.exceptions import AdvisorInputError
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY, report_tries
 

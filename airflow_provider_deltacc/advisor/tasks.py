@@ -1,7 +1,7 @@
 """What one provider task does to its table, read from its arguments: operation, table, partitions.
 
 Nothing runs: the operation kind comes from the operation registry
-(:func:`~airflow_provider_deltacc.contract.operations.op_kind`) on the task's options, the partitions from
+(:func:`~airflow_provider_deltacc.contract.op_kinds.op_kind`) on the task's options, the partitions from
 ``partition_values``, a MERGE's ``partition_pin`` and keys, or inline source rows. Arguments known only at run
 time make the table or partitions unknown.
 """
@@ -16,7 +16,8 @@ from airflow_provider_deltacc.advisor.arguments import RunTime, argument, is_map
 from airflow_provider_deltacc.advisor.scopes import WHOLE, Scope, literal_scope
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 from airflow_provider_deltacc.contract.ddl import ddl_column_names
-from airflow_provider_deltacc.contract.operations import OPERATIONS, OpKind, op_kind, statement_kind
+from airflow_provider_deltacc.contract.op_kinds import OpKind, op_kind, statement_kind
+from airflow_provider_deltacc.contract.operations import OPERATIONS
 from airflow_provider_deltacc.delta_log.table_facts import canonical_partition_value
 
 #: Labels of MERGEs pinned by their keys / on every partition column (resolved with the partition columns).

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from airflow_provider_deltacc.conflict_matrix.profiles import EngineProfile
 from airflow_provider_deltacc.conflict_matrix.table import Level
 from airflow_provider_deltacc.contract.conflict import ConflictKind
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 
 if TYPE_CHECKING:
     from airflow_provider_deltacc.conflict_matrix.rules import _Draft, _Pair

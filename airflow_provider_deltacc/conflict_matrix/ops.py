@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from airflow_provider_deltacc.contract.conflict import ConflictKind
-from airflow_provider_deltacc.contract.operations import (
-    OpKind,
-)
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 
 
 class SeedRow(StrEnum):

@@ -6,7 +6,7 @@ from airflow_provider_deltacc.conflict_matrix.ops import EXCEPTION_NAMES
 from airflow_provider_deltacc.conflict_matrix.profiles import PROFILE_SPECS, EngineProfile, TableTraits
 from airflow_provider_deltacc.conflict_matrix.rules import Verdict, can_conflict
 from airflow_provider_deltacc.conflict_matrix.table import Hazard, Level
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 
 #: The mark a hazard adds to a cell.
 HAZARD_MARK = "⚠"

@@ -27,7 +27,7 @@ from airflow_provider_deltacc.conflict_matrix.profiles import (
 )
 from airflow_provider_deltacc.conflict_matrix.table import MATRIX, Granularity, Hazard, Level
 from airflow_provider_deltacc.contract.conflict import ConflictKind
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 
 C = SeedRow
 NEVER, CAN, WILL = Level.NEVER, Level.CAN, Level.WILL

@@ -1,8 +1,10 @@
 """The job contract shared by the Airflow face, the coordination layer and the Spark job: plain Python, no
-Airflow, no pyspark (``tests/unit/test_import_rules.py``); it ships to the Spark driver in the bundle.
+Airflow, no pyspark (``tests/unit/test_import_rules.py``); what the Spark driver imports of it ships to the
+driver in the bundle (:mod:`airflow_provider_deltacc.hooks.bundle`).
 
 The job spec (:mod:`.spec`) and a source function (:mod:`.source_function`), the operation registry
-(:mod:`.operations`: ``OpKind``, ``OperationClass``) and the SQL text it reads (:mod:`.sql_text`), the
+(:mod:`.operations`: ``OperationClass``), the conflict-checker kinds of the operations (:mod:`.op_kinds`:
+``OpKind``, only the worker's) and the SQL text they read (:mod:`.sql_text`), the
 input error (:mod:`.exceptions`), a table's name (:mod:`.table`) and key (:mod:`.table_identity`), SQL
 literals and identifiers (:mod:`.literals`), DDL column lists (:mod:`.ddl`), storage safety
 (:mod:`.storage_safety`), retention (:mod:`.retention`), txn identities (:mod:`.txn`), commit tags and txn

@@ -1,19 +1,11 @@
-"""What a typed job spec means beyond its fields: the conflict-matrix kind it runs and the partitions a MERGE
-pins. One place each, for the engine, the leases, the gate and the advisor."""
+"""What a typed job spec means beyond its fields, for the engine: the partitions a MERGE pins. (The
+conflict-matrix kind it runs is :func:`~airflow_provider_deltacc.contract.op_kinds.spec_op_kind`.)"""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 
-from airflow_provider_deltacc.contract.operations import OpKind, op_kind
-from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
-
-
-def spec_op_kind(spec: JobSpec) -> OpKind:
-    """The conflict-checker kind the spec's operation runs (see
-    :func:`~airflow_provider_deltacc.contract.operations.op_kind`)."""
-    return op_kind(spec.operation, dataclasses.asdict(spec.options))
+from airflow_provider_deltacc.contract.spec import MergeOptions
 
 
 def merge_pin_columns(

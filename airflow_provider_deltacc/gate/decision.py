@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
-from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
+from airflow_provider_deltacc.contract.op_kinds import MAINTENANCE_KINDS, OpKind
 from airflow_provider_deltacc.gate.declared import WriteWindow, windows_for
 from airflow_provider_deltacc.leases.clock import format_hhmm, require_aware
 from airflow_provider_deltacc.leases.conflicts import Scope, clash

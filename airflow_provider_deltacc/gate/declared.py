@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import croniter
 
 from airflow_provider_deltacc.contract.exceptions import refuse_renamed
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.leases.clock import require_aware
 from airflow_provider_deltacc.leases.lease import parse_op_kind
@@ -57,7 +57,7 @@ class WriteWindow:
     :param end: the explicit window's end (exclusive).
     :param timezone: the IANA zone the cron and naive times are read in.
     :param op_kind: what the writers do, for the conflict matrix: an
-        :class:`~airflow_provider_deltacc.contract.operations.OpKind` or its name (``BLIND_APPEND``,
+        :class:`~airflow_provider_deltacc.contract.op_kinds.OpKind` or its name (``BLIND_APPEND``,
         ``UPDATE``, ...), as write leases name it; MERGE by default (the cautious choice).
     :param partition_values: the partitions they write, a list of ``{column: value}`` dicts as the
         operators' ``partition_values``, or None for the whole table.

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
-from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
+from airflow_provider_deltacc.contract.op_kinds import MAINTENANCE_KINDS, OpKind
 from airflow_provider_deltacc.gate.decision import GateDecision, decide_gate
 from airflow_provider_deltacc.gate.declared import WriteWindow
 from airflow_provider_deltacc.leases.conflicts import any_lease, maintenance_conflicts

@@ -27,7 +27,7 @@ from airflow_provider_deltacc.conflict_matrix import (
 )
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
 from airflow_provider_deltacc.conflict_matrix.profiles import PROFILE_SPECS
-from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS, OpKind
+from airflow_provider_deltacc.contract.op_kinds import MAINTENANCE_KINDS, OpKind
 from airflow_provider_deltacc.leases.lease import Lease
 from airflow_provider_deltacc.leases.partitions import PartitionSpec, scopes_overlap
 from airflow_provider_deltacc.leases.store import ConflictPredicate

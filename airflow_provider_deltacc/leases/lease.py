@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.leases.clock import require_aware
 from airflow_provider_deltacc.leases.partitions import PartitionScope, format_scope, normalize_scope

@@ -20,7 +20,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.api_support.durations import optional_seconds, seconds_argument
-from airflow_provider_deltacc.contract.operations import op_kind
+from airflow_provider_deltacc.contract.op_kinds import op_kind
 from airflow_provider_deltacc.deployment.config import default_deferrable
 from airflow_provider_deltacc.operators.base import DeltaBaseOperator, lease_holder
 from airflow_provider_deltacc.operators.maintenance_run import MaintenanceRun
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
-    from airflow_provider_deltacc.contract.operations import OpKind
+    from airflow_provider_deltacc.contract.op_kinds import OpKind
     from airflow_provider_deltacc.contract.spec import JobSpec
     from airflow_provider_deltacc.delta_log.table_facts import TableFacts
     from airflow_provider_deltacc.gate import GateDecision, GateRequest, WriteWindow
@@ -157,7 +157,7 @@ class DeltaMaintenanceOperator(DeltaBaseOperator):
         decision: GateDecision,
     ) -> dict[str, Any] | GateDecision:
         """Once the gate said go: the job's report if the lease is won, else the decision to wait on."""
-        from airflow_provider_deltacc.contract.operations import OpKind
+        from airflow_provider_deltacc.contract.op_kinds import OpKind
         from airflow_provider_deltacc.gate import GateDecision
         from airflow_provider_deltacc.leases import LeaseRequest, hold_lease
         from airflow_provider_deltacc.leases.fence import LeaseFence

@@ -12,7 +12,8 @@ import warnings
 from typing import Any
 
 from airflow_provider_deltacc.api_support.arguments import dag_file_stacklevel
-from airflow_provider_deltacc.contract.operations import OPERATIONS, statement_kind
+from airflow_provider_deltacc.contract.op_kinds import kinds_of, statement_kind
+from airflow_provider_deltacc.contract.operations import OPERATIONS
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictWarning
 
 #: Delta's default ``delta.deletedFileRetentionDuration``.
@@ -114,7 +115,7 @@ def check_sql(task_id: str, table: Any, statement: Any) -> None:
     if isinstance(statement, str) and "{{" not in statement:
         one_statement(task_id, statement)
         kind = statement_kind(statement)
-        maintenance = [op for op in OPERATIONS.values() if op.is_maintenance and kind in op.kinds]
+        maintenance = [op for op in OPERATIONS.values() if op.is_maintenance and kind in kinds_of(op.name)]
         if maintenance:
             verb = maintenance[0].verb
             operator = f"Delta{maintenance[0].name.capitalize()}Operator"

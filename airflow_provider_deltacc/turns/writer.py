@@ -16,9 +16,10 @@ from typing import Any
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
 from airflow_provider_deltacc.contract.ddl import ddl_column_names
 from airflow_provider_deltacc.contract.exceptions import ExclusiveLeaseUnavailable
-from airflow_provider_deltacc.contract.operations import OPERATIONS, OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind, spec_op_kind
+from airflow_provider_deltacc.contract.operations import OPERATIONS
 from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
-from airflow_provider_deltacc.contract.spec_facts import merge_pin_columns, spec_op_kind
+from airflow_provider_deltacc.contract.spec_facts import merge_pin_columns
 from airflow_provider_deltacc.delta_log.table_facts import (
     TableFacts,
     canonical_partition_value,
@@ -39,7 +40,7 @@ MAX_LEASE_PARTITIONS = 1000
 
 def writer_op_kind(job: JobSpec) -> OpKind:
     """The conflict-matrix operation a writer's job spec runs (see
-    :func:`~airflow_provider_deltacc.contract.spec_facts.spec_op_kind`).
+    :func:`~airflow_provider_deltacc.contract.op_kinds.spec_op_kind`).
 
     :param job: the job spec.
     :raises ValueError: for an operation that is not a write (``optimize``, ``vacuum``).

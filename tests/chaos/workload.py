@@ -660,7 +660,7 @@ class _Supervisor:
             store.close()
 
     def lease_fault(self, store: Any, ctx: Any, k: int, t: Transfer) -> None:
-        from airflow_provider_deltacc.contract.operations import OpKind
+        from airflow_provider_deltacc.contract.op_kinds import OpKind
         from airflow_provider_deltacc.gate import decide_gate
         from airflow_provider_deltacc.leases import (
             LeaseRequest,

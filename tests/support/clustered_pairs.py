@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.contract.conflict import ConflictKind
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.occ.classifier import classify
 from tests.support.gate import Gate
 from tests.support.held import gate_udf, hold

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from airflow_provider_deltacc.conflict_matrix.profiles import EngineProfile, TableTraits
 from airflow_provider_deltacc.conflict_matrix.table import Level
 from airflow_provider_deltacc.contract.conflict import ConflictKind
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 
 _INS = (OpKind.BLIND_APPEND,)
 _DML = (OpKind.UPDATE, OpKind.DELETE, OpKind.MERGE)

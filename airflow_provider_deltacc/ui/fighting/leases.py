@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_deltacc.contract.operations import MAINTENANCE_KINDS
+from airflow_provider_deltacc.contract.op_kinds import MAINTENANCE_KINDS
 from airflow_provider_deltacc.contract.redaction import redact_text
 from airflow_provider_deltacc.leases.conflicts import writer_turn_conflicts
 from airflow_provider_deltacc.leases.lease import Lease

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import EXCEPTION_NAMES, TableTraits, can_conflict
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.occ import classify
 from tests.support.gate import Gate
 from tests.support.held import gate_udf, hold

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import TableTraits
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.gate import WriteWindow, decide_gate
 from airflow_provider_deltacc.leases import (
     LeaseRequest,

@@ -9,7 +9,7 @@ import uuid
 import pytest
 from sqlalchemy import create_engine, insert
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.gate import decide_gate
 from airflow_provider_deltacc.leases import LeaseStore, store_from_url
 from airflow_provider_deltacc.leases.lease import Lease

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.gate import decide_gate
 from airflow_provider_deltacc.leases import LeaseRequest, maintenance_conflicts, store_from_url
 from tests.integration.leases import workers

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases import (
     LeaseRequest,
     hold_lease,

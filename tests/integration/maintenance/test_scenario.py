@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from airflow.sdk.exceptions import TaskDeferred
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.gate import WriteWindow
 from airflow_provider_deltacc.leases import Lease, clash, store_from_url
 from airflow_provider_deltacc.operators import (

@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases import Lease, LeaseStore, PostgresLeaseStore
 from airflow_provider_deltacc.leases.partitions import scopes_overlap
 from airflow_provider_deltacc.spark_jars.delta_conf import CORE_SIZED_SETTINGS

@@ -19,7 +19,7 @@ from airflow_provider_deltacc.advisor.analysis import analyse
 from airflow_provider_deltacc.advisor.arguments import TRUNCATED, is_serialized
 from airflow_provider_deltacc.advisor.tasks import MERGE_AUTO, TaskFacts, is_provider_task, task_facts
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.operators import (
     DeltaAppendOperator,
     DeltaDeleteOperator,

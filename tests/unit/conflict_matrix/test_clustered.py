@@ -8,7 +8,7 @@ import pytest
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, Level, TableTraits, can_conflict
 from airflow_provider_deltacc.contract.conflict import ConflictKind
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 
 pytestmark = pytest.mark.unit
 

@@ -25,7 +25,7 @@ from airflow_provider_deltacc.conflict_matrix import (
 from airflow_provider_deltacc.conflict_matrix.ops import exposure
 from airflow_provider_deltacc.conflict_matrix.rules import RLC_FALLBACK
 from airflow_provider_deltacc.contract.conflict import ConflictKind
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from tests.support.imports import imported_roots
 from tests.support.matrix_seeds import SEED_CELLS, SEED_TERMS, SeedCell
 
@@ -487,9 +487,10 @@ def test_markdown_with_one_side_pinned_lists_what_the_pin_changes() -> None:
 
 
 def test_op_kind_has_one_import_path() -> None:
-    """``OpKind`` is imported from the operation registry, its one home; the matrix does not pass it on."""
+    """``OpKind`` is imported from the operations' conflict-checker kinds, its one home; the matrix does not
+    pass it on."""
     import airflow_provider_deltacc.conflict_matrix as matrix
 
     assert "OpKind" not in matrix.__all__
     assert not hasattr(matrix, "OpKind")
-    assert OpKind.__module__ == "airflow_provider_deltacc.contract.operations"
+    assert OpKind.__module__ == "airflow_provider_deltacc.contract.op_kinds"

@@ -9,16 +9,19 @@ import pytest
 
 from airflow_provider_deltacc.conflict_matrix import FOOTPRINTS
 from airflow_provider_deltacc.contract.exceptions import SpecError
-from airflow_provider_deltacc.contract.operations import (
+from airflow_provider_deltacc.contract.op_kinds import (
     MAINTENANCE_KINDS,
+    OPERATION_KINDS,
+    OpKind,
+    op_kind,
+    statement_kind,
+)
+from airflow_provider_deltacc.contract.operations import (
     OPERATIONS,
     SCHEMA_AUTO_MERGE_CONF,
     OperationClass,
-    OpKind,
-    op_kind,
     operation,
     operation_class,
-    statement_kind,
 )
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
 
@@ -29,8 +32,9 @@ ROWS = {"kind": "rows", "schema": "id INT", "rows": [[1]]}
 
 
 def test_every_operation_runs_as_its_own_kind_and_the_matrix_knows_every_kind() -> None:
-    for op in OPERATIONS.values():
-        assert op.kind in op.kinds, op.name
+    assert set(OPERATION_KINDS) == set(OPERATIONS)
+    for name, (kind, kinds) in OPERATION_KINDS.items():
+        assert kind in kinds, name
     assert set(FOOTPRINTS) == set(OpKind)
 
 

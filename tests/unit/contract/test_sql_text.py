@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from airflow_provider_deltacc.contract.exceptions import SpecError, SqlTextError
-from airflow_provider_deltacc.contract.operations import (
+from airflow_provider_deltacc.contract.op_kinds import (
     STATEMENT_KINDS,
     OpKind,
     enables_allow_listed_feature,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.gate import GateDecision, WriteWindow, decide_gate
 from airflow_provider_deltacc.leases import (
     LeaseRequest,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.gate import WriteWindow, windows_for
 
 pytestmark = pytest.mark.unit

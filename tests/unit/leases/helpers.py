@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases import Lease, LeaseRequest, LeaseStore
 
 T0 = datetime(2026, 11, 20, 10, 2, tzinfo=UTC)

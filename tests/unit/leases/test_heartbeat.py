@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore, hold_lease, maintenance_conflicts
 from tests.unit.leases.helpers import Watched, grant, release_after
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases import Lease, LeaseRequest, format_holder, parse_op_kind
 from airflow_provider_deltacc.leases.partitions import format_scope, normalize_scope, scopes_overlap
 from tests.unit.leases.helpers import T0

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_deltacc.contract.exceptions import LeaseLapsedError
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore, hold_lease
 from airflow_provider_deltacc.leases.conflicts import any_lease
 from airflow_provider_deltacc.leases.fence import LeaseFence

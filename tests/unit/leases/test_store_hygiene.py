@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import create_engine, func, insert, inspect, select, text
 
 from airflow_provider_deltacc.cli.leases import main as leases_cli
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases import SqliteLeaseStore, sql_store
 from airflow_provider_deltacc.leases.sql_migrations import CURRENT_VERSION, recorded_version
 from airflow_provider_deltacc.leases.sql_schema import leases, schema_versions

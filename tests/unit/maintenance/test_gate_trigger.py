@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.gate import GateDecision, GateRequest, WriteWindow, poll_delay
 from airflow_provider_deltacc.leases import store_from_url
 from airflow_provider_deltacc.triggers.gate import DeltaGateTrigger

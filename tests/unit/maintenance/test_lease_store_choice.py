@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from airflow.sdk.exceptions import TaskDeferred
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.deployment.placement import executor_names
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.gate import GateRequest

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from airflow.sdk.exceptions import AirflowException, TaskDeferred
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.gate import GateRequest, WriteWindow
 from airflow_provider_deltacc.leases import SqliteLeaseStore, store_from_url

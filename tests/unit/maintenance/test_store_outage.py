@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from airflow.sdk import RetryAction
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError
 from airflow_provider_deltacc.gate import GateRequest
 from airflow_provider_deltacc.operators import DeltaMergeOperator, DeltaOptimizeOperator, DeltaVacuumOperator

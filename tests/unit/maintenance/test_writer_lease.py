@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.delta_log.table_facts import TableFacts
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaConflictRetryable

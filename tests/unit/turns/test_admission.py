@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_deltacc.conflict_matrix import Level
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases import Lease, SqliteLeaseStore
 from airflow_provider_deltacc.leases.conflicts import writers_pair_level
 from airflow_provider_deltacc.turns import TurnQueue

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.contract.exceptions import ExclusiveLeaseUnavailable, UnguardedUnsafeWrite
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.contract.storage_safety import StorageSafety
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer

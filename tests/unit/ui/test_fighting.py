@@ -19,7 +19,7 @@ import pytest
 from airflow_provider_deltacc.contract.commits import TAG_PREFIX
 from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.exceptions import ViewInputError
-from airflow_provider_deltacc.contract.operations import OpKind
+from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases.lease import Lease
 from airflow_provider_deltacc.ui import fighting
 from airflow_provider_deltacc.ui.fighting import (
