@@ -268,3 +268,13 @@ def test_the_core_stays_under_its_budget() -> None:
 def test_the_core_reaches_the_issue_40_target() -> None:
     modules, total, biggest = _core_size()
     assert total < TARGET_CORE_BYTES, f"{modules} modules / {total:,} bytes; the biggest: {biggest}"
+
+
+def test_what_the_driver_loads_by_name_is_shipped() -> None:
+    """occ loads its modules on first use by a computed name, which no import statement names: each must be
+    in the bundle anyway (its ``TYPE_CHECKING`` imports put them in the closure)."""
+    from airflow_provider_deltacc import occ
+
+    shipped = {_module_of(arcname) for _, arcname in core_files()}
+    lazy = {f"airflow_provider_deltacc.occ.{module}" for module in occ._LAZY.values()}
+    assert lazy and lazy <= shipped, lazy - shipped
