@@ -21,7 +21,7 @@ from airflow_provider_deltacc.ui.data import read_reports
 from airflow_provider_deltacc.ui.filters import ViewFilters
 from airflow_provider_deltacc.ui.pairs import conflict_pairs
 from tests.support.commit_reports import committed_try, final_report, lost_try, retried_then_committed
-from tests.support.ui_metadata import PastTry, TaskRow
+from tests.support.ui_metadata import PastTry, TaskRow, add_task_instances, clear_task_instances
 
 if TYPE_CHECKING:
     import pytest
@@ -184,3 +184,15 @@ def in_sql(
         f"statements {[s[:80] for s in taken.statements]}"
     )
     return comparable(summary)
+
+
+@contextlib.contextmanager
+def filled_sqlite() -> Iterator[None]:
+    """The task instances of :func:`rows` in the test session's SQLite metadata DB, for the block."""
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        add_task_instances(session, rows())
+    yield
+    with create_session() as session:
+        clear_task_instances(session, DAGS)

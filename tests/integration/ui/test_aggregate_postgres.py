@@ -13,8 +13,8 @@ import pytest
 
 from airflow_provider_deltacc.ui.filters import ViewFilters
 from airflow_provider_deltacc.ui.json_sql import PostgreSQL, SQLite
-from tests.support.ui_aggregate import DAGS, QUERIES, in_python, in_sql, query_id, rows
-from tests.support.ui_metadata import add_task_instances, clear_task_instances
+from tests.support.ui_aggregate import QUERIES, filled_sqlite, in_python, in_sql, query_id, rows
+from tests.support.ui_metadata import add_task_instances
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
 
@@ -67,13 +67,8 @@ def test_the_schema_is_airflows_migrated_one(pg_session: Any) -> None:
 @pytest.fixture(scope="module")
 def filled(airflow_db: Any) -> Iterator[None]:
     """The same task instances in the test session's SQLite metadata DB."""
-    from airflow.utils.session import create_session
-
-    with create_session() as session:
-        add_task_instances(session, rows())
-    yield
-    with create_session() as session:
-        clear_task_instances(session, DAGS)
+    with filled_sqlite():
+        yield
 
 
 @pytest.fixture

@@ -19,26 +19,20 @@ from tests.support.ui_aggregate import (
     DAGS,
     QUERIES,
     comparable,
+    filled_sqlite,
     in_python,
     in_sql,
     path_taken,
     query_id,
-    rows,
 )
-from tests.support.ui_metadata import add_task_instances, clear_task_instances
 
 pytestmark = pytest.mark.unit
 
 
 @pytest.fixture(scope="module")
 def filled(airflow_db: Any) -> Iterator[None]:
-    from airflow.utils.session import create_session
-
-    with create_session() as session:
-        add_task_instances(session, rows())
-    yield
-    with create_session() as session:
-        clear_task_instances(session, DAGS)
+    with filled_sqlite():
+        yield
 
 
 @pytest.mark.parametrize("query", QUERIES, ids=query_id)
