@@ -3,7 +3,7 @@
 ``classic``: the shared local session of the test run (py4j, a JVM in this process). ``connect``: a session
 of its own on the test run's Spark Connect server, as a task in ``execution_mode="spark_connect"`` gets one.
 A test that checks something only a classic session has (py4j, job groups) is marked ``classic_session`` and
-runs once.
+runs once; a test that parametrizes ``session_kind`` itself picks its own cases.
 """
 
 from __future__ import annotations
@@ -19,8 +19,17 @@ if TYPE_CHECKING:
 SESSION_KINDS = ("classic", "connect")
 
 
+def _parametrizes_session_kind(metafunc: pytest.Metafunc) -> bool:
+    """The test lists its own ``session_kind`` cases (e.g. pairwise with its other parameters)."""
+    for marker in metafunc.definition.iter_markers("parametrize"):
+        names = marker.args[0]
+        if "session_kind" in (names.replace(" ", "").split(",") if isinstance(names, str) else names):
+            return True
+    return False
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "session_kind" in metafunc.fixturenames:
+    if "session_kind" in metafunc.fixturenames and not _parametrizes_session_kind(metafunc):
         classic_only = metafunc.definition.get_closest_marker("classic_session") is not None
         connect_only = metafunc.definition.get_closest_marker("connect_session") is not None
         kinds = ["classic"] if classic_only else ["connect"] if connect_only else list(SESSION_KINDS)
