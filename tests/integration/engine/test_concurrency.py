@@ -1,6 +1,6 @@
-"""Six partition-disjoint MERGEs at once: with pinning none conflicts; without, conflicts are retried away.
+"""Four partition-disjoint MERGEs at once: with pinning none conflicts; without, conflicts are retried away.
 
-One writer is held at a Gate after its snapshot read until the other five have committed, so the
+One writer is held at a Gate after its snapshot read until the other three have committed, so the
 interleaving that matters happens every run.
 """
 
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.integration
 
-DATES = [f"2026-11-{day:02d}" for day in range(20, 26)]
+WRITERS = 4
+DATES = [f"2026-11-{day:02d}" for day in range(20, 20 + WRITERS)]
 
 
 def _spec(table: str, index: int, pin: Any) -> JobSpec:
@@ -40,7 +41,7 @@ def _spec(table: str, index: int, pin: Any) -> JobSpec:
     )
 
 
-def _run_six(
+def _run_all(
     spark: SparkSession, new_session: Callable[[], SparkSession], table: str, tmp_path: Path, pin: Any
 ) -> list[CommitReport]:
     gate = Gate(tmp_path)
@@ -60,7 +61,7 @@ def _run_six(
     held = threading.Thread(target=run, args=(0,))
     held.start()
     gate.wait_entered()
-    others = [threading.Thread(target=run, args=(i,)) for i in range(1, 6)]
+    others = [threading.Thread(target=run, args=(i,)) for i in range(1, WRITERS)]
     for thread in others:
         thread.start()
     for thread in others:
@@ -68,27 +69,27 @@ def _run_six(
     gate.release()
     held.join(timeout=300)
     assert not errors, errors
-    assert len(reports) == 6
+    assert len(reports) == WRITERS
     expected = sorted(
-        [(str(i), DATES[i], f"new{i}") for i in range(6)]
-        + [(str(100 + i), DATES[i], "ins") for i in range(6)],
+        [(str(i), DATES[i], f"new{i}") for i in range(WRITERS)]
+        + [(str(100 + i), DATES[i], "ins") for i in range(WRITERS)],
         key=str,
     )
     assert contents(spark, table) == expected
-    return [reports[i] for i in range(6)]
+    return [reports[i] for i in range(WRITERS)]
 
 
 def _seed(spark: SparkSession, path: str) -> None:
-    create_table(spark, path, [(i, DATES[i], f"old{i}") for i in range(6)])
+    create_table(spark, path, [(i, DATES[i], f"old{i}") for i in range(WRITERS)])
 
 
 def test_pinned_disjoint_merges_never_conflict(
     spark: SparkSession, new_session: Callable[[], SparkSession], table_path: str, tmp_path: Path
 ) -> None:
     _seed(spark, table_path)
-    reports = _run_six(spark, new_session, table_path, tmp_path, "auto")
+    reports = _run_all(spark, new_session, table_path, tmp_path, "auto")
     assert all(r.status == "committed" for r in reports)
-    assert [len(r.conflicts) for r in reports] == [0] * 6, [r.summary_line() for r in reports]
+    assert [len(r.conflicts) for r in reports] == [0] * WRITERS, [r.summary_line() for r in reports]
     assert "`t`.`date` IN (DATE '2026-11-20')" in reports[0].metrics["partition_pin"]
 
 
@@ -96,9 +97,9 @@ def test_unpinned_merges_conflict_and_retry_to_success(
     spark: SparkSession, new_session: Callable[[], SparkSession], table_path: str, tmp_path: Path
 ) -> None:
     _seed(spark, table_path)
-    reports = _run_six(spark, new_session, table_path, tmp_path, None)
+    reports = _run_all(spark, new_session, table_path, tmp_path, None)
     assert all(r.status == "committed" for r in reports)
     held = reports[0]
     assert held.conflicts, held.summary_line()
     assert {c.kind.name for r in reports for c in r.conflicts} <= {"APPEND", "DELETE_READ"}
-    assert sum(len(r.attempts) for r in reports) > 6
+    assert sum(len(r.attempts) for r in reports) > WRITERS
