@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -14,11 +18,26 @@ def rows_source(rows: list[list[Any]], schema: str = SCHEMA) -> dict[str, Any]:
     return {"kind": "rows", "rows": rows, "schema": schema}
 
 
+#: Seed tables written once per test process, keyed by their rows and schema; tests get copies.
+_TEMPLATES: dict[tuple[tuple[tuple[Any, ...], ...], str], Path] = {}
+
+
 def create_table(spark: SparkSession, path: str, rows: list[tuple[Any, ...]], schema: str = SCHEMA) -> None:
-    """Create a table partitioned by ``date`` from rows whose dates are ISO strings."""
-    frame = spark.createDataFrame(rows, schema.replace("date DATE", "date STRING"))
-    frame = frame.withColumn("date", frame["date"].cast("date"))
-    frame.coalesce(1).write.format("delta").partitionBy("date").save(path)
+    """Create a table partitioned by ``date`` from rows whose dates are ISO strings.
+
+    The first table of given rows and schema is written with ``spark``; every later one is a file copy of it
+    (the same log and data files, no Spark job), as the seed is the test's premise, not its subject.
+    """
+    key = (tuple(rows), schema)
+    template = _TEMPLATES.get(key)
+    if template is None:
+        template = Path(tempfile.mkdtemp(prefix="deltacc-seed-")) / "table"
+        atexit.register(shutil.rmtree, template.parent, True)
+        frame = spark.createDataFrame(rows, schema.replace("date DATE", "date STRING"))
+        frame = frame.withColumn("date", frame["date"].cast("date"))
+        frame.coalesce(1).write.format("delta").partitionBy("date").save(str(template))
+        _TEMPLATES[key] = template
+    shutil.copytree(template, path)
 
 
 def version(spark: SparkSession, path: str) -> int:
