@@ -24,6 +24,24 @@ if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession
 
 
+#: The line a server's log shows once it serves.
+READY_LINE = "Spark Connect server started"
+#: Set by ``scripts/run_suite.py`` for the JVM lane: the ``sc://`` URL of the run's one shared server, which
+#: both of the lane's workers use (one JVM warmed up once, instead of one per worker), and its log.
+SHARED_URL_ENV = "DELTACC_TEST_CONNECT_URL"
+SHARED_LOG_ENV = "DELTACC_TEST_CONNECT_LOG"
+#: The shared server's settings: task slots for two workers' tests at once (each may hold a job at a gate
+#: while its rival runs), partition counts as for two cores, and the heap for both workers' tables.
+SHARED_MASTER = "local[4]"
+SHARED_CONF = {
+    "spark.driver.memory": "2g",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "2",
+}
+
+
 @dataclass(frozen=True)
 class ConnectServer:
     """A running server: its ``sc://`` URL, and an Airflow connection URI for it."""
@@ -65,6 +83,14 @@ class ConnectServerProcess:
 
     def start(self, timeout_s: float = 180) -> ConnectServer:
         """Start the server on its port and wait until it serves."""
+        log = self.launch()
+        assert self.process is not None
+        _wait_for_log(log, READY_LINE, self.process, timeout_s)
+        return self.server
+
+    def launch(self) -> Path:
+        """Start the server on its port without waiting; return its log (it serves once :data:`READY_LINE`
+        is in it)."""
         self.starts += 1
         log = self.work / f"server-{self.starts}.log"
         env = {
@@ -84,8 +110,7 @@ class ConnectServerProcess:
         self.process = subprocess.Popen(
             command, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env, cwd=self.work
         )
-        _wait_for_log(log, "Spark Connect server started", self.process, timeout_s)
-        return self.server
+        return log
 
     def kill(self) -> float:
         """SIGKILL the server (the JVM and its Python workers), wait until it is dead, and return the time of
@@ -128,9 +153,29 @@ def running_connect_server(
         server.stop()
 
 
+def shared_server() -> ConnectServer | None:
+    """The run's shared server (see :data:`SHARED_URL_ENV`) once it serves, or None outside the JVM lane."""
+    url = os.environ.get(SHARED_URL_ENV)
+    if not url:
+        return None
+    host, _, port = url.removeprefix("sc://").partition(":")
+    log = Path(os.environ[SHARED_LOG_ENV])
+    deadline = time.monotonic() + 180
+    while READY_LINE not in (log.read_text(errors="replace") if log.exists() else ""):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the run's shared Spark Connect server did not start; see {log}")
+        time.sleep(0.25)
+    return ConnectServer(host, int(port))
+
+
 @pytest.fixture(scope="session")
 def spark_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConnectServer]:
-    """The test run's server, started on first use and stopped when the run ends."""
+    """The test run's server: the JVM lane's shared one, or one of this process's own, started on first use
+    and stopped when the run ends."""
+    shared = shared_server()
+    if shared is not None:
+        yield shared
+        return
     with running_connect_server(tmp_path_factory.mktemp("spark-connect")) as server:
         yield server
 
