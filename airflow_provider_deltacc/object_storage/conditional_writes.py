@@ -6,8 +6,9 @@ gateways: the second create silently overwrites) or refuse it (HTTP 501). The pr
 with the header, under the table's own prefix (``<table>/_deltacc_probe/<uuid>``, a hidden folder Delta and
 VACUUM leave alone) and deletes it: the first create must succeed and the second fail with 412 Precondition
 Failed. The answer is kept per endpoint for the life of the process; a store that fails is logged once, with
-the endpoint and why, and its writers keep the serializing guard. A store that cannot be reached is not
-cached (the next write asks again) and counts as not proven.
+the endpoint and why, and its writers keep the serializing guard. A throttling answer (``503 SlowDown``) is
+not an answer: the request is made again, a few times, before the store counts as not proven. A store that
+cannot be reached, or still throttles, is not cached (the next write asks again) and counts as not proven.
 
 It runs in the Airflow worker, before the write guard is chosen: the worker already reads the table's log
 with delta-rs through the task's ``aws`` connection, so it has the endpoint and the keys, and three small
@@ -20,6 +21,7 @@ import http.client
 import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -162,7 +164,32 @@ def forget_answers() -> None:
         _answers.clear()
 
 
+#: A busy store answers ``503 SlowDown`` (or ``503 ServiceUnavailable``) without doing the request; the probe
+#: asks again this many times in all, after these waits, before it counts the store as not proven.
+_THROTTLED = 503
+_THROTTLE_WAITS_S = (0.2, 0.5, 1.0)
+
+
 def _request(
+    target: _Target, method: str, key: str, body: bytes, extra: dict[str, str], timeout_s: float
+) -> tuple[int, str]:
+    """One request, asked again after a throttling answer (S3 did nothing then, so a create is safe to
+    repeat)."""
+    for wait_s in _THROTTLE_WAITS_S:
+        status, text = _request_once(target, method, key, body, extra, timeout_s)
+        if status != _THROTTLED:
+            return status, text
+        log.debug(
+            "the S3 endpoint %s throttled the probe's %s (%s); asking again",
+            target.endpoint,
+            method,
+            _code(text),
+        )
+        time.sleep(wait_s)
+    return _request_once(target, method, key, body, extra, timeout_s)
+
+
+def _request_once(
     target: _Target, method: str, key: str, body: bytes, extra: dict[str, str], timeout_s: float
 ) -> tuple[int, str]:
     url = f"{target.endpoint}/{target.bucket}/{key}"

@@ -11,19 +11,37 @@ It forwards every request unchanged, except around the upload of one commit file
 
 :class:`NoConditionalWrites` acts on every upload: a store without conditional writes, which either drops the
 ``If-None-Match`` header (an old MinIO, a gateway: the create overwrites) or refuses it with 501.
+
+:class:`Throttling` acts on every request: a busy store that answers ``503 SlowDown`` to a share of them
+(listings of ``_delta_log``, commit uploads, other requests, each kind counted on its own) without passing
+them on, and answers listings slowly.
 """
 
 from __future__ import annotations
 
 import contextlib
 import http.client
+import re
 import threading
+import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
+from urllib.parse import parse_qs, urlsplit
 
 from tests.support.spark_standalone import _free_port
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An answer the proxy gives instead of passing a request on: S3's status and error code."""
+
+    status: int
+    code: str
+    message: str
 
 
 class ProxyRule(Protocol):
@@ -91,16 +109,69 @@ class NoConditionalWrites:
     def is_down(self) -> bool:
         return False
 
-    def answer(self, method: str, headers: Any) -> int | None:
-        """The status to answer instead of forwarding, or None to forward."""
+    def answer(self, method: str, path: str, headers: Any) -> Refusal | None:
+        """The answer instead of forwarding, or None to forward."""
         if method == "PUT" and headers.get("If-None-Match") is not None:
             self.conditional_uploads += 1
-            return 501 if self.refuse else None
+            return Refusal(501, "NotImplemented", "501") if self.refuse else None
         return None
 
     def forwarded(self, headers: dict[str, str]) -> dict[str, str]:
         """The headers the store gets: without ``If-None-Match``."""
         return {k: v for k, v in headers.items() if k.lower() != "if-none-match"}
+
+
+#: A commit file's key: ``<table>/_delta_log/<20-digit version>.json``.
+_COMMIT_KEY = re.compile(r"/_delta_log/\d{20}\.json$")
+
+
+def request_kind(method: str, path: str) -> str:
+    """``listing`` (a list of ``_delta_log``), ``commit`` (a commit file's upload) or ``other``."""
+    url = urlsplit(path)
+    query = parse_qs(url.query)
+    if method == "GET" and "list-type" in query and "_delta_log" in query.get("prefix", [""])[0]:
+        return "listing"
+    if method == "PUT" and _COMMIT_KEY.search(url.path):
+        return "commit"
+    return "other"
+
+
+class Throttling:
+    """A busy store: ``503 SlowDown`` for every ``every``-th request of each kind (the first one included),
+    not passed on, and every listing of ``_delta_log`` answered ``listing_delay_s`` late.
+
+    :param every: one request in this many of each kind is refused.
+    :param listing_delay_s: how late a listing's answer comes.
+    """
+
+    def __init__(self, every: int = 2, listing_delay_s: float = 1.0) -> None:
+        self.every = every
+        self.listing_delay_s = listing_delay_s
+        self.seen: Counter[str] = Counter()
+        self.refused: Counter[str] = Counter()
+        self.passed: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def hold(self, path: str, headers: Any) -> None:
+        return None
+
+    def record(self, path: str, status: int) -> None:
+        return None
+
+    def is_down(self) -> bool:
+        return False
+
+    def answer(self, method: str, path: str, headers: Any) -> Refusal | None:
+        kind = request_kind(method, path)
+        with self._lock:
+            refuse = self.seen[kind] % self.every == 0
+            self.seen[kind] += 1
+            (self.refused if refuse else self.passed)[kind] += 1
+        if refuse:
+            return Refusal(503, "SlowDown", "Please reduce your request rate.")
+        if kind == "listing":
+            time.sleep(self.listing_delay_s)
+        return None
 
 
 class OutageAfterCommit:
@@ -146,14 +217,14 @@ def s3_proxy(upstream_port: int, rule: ProxyRule) -> Iterator[str]:
             if self.command == "PUT":
                 rule.hold(self.path, self.headers)
             answer = getattr(rule, "answer", None)
-            status = answer(self.command, self.headers) if answer is not None else None
-            if status is not None:
-                error = f"<Error><Code>NotImplemented</Code><Message>{status}</Message></Error>".encode()
-                self.send_response_only(status)
+            refusal = answer(self.command, self.path, self.headers) if answer is not None else None
+            if refusal is not None:
+                error = f"<Error><Code>{refusal.code}</Code><Message>{refusal.message}</Message></Error>"
+                self.send_response_only(refusal.status)
                 self.send_header("Content-Type", "application/xml")
-                self.send_header("Content-Length", str(len(error)))
+                self.send_header("Content-Length", str(len(error.encode())))
                 self.end_headers()
-                self.wfile.write(error)
+                self.wfile.write(error.encode())
                 return
             upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
             headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}

@@ -1,5 +1,6 @@
 """The conditional-write probe against a real S3 API server: moto honours ``If-None-Match: *``; a store that
-drops the header, or refuses it with 501, does not. JVM-free: the probe is three HTTP requests."""
+drops the header, or refuses it with 501, does not; a store that throttles (``503 SlowDown``) is asked again,
+not judged. JVM-free: the probe is three HTTP requests."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import logging
 import pytest
 
 from airflow_provider_deltacc.object_storage.conditional_writes import PROBE_FOLDER, conditional_writes
-from tests.support.s3_proxy import NoConditionalWrites, s3_proxy
+from tests.support.s3_proxy import NoConditionalWrites, Throttling, s3_proxy
 from tests.support.s3_server import S3Server
 
 pytestmark = pytest.mark.integration
@@ -52,3 +53,14 @@ def test_a_store_without_conditional_writes_fails_the_probe_with_one_warning(
     warnings = [r.getMessage() for r in caplog.records if "conditional writes" in r.getMessage()]
     assert len(warnings) == 1 and endpoint in warnings[0] and because in warnings[0], warnings
     assert rule.conditional_uploads == (1 if refuse else 2)
+
+
+def test_a_throttling_store_is_asked_again_and_proven(s3_server: S3Server) -> None:
+    bucket = s3_server.new_bucket("busyprobe")
+    busy = Throttling(every=2, listing_delay_s=0.0)  # the first of every two requests: 503 SlowDown
+    with s3_proxy(s3_server.port, busy) as endpoint:
+        answer = conditional_writes(f"s3a://{bucket}/t", _options(s3_server, endpoint))
+    assert answer.supported and "412" in answer.reason, answer
+    assert busy.refused["other"] == 3  # each of the probe's three requests once (two creates, one delete)
+    left = s3_server.client().list_objects_v2(Bucket=bucket, Prefix=f"t/{PROBE_FOLDER}/").get("Contents", [])
+    assert left == []
