@@ -224,7 +224,8 @@ def s3_proxy(upstream_port: int, rule: ProxyRule) -> Iterator[str]:
                 self.send_header("Content-Type", "application/xml")
                 self.send_header("Content-Length", str(len(error.encode())))
                 self.end_headers()
-                self.wfile.write(error.encode())
+                if self.command != "HEAD":  # an answer to HEAD has no body
+                    self.wfile.write(error.encode())
                 return
             upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
             headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}

@@ -1,6 +1,7 @@
 """Bad input and faults on S3, each decided the way Airflow should act on it, with nothing written:
 a bucket that does not exist and refused credentials are bad input (no retry), naming ``table`` or
-``aws_conn_id``; an S3 endpoint that does not answer is infrastructure (Airflow retries the task)."""
+``aws_conn_id``; an S3 endpoint that does not answer is infrastructure (Airflow retries the task). A busy
+store (``503 SlowDown`` on a share of the requests, slow listings) loses and duplicates nothing."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import pytest
 from deltalake import DeltaTable
 
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
-from airflow_provider_deltacc.operators import DeltaAppendOperator
-from tests.support.s3_proxy import OutageAfterCommit, s3_proxy
+from airflow_provider_deltacc.operators import DeltaAppendOperator, DeltaMergeOperator
+from airflow_provider_deltacc.operators.write_base import DeltaWriteOperator
+from tests.support.s3_proxy import OutageAfterCommit, Throttling, s3_proxy
 from tests.support.s3_server import SECRET_KEY, S3Server
 from tests.support.spark_standalone import _free_port
 from tests.unit.airflow_face.conftest import make_context
@@ -131,6 +133,73 @@ def test_the_store_going_down_after_the_commit_landed_is_retried_without_a_dupli
     assert sorted(r["id"] for r in delta.to_pyarrow_table().to_pylist()) == [1, 1]  # create's row + the write
     txns = [t for c in s3_server.log_commits(table) for t in c["txn"]]
     assert len(txns) == 2 and len({(t["appId"], t["version"]) for t in txns}) == 2
+
+
+def _run_as_airflow_would(op: DeltaWriteOperator, tries: int = 3) -> tuple[dict[str, Any], list[str]]:
+    """Run the task's tries until one succeeds, as Airflow's retries would after an infrastructure failure;
+    returns the last report and each failed try's error."""
+    failed: list[str] = []
+    for try_number in range(1, tries + 1):
+        try:
+            return op.execute(make_context(task_id=op.task_id, try_number=try_number)), failed
+        except DeltaCCInfrastructureError as exc:
+            failed.append(str(exc))
+    raise AssertionError(f"{op.task_id}: every try failed: {failed}")
+
+
+def test_a_throttling_store_with_slow_listings_loses_and_duplicates_nothing(
+    spark: SparkSession, s3_server: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One request in four of each kind answered ``503 SlowDown`` (listings of ``_delta_log``, commit uploads,
+    reads of the log and data; the first of each kind included) and every listing answered late: each write
+    commits once, on its first try or, failed as infrastructure, on a retry that finds nothing to write
+    twice. (Delta lists ``_delta_log`` about 45 times per write here, so the listings' delay is short.)"""
+    bucket = s3_server.new_bucket("busy")
+    table = f"s3a://{bucket}/orders"
+    busy = Throttling(every=4, listing_delay_s=0.25)
+    with s3_proxy(s3_server.port, busy) as endpoint:
+        proxied = json.loads(s3_server.connection_uri())
+        proxied["extra"]["endpoint_url"] = endpoint
+        monkeypatch.setenv("AIRFLOW_CONN_DELTACC_S3_BUSY", json.dumps(proxied))
+        runs = {
+            "create": _run_as_airflow_would(_append(table, "deltacc_s3_busy", tmp_path)),
+            "append": _run_as_airflow_would(
+                DeltaAppendOperator(
+                    task_id="append",
+                    table=table,
+                    source={"kind": "rows", "rows": [[2, "a"]], "schema": "id INT, p STRING"},
+                    execution_mode="in_process",
+                    aws_conn_id="deltacc_s3_busy",
+                    lease_store_url=f"sqlite:///{tmp_path / 'leases.db'}",
+                )
+            ),
+            "merge": _run_as_airflow_would(
+                DeltaMergeOperator(
+                    task_id="merge",
+                    table=table,
+                    source={"kind": "rows", "rows": [[1, "b"], [3, "a"]], "schema": "id INT, p STRING"},
+                    keys=["id"],
+                    partition_pin=None,
+                    execution_mode="in_process",
+                    aws_conn_id="deltacc_s3_busy",
+                    lease_store_url=f"sqlite:///{tmp_path / 'leases.db'}",
+                )
+            ),
+        }
+    # The store was busy where it hurts: listings of the log and commit uploads were refused.
+    assert busy.refused["listing"] >= 1 and busy.refused["commit"] >= 1, busy.refused
+    for task, (report, failed) in runs.items():
+        assert report["status"] in {"committed", "skipped_duplicate"}, (task, report, failed)
+    delta = DeltaTable(table.replace("s3a://", "s3://"), storage_options=s3_server.storage_options())
+    assert sorted((r["id"], r["p"]) for r in delta.to_pyarrow_table().to_pylist()) == [
+        (1, "b"),
+        (2, "a"),
+        (3, "a"),
+    ]
+    commits = s3_server.log_commits(table)
+    assert len(commits) == 3, [c["commitInfo"] for c in commits]  # create, append, merge: once each
+    txns = [(t["appId"], t["version"]) for c in commits for t in c["txn"]]
+    assert len(txns) == 3 and len(set(txns)) == 3, txns
 
 
 def test_a_missing_aws_connection_is_bad_input_and_nothing_is_written(
