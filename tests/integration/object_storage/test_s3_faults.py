@@ -153,7 +153,7 @@ def test_a_throttling_store_with_slow_listings_loses_and_duplicates_nothing(
     """One request in four of each kind answered ``503 SlowDown`` (listings of ``_delta_log``, commit uploads,
     reads of the log and data; the first of each kind included) and every listing answered late: each write
     commits once, on its first try or, failed as infrastructure, on a retry that finds nothing to write
-    twice. (Delta lists ``_delta_log`` about 45 times per write here, so the listings' delay is short.)"""
+    twice. (Delta lists ``_delta_log`` about 24 times per write here, so the listings' delay is short.)"""
     bucket = s3_server.new_bucket("busy")
     table = f"s3a://{bucket}/orders"
     busy = Throttling(every=4, listing_delay_s=0.25)
