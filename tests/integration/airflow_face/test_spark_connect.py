@@ -696,3 +696,96 @@ def test_a_session_the_jobs_own_code_stopped_on_a_live_server_is_not_called_a_lo
     assert not isinstance(raised.value, DeltaCCInfrastructureError), raised.value
     assert "NO_ACTIVE_SESSION" in str(raised.value), raised.value
     assert killable_connect_server.starts == starts and killable_connect_server.process is not None
+
+
+def test_a_connect_server_killed_while_writers_wait_in_their_turns_leaves_each_writer_committed_once(
+    killable_connect_server: ConnectServerProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three unpinned MERGEs of one table as ``spark_connect`` tasks sharing a lease store: the first holds
+    its turn and is held at a gate on the server; the other two have their write leases and wait in their
+    turns behind it (they would surely conflict with it). The server is SIGKILLed there and started again. The
+    first writer's try fails as infrastructure and its turn ends with it; the two that waited go on in turn
+    (a try that loses its session to the restart fails as infrastructure and is retried, as Airflow would);
+    every writer commits exactly once and no lease is left behind."""
+    import airflow_provider_deltacc.spark_job.main as job_main
+    from airflow_provider_deltacc.contract.table_identity import table_key
+    from airflow_provider_deltacc.leases import SqliteLeaseStore
+    from airflow_provider_deltacc.operators import DeltaMergeOperator
+    from tests.support.delta_log import log_commits
+    from tests.unit.airflow_face.conftest import make_context
+
+    monkeypatch.setenv(f"AIRFLOW_CONN_{KILLED_CONN_ID.upper()}", killable_connect_server.server.conn_uri)
+    table = str(tmp_path / "balances")
+    _seed(table)
+    store_path = tmp_path / "leases.db"
+    gate = Gate(tmp_path, timeout_s=180)
+    run_job, calls, lock = job_main.run_job, [], threading.Lock()
+
+    def first_call_held(spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None) -> Any:
+        with lock:
+            calls.append(spec)
+            first = len(calls) == 1
+        hold = (lambda frame, attempt: gate.hold(frame, "id") if attempt == 1 else frame) if first else None
+        return run_job(spec, spark, source_hook=hold, turns=turns)
+
+    monkeypatch.setattr(job_main, "run_job", first_call_held)
+    reports: dict[int, dict[str, Any]] = {}
+    failed: dict[int, list[str]] = {index: [] for index in range(3)}
+    errors: dict[int, BaseException] = {}
+
+    def writer(index: int) -> None:
+        task_id = f"merge_{index}"
+        try:
+            for try_number in (1, 2, 3):  # Airflow's tries: retries=2
+                op = DeltaMergeOperator(
+                    task_id=task_id,
+                    table=table,
+                    source=_rows([[index + 1, "2026-11-20", f"w{index}"]]),
+                    keys=["id"],
+                    partition_pin=None,
+                    execution_mode="spark_connect",
+                    conn_id=KILLED_CONN_ID,
+                    lease_store_url=f"sqlite:///{store_path}",
+                )
+                try:
+                    reports[index] = op.execute(
+                        make_context(task_id=task_id, try_number=try_number, max_tries=3)
+                    )
+                    return
+                except DeltaCCInfrastructureError as exc:
+                    failed[index].append(str(exc))
+        except BaseException as exc:  # reported by the assertions below
+            errors[index] = exc
+
+    threads = [threading.Thread(target=writer, args=(index,), name=f"writer-{index}") for index in range(3)]
+    threads[0].start()
+    gate.wait_entered()
+    for thread in threads[1:]:
+        thread.start()
+    key = table_key(table)
+    with SqliteLeaseStore(store_path) as store:
+        deadline = time.monotonic() + 120
+        while len(store.active(key)) < 3:  # the two later writers hold their leases and wait for their turns
+            assert time.monotonic() < deadline, f"the later writers never queued: {store.active(key)}"
+            time.sleep(0.1)
+        queued = [lease.holder for lease in store.active(key)]
+        killable_connect_server.kill()
+        gate.release()  # the held job goes on against a dead server
+        killable_connect_server.start()  # as a supervisor would
+        for thread in threads:
+            thread.join(timeout=300)
+        left = store.active(key)
+    assert not any(thread.is_alive() for thread in threads), "a writer never finished"
+    assert not errors, errors
+    assert len(queued) == 3, queued
+    # The held writer's try died with the server, as infrastructure naming the connection.
+    assert failed[0] and all(f"conn_id='{KILLED_CONN_ID}'" in message for message in failed[0]), failed
+    assert {index: report["status"] for index, report in reports.items()} == dict.fromkeys(
+        range(3), "committed"
+    )
+    assert left == [], left
+    merges = [c for c in log_commits(table) if c["commitInfo"].get("operation") == "MERGE"]
+    identities = [(t["appId"], t["version"]) for c in merges for t in c["txn"]]
+    assert len(merges) == 3 and len(set(identities)) == 3, merges
+    assert _contents(table) == [(1, "2026-11-20", "w0"), (2, "2026-11-20", "w1"), (3, "2026-11-20", "w2")]
+    print(f"tries that failed as infrastructure, by writer: { {i: len(f) for i, f in failed.items()} }")
