@@ -9,7 +9,7 @@ each "host" a loopback address of its own (see :mod:`tests.support.hosts`).
 Tasks are thin clients of the Connect server (or spark-submit their own local driver on their host), and every
 task takes its leases in the one PostgreSQL lease store.
 
-Twelve writers (six mapped appends, six mapped MERGEs pinned to one partition each, two per partition) and
+Nine writers (three mapped appends, six mapped MERGEs pinned to one partition each, two per partition) and
 four PySpark-decorated writers write at the same time, and a maintenance DAG (OPTIMIZE, then VACUUM, both
 deferring at the gate) fires while they run. One MERGE holds its write on the cluster on its first try; the
 test then takes that task's host down at once (SIGKILL of its worker, task processes and drivers). Checked

@@ -33,7 +33,7 @@ BALANCE_SCHEMA = "account STRING, balance BIGINT"
 SCHEMA = "id BIGINT, part STRING, writer STRING, status STRING"
 PARTS = ("p0", "p1", "p2")
 #: Mapped appends: each adds one row to every partition. Blind appends never conflict with each other.
-APPENDS = 6
+APPENDS = 3
 #: Mapped MERGEs, two per partition and pinned to it (``part`` is a key): each updates half of its
 #: partition's seed rows and inserts new ones. Appends into its partition, and the other MERGE of its
 #: partition, that commit while it runs make it retry.
