@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tests.support.spark_standalone import _free_port
@@ -44,8 +44,9 @@ class Refusal:
     message: str
 
 
-class ProxyRule(Protocol):
-    """What the proxy asks around every upload."""
+class ProxyRule:
+    """What the proxy asks around every request; each hook passes the request on unchanged unless a rule
+    says otherwise."""
 
     def hold(self, path: str, headers: Any) -> None:
         """Called before an upload is forwarded."""
@@ -55,9 +56,18 @@ class ProxyRule(Protocol):
 
     def is_down(self) -> bool:
         """Whether the store is down now (the request gets no answer)."""
+        return False
+
+    def answer(self, method: str, path: str, headers: Any) -> Refusal | None:
+        """The answer instead of forwarding the request, or None to forward it."""
+        return None
+
+    def forwarded(self, headers: dict[str, str]) -> dict[str, str]:
+        """The headers the store gets."""
+        return headers
 
 
-class CommitBarrier:
+class CommitBarrier(ProxyRule):
     """Which upload to hold, and what became of the uploads.
 
     :param commit_key: the object key suffix to hold, e.g. ``"orders/_delta_log/00000000000000000001.json"``.
@@ -85,11 +95,8 @@ class CommitBarrier:
             with self._lock:
                 self.statuses.append(status)
 
-    def is_down(self) -> bool:
-        return False
 
-
-class NoConditionalWrites:
+class NoConditionalWrites(ProxyRule):
     """A store that does not do conditional writes.
 
     :param refuse: answer 501 NotImplemented to an upload with ``If-None-Match`` (else drop the header and
@@ -99,15 +106,6 @@ class NoConditionalWrites:
     def __init__(self, refuse: bool = False) -> None:
         self.refuse = refuse
         self.conditional_uploads = 0
-
-    def hold(self, path: str, headers: Any) -> None:
-        return None
-
-    def record(self, path: str, status: int) -> None:
-        return None
-
-    def is_down(self) -> bool:
-        return False
 
     def answer(self, method: str, path: str, headers: Any) -> Refusal | None:
         """The answer instead of forwarding, or None to forward."""
@@ -136,7 +134,7 @@ def request_kind(method: str, path: str) -> str:
     return "other"
 
 
-class Throttling:
+class Throttling(ProxyRule):
     """A busy store: ``503 SlowDown`` for every ``every``-th request of each kind (the first one included),
     not passed on, and every listing of ``_delta_log`` answered ``listing_delay_s`` late.
 
@@ -149,24 +147,15 @@ class Throttling:
         self.listing_delay_s = listing_delay_s
         self.seen: Counter[str] = Counter()
         self.refused: Counter[str] = Counter()
-        self.passed: Counter[str] = Counter()
         self._lock = threading.Lock()
-
-    def hold(self, path: str, headers: Any) -> None:
-        return None
-
-    def record(self, path: str, status: int) -> None:
-        return None
-
-    def is_down(self) -> bool:
-        return False
 
     def answer(self, method: str, path: str, headers: Any) -> Refusal | None:
         kind = request_kind(method, path)
         with self._lock:
             refuse = self.seen[kind] % self.every == 0
             self.seen[kind] += 1
-            (self.refused if refuse else self.passed)[kind] += 1
+            if refuse:
+                self.refused[kind] += 1
         if refuse:
             return Refusal(503, "SlowDown", "Please reduce your request rate.")
         if kind == "listing":
@@ -174,7 +163,7 @@ class Throttling:
         return None
 
 
-class OutageAfterCommit:
+class OutageAfterCommit(ProxyRule):
     """The store goes down right after the commit file lands, before its answer reaches the writer.
 
     :param commit_key: the object key suffix of the commit file.
@@ -184,9 +173,6 @@ class OutageAfterCommit:
         self.commit_key = commit_key
         self.down = threading.Event()
         self.landed: list[int] = []
-
-    def hold(self, path: str, headers: Any) -> None:
-        return None
 
     def record(self, path: str, status: int) -> None:
         if path.split("?", 1)[0].endswith(self.commit_key) and not self.down.is_set():
@@ -216,8 +202,7 @@ def s3_proxy(upstream_port: int, rule: ProxyRule) -> Iterator[str]:
                 return
             if self.command == "PUT":
                 rule.hold(self.path, self.headers)
-            answer = getattr(rule, "answer", None)
-            refusal = answer(self.command, self.path, self.headers) if answer is not None else None
+            refusal = rule.answer(self.command, self.path, self.headers)
             if refusal is not None:
                 error = f"<Error><Code>{refusal.code}</Code><Message>{refusal.message}</Message></Error>"
                 self.send_response_only(refusal.status)
@@ -229,8 +214,7 @@ def s3_proxy(upstream_port: int, rule: ProxyRule) -> Iterator[str]:
                 return
             upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
             headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
-            forwarded = getattr(rule, "forwarded", None)
-            headers = forwarded(headers) if forwarded is not None else headers
+            headers = rule.forwarded(headers)
             upstream.request(self.command, self.path, body=body, headers=headers)
             response = upstream.getresponse()
             data = response.read()
