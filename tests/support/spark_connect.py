@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import psutil
 import pytest
 
+from airflow_provider_deltacc.spark_jars.delta_conf import CORE_SIZED_SETTINGS
 from tests.support.processes import stop_processes
 from tests.support.spark_standalone import _free_port, _wait_for_log
 
@@ -33,13 +34,7 @@ SHARED_LOG_ENV = "DELTACC_TEST_CONNECT_LOG"
 #: The shared server's settings: task slots for two workers' tests at once (each may hold a job at a gate
 #: while its rival runs), partition counts as for two cores, and the heap for both workers' tables.
 SHARED_MASTER = "local[4]"
-SHARED_CONF = {
-    "spark.driver.memory": "2g",
-    "spark.sql.shuffle.partitions": "2",
-    "spark.default.parallelism": "2",
-    "spark.databricks.delta.snapshotPartitions": "2",
-    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "2",
-}
+SHARED_CONF = {"spark.driver.memory": "2g", **dict.fromkeys(CORE_SIZED_SETTINGS, "2")}
 
 
 @dataclass(frozen=True)
@@ -159,12 +154,7 @@ def shared_server() -> ConnectServer | None:
     if not url:
         return None
     host, _, port = url.removeprefix("sc://").partition(":")
-    log = Path(os.environ[SHARED_LOG_ENV])
-    deadline = time.monotonic() + 180
-    while READY_LINE not in (log.read_text(errors="replace") if log.exists() else ""):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the run's shared Spark Connect server did not start; see {log}")
-        time.sleep(0.25)
+    _wait_for_log(Path(os.environ[SHARED_LOG_ENV]), READY_LINE, None, 180)  # run_suite.py started it
     return ConnectServer(host, int(port))
 
 

@@ -26,12 +26,13 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_for_log(log: Path, needle: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+def _wait_for_log(log: Path, needle: str, process: subprocess.Popen[bytes] | None, timeout_s: float) -> None:
+    """Wait until ``needle`` is in ``log``; fail early when ``process`` (if this process started it) exits."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if needle in log.read_text(errors="replace"):
             return
-        if process.poll() is not None:
+        if process is not None and process.poll() is not None:
             raise RuntimeError(f"{log.name} exited early:\n{log.read_text(errors='replace')[-3000:]}")
         time.sleep(0.25)
     raise TimeoutError(f"{needle!r} not seen in {log} within {timeout_s} s")
