@@ -1,5 +1,6 @@
-"""An S3 API server on 127.0.0.1 for the test session: moto's server mode (``moto_server``), started once,
-stopped at the end; it can be halted and started again on the same port (the endpoint stays valid).
+"""An S3 API server on 127.0.0.1 for the test session: moto's server mode, with its conditional writes made
+atomic (:mod:`tests.support.atomic_moto`), started once, stopped at the end; it can be halted and started
+again on the same port (the endpoint stays valid).
 
 It keeps its buckets in memory, so a restart empties it. Credentials are not checked (moto accepts any key
 pair), so tests of the credential plumbing check where the keys went, not whether S3 refused them.
@@ -28,6 +29,7 @@ from tests.support.spark_standalone import _free_port
 ACCESS_KEY = "deltacc-test-key"
 SECRET_KEY = "deltacc-test-secret-5f2b9c"
 REGION = "us-east-1"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -43,12 +45,16 @@ class S3Server:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def command(self) -> list[str]:
+        """The server's command line."""
+        return [sys.executable, "-m", "tests.support.atomic_moto", "127.0.0.1", str(self.port)]
+
     def start(self, timeout_s: float = 60.0) -> None:
         """Start the server and wait until it answers."""
-        moto = Path(sys.executable).with_name("moto_server")
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [str(moto), "-H", "127.0.0.1", "-p", str(self.port)],
+                self.command(),
+                cwd=ROOT,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env={**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "true", **self.env},
@@ -57,14 +63,14 @@ class S3Server:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(
-                    f"moto_server exited early:\n{self.log.read_text(errors='replace')[-3000:]}"
+                    f"the S3 server exited early:\n{self.log.read_text(errors='replace')[-3000:]}"
                 )
             try:
                 urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=2).close()
                 return
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 time.sleep(0.2)
-        raise TimeoutError(f"moto_server on {self.endpoint} did not answer within {timeout_s} s")
+        raise TimeoutError(f"the S3 server on {self.endpoint} did not answer within {timeout_s} s")
 
     def halt(self) -> None:
         """Stop the server (its buckets are gone)."""
