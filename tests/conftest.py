@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.jvm_options import spark_submit_opts
+from tests.support.jvm_options import ONE_PARTITION, spark_submit_opts
 
 pytest_plugins = [
     "tests.support.postgres",
@@ -82,7 +82,9 @@ def local_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSessi
     from airflow_provider_deltacc.engine.session import local_delta_session
 
     warehouse = tmp_path_factory.mktemp("warehouse")
-    session = local_delta_session(app_name="deltacc-tests", warehouse_dir=str(warehouse))
+    session = local_delta_session(
+        app_name="deltacc-tests", warehouse_dir=str(warehouse), extra_conf=ONE_PARTITION
+    )
     yield session
     session.stop()
 

@@ -16,6 +16,13 @@ whole box, same tests): HotSpot's tiered compilers 109 core-s; C1 alone 69; C1 a
   CPU. A JVM whose class path does not match the archive (a YARN container, a test's own ``SPARK_CONF_DIR``)
   runs without it, silently.
 
+- **One partition in the long-lived sessions** (:data:`ONE_PARTITION`: each JVM-lane worker's local session,
+  the shared Spark Connect server): their jobs read and write a handful of rows, so a stage of one task
+  does the work of two at less cost; ``local[2]`` stays, so a transaction held at a gate leaves a task slot
+  for its rival. Measured on the conflict matrix's same-partition pairs on one session, run twice each way:
+  84-87 core-s with two partitions, 73-79 with one. The drivers and servers a task starts keep the
+  provider's own settings for their master.
+
 ``SPARK_SUBMIT_OPTS`` and not a ``spark-defaults.conf``: spark-submit puts ``SPARK_CONF_DIR`` on the class
 path, and the JVM maps no class archive whose class path holds a directory that is not empty. The Spark
 settings travel as ``spark.*`` system properties, which a driver's SparkConf reads as its defaults: a test's
@@ -26,11 +33,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from airflow_provider_deltacc.spark_jars.delta_conf import CORE_SIZED_SETTINGS
+
 ROOT = Path(__file__).resolve().parents[2]
 #: The run's class archive of Spark's and Delta's classes, made by ``python -m tests.support.class_archive``.
 CLASS_ARCHIVE = ROOT / ".cache" / "class-archive" / "spark.jsa"
 
 JVM = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+#: The partition settings of the tests' long-lived sessions (see the module's notes).
+ONE_PARTITION = dict.fromkeys(CORE_SIZED_SETTINGS, "1")
 SPARK_DEFAULTS = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
 

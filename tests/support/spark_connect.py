@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import psutil
 import pytest
 
-from airflow_provider_deltacc.spark_jars.delta_conf import CORE_SIZED_SETTINGS
+from tests.support.jvm_options import ONE_PARTITION
 from tests.support.processes import stop_processes
 from tests.support.spark_standalone import _free_port, _wait_for_log
 
@@ -32,9 +32,10 @@ READY_LINE = "Spark Connect server started"
 SHARED_URL_ENV = "DELTACC_TEST_CONNECT_URL"
 SHARED_LOG_ENV = "DELTACC_TEST_CONNECT_LOG"
 #: The shared server's settings: task slots for two workers' tests at once (each may hold a job at a gate
-#: while its rival runs), partition counts as for two cores, and the heap for both workers' tables.
+#: while its rival runs), one partition as in every long-lived test session (tests/support/jvm_options.py),
+#: and the heap for both workers' tables.
 SHARED_MASTER = "local[4]"
-SHARED_CONF = {"spark.driver.memory": "2g", **dict.fromkeys(CORE_SIZED_SETTINGS, "2")}
+SHARED_CONF = {"spark.driver.memory": "2g", **ONE_PARTITION}
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,7 @@ def spark_connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[C
     if shared is not None:
         yield shared
         return
-    with running_connect_server(tmp_path_factory.mktemp("spark-connect")) as server:
+    with running_connect_server(tmp_path_factory.mktemp("spark-connect"), conf=ONE_PARTITION) as server:
         yield server
 
 
