@@ -44,6 +44,9 @@ pytestmark = pytest.mark.integration
 SCHEMA = "id INT, date DATE, v STRING"
 D_A, D_B, D_C, D_D = "2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23"
 KEYS = range(10)
+#: The write window: the writers loop through it, a Spark write a pass, so its length is the scenario's CPU;
+#: each writer runs more than once in it on a loaded 2-core box, and maintenance asks 2 s into it.
+WINDOW_S = 8.0
 #: Delta commit timestamps are milliseconds; lease times are microseconds.
 SLACK = timedelta(milliseconds=5)
 
@@ -290,7 +293,7 @@ def run_scenario(
 @pytest.mark.timeout(300)
 def test_scenario_sqlite(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run_scenario(
-        spark, tmp_path, f"sqlite:///{tmp_path / 'leases.db'}", window_s=15.0, monkeypatch=monkeypatch
+        spark, tmp_path, f"sqlite:///{tmp_path / 'leases.db'}", window_s=WINDOW_S, monkeypatch=monkeypatch
     )
 
 
@@ -298,4 +301,4 @@ def test_scenario_sqlite(spark: SparkSession, tmp_path: Path, monkeypatch: pytes
 def test_scenario_postgres(
     spark: SparkSession, tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run_scenario(spark, tmp_path, postgres_url, window_s=8.0, monkeypatch=monkeypatch)
+    run_scenario(spark, tmp_path, postgres_url, window_s=WINDOW_S, monkeypatch=monkeypatch)
