@@ -1,6 +1,11 @@
-"""The provider's metrics reach a real StatsD listener through Airflow's own ``Stats``: a ``dag.test()`` run
-with a real Delta conflict (a rival writer, see ``rival.py``), then an OPTIMIZE through the gate, sends what
-docs/metrics.md lists, tagged names and per-table names, to a UDP socket the test listens on."""
+"""The provider's metrics reach real backends through Airflow's own ``Stats``: a ``dag.test()`` run with a
+real Delta conflict (a rival writer, see ``rival.py``), then an OPTIMIZE through the gate, sends what
+docs/metrics.md lists
+
+- over StatsD, tagged names and per-table names, to a UDP socket the test listens on;
+- over OpenTelemetry (``[metrics] otel_on``), the tagged names with their tags as attributes, to an OTLP/HTTP
+  endpoint the test starts (:mod:`tests.support.otlp`), each counter, histogram and gauge with its exact
+  value."""
 
 from __future__ import annotations
 
@@ -13,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from airflow_provider_deltacc.contract.table_identity import table_key
 from airflow_provider_deltacc.observability.metrics import table_metric_name
 from airflow_provider_deltacc.operators import DeltaMergeOperator, DeltaOptimizeOperator
 from tests.integration.airflow_face.rival import Rival
 from tests.support.airflow_runs import serialize_dag
+from tests.support.otlp import OtlpListener, otlp_listener
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -68,9 +75,38 @@ def _received(listener: socket.socket, until: set[str], timeout_s: float = 30.0)
     return seen
 
 
-def test_a_run_with_a_conflict_sends_its_metrics_to_statsd(
-    airflow_db: Path, spark: SparkSession, rival: Rival, tmp_path: Path, statsd_listener: socket.socket
-) -> None:
+@pytest.fixture
+def otlp_stats(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpListener]:
+    """An OTLP/HTTP endpoint on 127.0.0.1, and Airflow's Stats sending OpenTelemetry to it (as a task process
+    sets it up from ``[metrics]``); the meter provider is shut down and Stats set back to sending nothing
+    afterwards."""
+    from airflow.sdk.observability import stats
+    from airflow.sdk.observability.metrics import stats_utils
+    from opentelemetry import metrics
+
+    with otlp_listener() as listener:
+        for key, value in {
+            "OTEL_ON": "True",
+            "STATSD_ON": "False",
+            "OTEL_HOST": "127.0.0.1",
+            "OTEL_PORT": str(listener.port),
+            "OTEL_PREFIX": "airflow",
+        }.items():
+            monkeypatch.setenv(f"AIRFLOW__METRICS__{key}", value)
+        stats.initialize(factory=stats_utils.get_stats_factory(), export_legacy_names=False)
+        try:
+            yield listener
+        finally:
+            provider = metrics.get_meter_provider()
+            if hasattr(provider, "shutdown"):
+                provider.shutdown()
+            monkeypatch.setenv("AIRFLOW__METRICS__OTEL_ON", "False")
+            stats.initialize(factory=stats_utils.get_stats_factory(), export_legacy_names=False)
+
+
+def _run_with_a_conflict(spark: SparkSession, rival: Rival, tmp_path: Path) -> str:
+    """Run the DAG: a MERGE that loses one conflict to a rival's append and commits on its next attempt, then
+    an OPTIMIZE through the gate (the table spelled with a trailing slash); return the table."""
     from airflow.sdk import DAG
 
     orders = str(tmp_path / "orders")
@@ -100,6 +136,13 @@ def test_a_run_with_a_conflict_sends_its_metrics_to_statsd(
         "merge": "success",
         "optimize": "success",
     }
+    return orders
+
+
+def test_a_run_with_a_conflict_sends_its_metrics_to_statsd(
+    airflow_db: Path, spark: SparkSession, rival: Rival, tmp_path: Path, statsd_listener: socket.socket
+) -> None:
+    orders = _run_with_a_conflict(spark, rival, tmp_path)
 
     per_table = f"airflow.deltacc.table.{table_metric_name(orders)}"
     expected = {
@@ -132,3 +175,29 @@ def test_a_run_with_a_conflict_sends_its_metrics_to_statsd(
     assert not any(name.startswith("airflow.deltacc.duplicate") for name in seen)
     # The live leases on the table as each task took its lease and gave it back: one at a time.
     assert seen["airflow.deltacc.leases.live"] == ["1|g", "0|g", "1|g", "0|g"]
+
+
+def test_a_run_with_a_conflict_sends_its_metrics_to_an_otlp_collector(
+    airflow_db: Path, spark: SparkSession, rival: Rival, tmp_path: Path, otlp_stats: OtlpListener
+) -> None:
+    from airflow.sdk._shared.observability.metrics.otel_logger import flush_otel_metrics
+
+    orders = _run_with_a_conflict(spark, rival, tmp_path)
+    flush_otel_metrics()
+
+    points = otlp_stats.latest_points()
+    table = table_key(orders)
+    merge = {"table": table, "operation": "merge"}
+    optimize = {"table": table, "operation": "optimize"}
+    # Counters (cumulative): the MERGE and the OPTIMIZE each committed once; one conflict, one retry.
+    assert points.value("airflow.deltacc.commits") == {points.key(merge): 1, points.key(optimize): 1}
+    assert points.value("airflow.deltacc.conflicts") == {points.key({**merge, "kind": "append"}): 1}
+    assert points.value("airflow.deltacc.in_job_retries") == {points.key(merge): 1}
+    # Histograms: one lost attempt's wasted time, one gate decision; their count and a positive sum.
+    (wasted,) = points.value("airflow.deltacc.wasted").items()
+    assert wasted[0] == points.key(merge) and wasted[1][0] == 1 and wasted[1][1] > 0, wasted
+    (gate,) = points.value("airflow.deltacc.gate_wait").items()
+    assert gate[0] == points.key({**optimize, "outcome": "go"}) and gate[1][0] == 1, gate
+    # The gauge: the table's live leases, none once both tasks gave theirs back.
+    assert points.value("airflow.deltacc.leases.live") == {points.key({"table": table}): 0}
+    assert not any(name.startswith("airflow.deltacc.duplicate") for name in points.names())
