@@ -7,6 +7,7 @@ own, not started, that the test starts and stops (a master that is down, then co
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -14,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,6 +38,18 @@ def _wait_for_log(log: Path, needle: str, process: subprocess.Popen[bytes] | Non
             raise RuntimeError(f"{log.name} exited early:\n{log.read_text(errors='replace')[-3000:]}")
         time.sleep(0.25)
     raise TimeoutError(f"{needle!r} not seen in {log} within {timeout_s} s")
+
+
+def _process_name(process: Any) -> str:
+    """A JVM's main class (its last dotted word), else the program's name."""
+    import psutil
+
+    try:
+        command = process.cmdline()
+    except psutil.Error:
+        return "?"
+    classes = [arg.rsplit(".", 1)[-1] for arg in command if arg.startswith("org.apache.spark.")]
+    return classes[0] if classes else Path(command[0]).name if command else "?"
 
 
 def _worker_name(host: str) -> str:
@@ -68,6 +82,7 @@ class StandaloneCluster:
         self.cores, self.memory = cores, memory
         self._ui_ports = [_free_port() for _ in range(1 + len(worker_hosts))]
         self._processes: list[subprocess.Popen[bytes]] = []
+        self._workers: dict[str, subprocess.Popen[bytes]] = {}
         self._starts = 0
 
     @property
@@ -115,14 +130,36 @@ class StandaloneCluster:
             ]
             for worker, worker_log in workers:
                 _wait_for_log(worker_log, "Successfully registered with master", worker, 120)
+            self._workers = {
+                host: worker for host, (worker, _) in zip(self.worker_hosts, workers, strict=True)
+            }
         except BaseException:
             self.stop()
             raise
+
+    def kill_worker(self, host: str) -> list[str]:
+        """SIGKILL the worker on ``host`` and every process below it at once (its executors, mid-stage if they
+        run one, and their Python workers), as a machine that is lost; return each killed process's name, the
+        main class for a JVM (``Worker``, ``CoarseGrainedExecutorBackend``).
+
+        :param host: a worker's loopback address.
+        """
+        import psutil
+
+        worker = psutil.Process(self._workers.pop(host).pid)
+        processes = [worker, *worker.children(recursive=True)]
+        names = [_process_name(process) for process in processes]
+        for process in processes:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        psutil.wait_procs(processes, timeout=30)
+        return names
 
     def stop(self) -> None:
         """Stop the worker and the master (the master's port refuses connections afterwards)."""
         stop_processes(*reversed(self._processes))
         self._processes = []
+        self._workers = {}
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,14 @@ task takes its leases in the one PostgreSQL lease store.
 Nine writers (three mapped appends, six mapped MERGEs pinned to one partition each, two per partition) and
 four PySpark-decorated writers write at the same time, and a maintenance DAG (OPTIMIZE, then VACUUM, both
 deferring at the gate) fires while they run. One MERGE holds its write on the cluster on its first try; the
-test then takes that task's host down at once (SIGKILL of its worker, task processes and drivers). Checked
-afterwards with delta-rs, the Delta log, the tries' hosts and the lease store's records:
+test then takes that task's host down at once: SIGKILL of its Celery worker, task processes and drivers,
+and of its Spark worker with the Connect server's executor on it (which, at that instant, runs the held
+MERGE's task, other writers' tasks, or nothing: Spark runs what it lost again on the surviving executor,
+and the test prints which). Checked afterwards with delta-rs, the Delta log, the tries' hosts, the Connect
+server's log and the lease store's records:
+
+- the Connect server's driver lost the executor on the lost host (its log says so), and went on with the
+  other one;
 
 - every task instance ended in success, on both hosts; every task that lost its host was retried on the other;
   a task that never ran there succeeded on its first try, one that did needed one more try at most;
@@ -261,8 +267,26 @@ def _check_optimize_rewrote_no_merge_partition(
     return rewrote
 
 
+def _spark_retries(connect_log: Path, lost: str) -> tuple[list[str], list[str]]:
+    """From the Connect server's driver log: its lines on losing the executor on ``lost``, and its lines on
+    running lost work again (tasks lost with the executor, stages resubmitted)."""
+    lines = connect_log.read_text(errors="replace").splitlines()
+    lost_executor = [line for line in lines if "Lost executor" in line and lost in line]
+    again = [
+        line
+        for line in lines
+        if ("Lost task" in line and lost in line) or "Resubmitting" in line or "resubmit" in line.lower()
+    ]
+    return lost_executor, again
+
+
 def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_maintenance(
-    airflow_stack: AirflowStack, table: str, lease_store_url: str, hold_dir: Path
+    airflow_stack: AirflowStack,
+    spark_cluster: StandaloneCluster,
+    cluster_connect_dir: Path,
+    table: str,
+    lease_store_url: str,
+    hold_dir: Path,
 ) -> None:
     from deltalake import DeltaTable
 
@@ -284,6 +308,7 @@ def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_mainte
         lost = held.hostname
         assert held.state == "running" and lost in HOSTS, held
         killed = stack.kill_host(lost)
+        killed_spark = spark_cluster.kill_worker(lost)
         gate.release()  # the orphaned MERGE may still commit on the cluster: its retry must find it
         lost_at = datetime.now(UTC)
         stack.wait_for_run(workload.WRITERS_DAG, writers_run, timeout_s=600)
@@ -325,8 +350,15 @@ def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_mainte
         if any(host == lost and state != "success" for host, state in per_task):
             assert per_task[-1] == (survivor, "success"), (key, per_task)
     _check_first_tries(raw_tries, lost, survivor, lost_at)
+    # The host's Spark worker went with it, and the executor it ran for the Connect server: the driver lost
+    # that executor (so whatever ran there was lost too) and finished every job on the other one.
+    assert killed_spark[0] == "Worker" and "CoarseGrainedExecutorBackend" in killed_spark, killed_spark
+    lost_executor, spark_again = _spark_retries(cluster_connect_dir / "server-1.log", lost)
+    assert lost_executor, f"the Connect server's log does not say it lost the executor on {lost}"
     print(
-        f"\nkilled {len(killed)} processes of {lost} at {lost_at:%H:%M:%S}; tries: "
+        f"\nkilled {len(killed)} processes of {lost} at {lost_at:%H:%M:%S} and its Spark worker "
+        f"({', '.join(killed_spark)}); the Connect server: {lost_executor[0]}; Spark ran lost work again "
+        f"{len(spark_again)} time(s): {spark_again[:3]}; tries: "
         + "; ".join(f"{dag}/{label}: {per_task}" for (dag, label), per_task in sorted(tries.items()))
     )
 
