@@ -20,7 +20,6 @@ server's log and the lease store's records:
 
 - the Connect server's driver lost the executor on the lost host (its log says so), and went on with the
   other one;
-
 - every task instance ended in success, on both hosts; every task that lost its host was retried on the other;
   a task that never ran there succeeded on its first try, one that did needed one more try at most;
 - every write committed exactly once: the table's rows, and each writer's txn identity in one commit only;
@@ -272,11 +271,7 @@ def _spark_retries(connect_log: Path, lost: str) -> tuple[list[str], list[str]]:
     running lost work again (tasks lost with the executor, stages resubmitted)."""
     lines = connect_log.read_text(errors="replace").splitlines()
     lost_executor = [line for line in lines if "Lost executor" in line and lost in line]
-    again = [
-        line
-        for line in lines
-        if ("Lost task" in line and lost in line) or "Resubmitting" in line or "resubmit" in line.lower()
-    ]
+    again = [line for line in lines if ("Lost task" in line and lost in line) or "resubmit" in line.lower()]
     return lost_executor, again
 
 
