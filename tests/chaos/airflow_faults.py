@@ -101,16 +101,19 @@ def process_alive(pid: int | None) -> bool:
         return False
 
 
-def hold_first_attempt(directory: Path, *, column: str = "account") -> None:
+def hold_first_attempt(directory: Path, *, column: str = "account", tasks: int | None = None) -> None:
     """Make the job's first attempt block on the server at a gate in ``directory``, reading ``column`` of
-    the source."""
+    the source; with ``tasks``, the source is spread over that many partitions first, so that many tasks
+    block at once (one on each executor of a cluster with that many cores)."""
     import airflow_provider_deltacc.spark_job.main as job_main
 
     gate = Gate.existing(directory, timeout_s=HOLD_S)
     run_job = job_main.run_job
 
     def held(frame: DataFrame, attempt: int) -> DataFrame:
-        return gate.hold(frame, column) if attempt == 1 else frame
+        if attempt != 1:
+            return frame
+        return gate.hold(frame if tasks is None else frame.repartition(tasks), column)
 
     def run_job_held(spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None) -> Any:
         return run_job(spec, spark, source_hook=held, turns=turns)

@@ -3,7 +3,8 @@
 A Python UDF runs in a Spark Python worker, a separate process, so the gate is a pair of files: the UDF
 creates ``entered`` when it is first evaluated and then blocks until ``released`` exists. The test
 thread waits for ``entered`` (the held transaction has read its snapshot), commits a rival transaction,
-then releases the gate.
+then releases the gate. Each task that reaches the gate also leaves ``entered-<host>``, the address its
+executor binds (``SPARK_LOCAL_IP``), so a test on a cluster can wait until a task is held on a given host.
 """
 
 from __future__ import annotations
@@ -41,10 +42,16 @@ class Gate:
         return self.directory / "released"
 
     def wait_entered(self) -> None:
+        self.wait_entered_on(())
+
+    def wait_entered_on(self, hosts: tuple[str, ...]) -> None:
+        """Wait until the gate was entered, and by a task on each of ``hosts`` (executors' addresses)."""
         deadline = time.monotonic() + self.timeout_s
-        while not self.entered_file.exists():
+        files = [self.entered_file, *(self.directory / f"entered-{host}" for host in hosts)]
+        while not all(file.exists() for file in files):
             if time.monotonic() > deadline:
-                raise TimeoutError(f"the held Spark job never reached the gate {self.directory}")
+                missing = [file.name for file in files if not file.exists()]
+                raise TimeoutError(f"the held Spark job never reached the gate {self.directory}: {missing}")
             time.sleep(0.05)
 
     def release(self) -> None:
@@ -75,6 +82,7 @@ class Gate:
             import time as _time
 
             if not os.path.exists(released):
+                open(f"{entered}-{os.environ.get('SPARK_LOCAL_IP', 'unknown')}", "a").close()
                 open(entered, "a").close()
                 deadline = _time.monotonic() + timeout_s
                 while not os.path.exists(released) and _time.monotonic() < deadline:

@@ -13,13 +13,13 @@ Nine writers (three mapped appends, six mapped MERGEs pinned to one partition ea
 four PySpark-decorated writers write at the same time, and a maintenance DAG (OPTIMIZE, then VACUUM, both
 deferring at the gate) fires while they run. One MERGE holds its write on the cluster on its first try; the
 test then takes that task's host down at once: SIGKILL of its Celery worker, task processes and drivers,
-and of its Spark worker with the Connect server's executor on it (which, at that instant, runs the held
-MERGE's task, other writers' tasks, or nothing: Spark runs what it lost again on the surviving executor,
-and the test prints which). Checked afterwards with delta-rs, the Delta log, the tries' hosts, the Connect
-server's log and the lease store's records:
+and of its Spark worker with the Connect server's executor on it, mid-stage: the held MERGE's gated stage
+has a task on each host's executor, and the test waits until both are held. Spark runs what it lost again
+on the surviving executor, and the test prints what. Checked afterwards with delta-rs, the Delta log, the
+tries' hosts, the Connect server's log and the lease store's records:
 
-- the Connect server's driver lost the executor on the lost host (its log says so), and went on with the
-  other one;
+- the Connect server's driver lost the executor on the lost host and the held MERGE's task on it (its log
+  says so), and went on with the other one;
 - every task instance ended in success, on both hosts; every task that lost its host was retried on the other;
   a task that never ran there succeeded on its first try, one that did needed one more try at most;
 - every write committed exactly once: the table's rows, and each writer's txn identity in one commit only;
@@ -33,6 +33,7 @@ A task given a SQLite lease store, which lives on one host's disk, is refused be
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections import defaultdict
@@ -266,13 +267,35 @@ def _check_optimize_rewrote_no_merge_partition(
     return rewrote
 
 
-def _spark_retries(connect_log: Path, lost: str) -> tuple[list[str], list[str]]:
-    """From the Connect server's driver log: its lines on losing the executor on ``lost``, and its lines on
-    running lost work again (tasks lost with the executor, stages resubmitted)."""
+#: The Spark scheduler's log lines on a task it started, and on a task lost because its executor went away
+#: (Spark 4 words it "failed because while it was being computed, its executor exited"; earlier releases
+#: log an ``ExecutorLostFailure``).
+_STARTED = re.compile(r"Starting task (\d+)\.(\d+) in stage (\d+)\.\d+ \(TID (\d+)\) \(([\d.]+),\s*executor")
+_LOST_WITH_EXECUTOR = re.compile(r"\(TID (\d+)\).*(its executor exited|ExecutorLostFailure)")
+
+
+def _spark_retries(connect_log: Path, lost: str) -> tuple[list[str], list[str], list[str]]:
+    """From the Connect server's driver log: its lines on losing the executor on ``lost``; the tasks that ran
+    there when it went (``task 0 of stage 19``), each only when Spark then started that task again on
+    another host (a later attempt of it, or of its stage resubmitted); and every line on running lost work
+    again (tasks lost, stages resubmitted)."""
     lines = connect_log.read_text(errors="replace").splitlines()
     lost_executor = [line for line in lines if "Lost executor" in line and lost in line]
+    started = [(n, m.groups()) for n, line in enumerate(lines) if (m := _STARTED.search(line))]
+    on_lost = {tid: (task, stage) for _, (task, _, stage, tid, host) in started if host == lost}
+    lost_tasks = []
+    for n, line in enumerate(lines):
+        match = _LOST_WITH_EXECUTOR.search(line)
+        if match is None or match.group(1) not in on_lost:
+            continue
+        task, stage = on_lost[match.group(1)]
+        again_elsewhere = (
+            later > n and (t, s) == (task, stage) and host != lost for later, (t, _, s, _, host) in started
+        )
+        if any(again_elsewhere):
+            lost_tasks.append(f"task {task} of stage {stage}")
     again = [line for line in lines if ("Lost task" in line and lost in line) or "resubmit" in line.lower()]
-    return lost_executor, again
+    return lost_executor, lost_tasks, again
 
 
 def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_maintenance(
@@ -291,8 +314,9 @@ def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_mainte
     with PostgresLeaseStore(lease_store_url) as store:
         writers_run = stack.trigger(workload.WRITERS_DAG)
         pyspark_run = stack.trigger(workload.PYSPARK_DAG)
-        # The held MERGE is mid-write: its job waits at the gate on the cluster, its lease is live.
-        gate.wait_entered()
+        # The held MERGE is mid-write: its job waits at the gate on the cluster, with a task on the executor
+        # of each host (so whichever host is lost, its executor is mid-stage), and its lease is live.
+        gate.wait_entered_on(HOSTS)
         live_merge, fired_at = _live_lease(store, table, OpKind.MERGE, timeout_s=60)
         maintenance_run = stack.trigger(workload.MAINTENANCE_DAG)
         held = next(
@@ -348,11 +372,15 @@ def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_mainte
     # The host's Spark worker went with it, and the executor it ran for the Connect server: the driver lost
     # that executor (so whatever ran there was lost too) and finished every job on the other one.
     assert killed_spark[0] == "Worker" and "CoarseGrainedExecutorBackend" in killed_spark, killed_spark
-    lost_executor, spark_again = _spark_retries(cluster_connect_dir / "server-1.log", lost)
+    lost_executor, lost_tasks, spark_again = _spark_retries(cluster_connect_dir / "server-1.log", lost)
     assert lost_executor, f"the Connect server's log does not say it lost the executor on {lost}"
+    # It was mid-stage (the held MERGE's task at least): what ran there was lost with it, and Spark ran it
+    # again on the surviving executor.
+    assert lost_tasks, f"no task ran on {lost}'s executor when it was lost, or none ran again: {spark_again}"
     print(
         f"\nkilled {len(killed)} processes of {lost} at {lost_at:%H:%M:%S} and its Spark worker "
-        f"({', '.join(killed_spark)}); the Connect server: {lost_executor[0]}; Spark ran lost work again "
+        f"({', '.join(killed_spark)}); the Connect server: {lost_executor[0]}; tasks lost with it and run "
+        f"again: {lost_tasks}; Spark's lines on running lost work again "
         f"{len(spark_again)} time(s): {spark_again[:3]}; tries: "
         + "; ".join(f"{dag}/{label}: {per_task}" for (dag, label), per_task in sorted(tries.items()))
     )

@@ -46,6 +46,9 @@ RETRIES = 3
 LEASE_TTL_S = 20.0
 #: The MERGE whose first try holds its write on the cluster until the test takes its host down.
 HELD_MERGE = 0
+#: The held MERGE's source is spread over this many tasks, one per Spark worker (each offers one core), so
+#: that the executor on every host is mid-stage in it when the test takes a host down.
+HELD_TASKS = 2
 
 
 def table_path() -> str:
@@ -106,12 +109,13 @@ def expected_rows() -> list[dict[str, Any]]:
 class HeldMergeOperator(DeltaMergeOperator):
     """A MERGE whose mapped task :data:`HELD_MERGE` holds its write on its first try: the Spark job of its
     first attempt blocks on the cluster (its snapshot read, nothing committed) at a gate in the directory of
-    :data:`HOLD_ENV`, until the test has killed the task's host and opens the gate. The orphaned MERGE may
-    then still commit; the retry, on another host, must find it in the log."""
+    :data:`HOLD_ENV`, in a stage of :data:`HELD_TASKS` tasks, one on each Spark worker, until the test has
+    killed the task's host and opens the gate. The orphaned MERGE may then still commit; the retry, on
+    another host, must find it in the log."""
 
     def execute(self, context: Context) -> Any:
         if context["ti"].map_index == HELD_MERGE and context["ti"].try_number == 1:
             from tests.chaos.airflow_faults import hold_first_attempt
 
-            hold_first_attempt(Path(os.environ[HOLD_ENV]), column="id")
+            hold_first_attempt(Path(os.environ[HOLD_ENV]), column="id", tasks=HELD_TASKS)
         return super().execute(context)
