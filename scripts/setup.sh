@@ -28,23 +28,33 @@ else
   UV=.cache/uv-bootstrap/bin/uv
 fi
 
+# Debian's packages the tests start, gathered so that apt-get runs (and updates its lists) once:
+missing=()
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+# The YARN cluster-mode tests compile a small MiniYARNCluster launcher (tests/support/mini_yarn/).
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+# The PostgreSQL lease-store tests start their own throw-away server from these binaries.
+ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
+# The Celery broker of the multi-host deployment's tests (tests/support/redis_server.py starts its own server).
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+# The alert rules' test runs Prometheus's own promtool on docs/alerts (tests/integration/alerts/).
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+# The UI's browser test drives Debian's headless Chromium; installed here so the test does not pay for it
+# (tests/support/browser.py installs them the same way when they are still missing).
+command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || missing+=(chromium chromium-driver)
+# Maven fetches the jars below when the cache lacks them.
+if ! ls "$DELTACC_JAR_CACHE"/delta-spark_* >/dev/null 2>&1 || ! ls .cache/mini-yarn-*/fetched >/dev/null 2>&1; then
+  command -v mvn >/dev/null 2>&1 || missing+=(maven)
+fi
+# apt-get and uv both mostly wait on the network: they run side by side.
+apt_pid=
+if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}" & apt_pid=$!; fi
+
 PY=$(command -v python3.11 || command -v python3)
 # Bytecode is compiled at install time: this environment may set PYTHONDONTWRITEBYTECODE, and every
 # Airflow and Spark process would otherwise recompile its imports from source.
 "$UV" sync --frozen --all-extras --compile-bytecode --python "$PY" --quiet
-
-command -v java >/dev/null 2>&1 || apt_install openjdk-17-jre-headless
-# The YARN cluster-mode tests compile a small MiniYARNCluster launcher (tests/support/mini_yarn/).
-command -v javac >/dev/null 2>&1 || apt_install openjdk-17-jdk-headless
-# The PostgreSQL lease-store tests start their own throw-away server from these binaries.
-ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || apt_install postgresql
-# The Celery broker of the multi-host deployment's tests (tests/support/redis_server.py starts its own server).
-command -v redis-server >/dev/null 2>&1 || apt_install redis-server
-# The alert rules' test runs Prometheus's own promtool on docs/alerts (tests/integration/alerts/).
-command -v promtool >/dev/null 2>&1 || apt_install prometheus
-# The UI's browser test drives Debian's headless Chromium; installed here so the test does not pay for it
-# (tests/support/browser.py installs them the same way when they are still missing).
-command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || apt_install chromium chromium-driver
+if [ -n "$apt_pid" ]; then wait "$apt_pid"; fi
 
 # Reports the cached jars (Delta, and hadoop-aws with the AWS SDK modules S3A uses); fetches them (once)
 # only when the cache lacks them.
