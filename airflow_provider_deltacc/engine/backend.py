@@ -13,6 +13,7 @@ things that have no SQL form, or whose SQL form is slow, sit behind :class:`Spar
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -66,7 +67,12 @@ class SparkBackend(Protocol):
         ...
 
     def explicit_confs(self, keys: tuple[str, ...]) -> dict[str, str | None]:
-        """The value set on the session for each key, None when unset."""
+        """The value set on the session for each key, None when unset (one round trip on Spark Connect)."""
+        ...
+
+    def apply_confs(self, changes: Mapping[str, str | None]) -> None:
+        """Set each key to its value, and unset each key whose value is None (on Spark Connect, one round
+        trip for the settings and one for the keys to unset)."""
         ...
 
     def check_parses(self, statement: str) -> None:

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.checkpoint_names import newest_complete_checkpoint
 from airflow_provider_deltacc.contract.exceptions import InputError
@@ -86,7 +88,7 @@ class ConnectBackend:
         )
 
     def forget_last_commit(self) -> None:
-        self.spark.conf.unset(LAST_COMMIT_CONF)
+        self.apply_confs({LAST_COMMIT_CONF: None})
 
     def tagged_commits(
         self, table: str, tag: str, after_version: int | None, started_at: float
@@ -145,8 +147,32 @@ class ConnectBackend:
 
     def explicit_confs(self, keys: tuple[str, ...]) -> dict[str, str | None]:
         # A Connect session has no "set explicitly" view; a registered default reads as set, and restoring it
-        # sets it explicitly, which changes nothing.
-        return {key: self.spark.conf.get(key, None) for key in keys}
+        # sets it explicitly, which changes nothing. All keys in one request (``spark.conf.get`` asks one).
+        if not keys:
+            return {}
+        from pyspark.sql.connect import proto
+
+        asked = proto.ConfigRequest.GetWithDefault(pairs=[proto.KeyValue(key=key) for key in keys])
+        answer = self._config(proto.ConfigRequest.Operation(get_with_default=asked))
+        return dict(answer.pairs)
+
+    def apply_confs(self, changes: Mapping[str, str | None]) -> None:
+        # ``spark.conf.set``/``unset`` send a request per key; the protocol takes them all at once.
+        from pyspark.sql.connect import proto
+
+        pairs = [proto.KeyValue(key=key, value=value) for key, value in changes.items() if value is not None]
+        unset = [key for key, value in changes.items() if value is None]
+        if pairs:
+            self._config(proto.ConfigRequest.Operation(set=proto.ConfigRequest.Set(pairs=pairs)))
+        if unset:
+            self._config(proto.ConfigRequest.Operation(unset=proto.ConfigRequest.Unset(keys=unset)))
+
+    def _config(self, operation: Any) -> Any:
+        """One config request to the server; its warnings (a deprecated key, ...) as Python warnings."""
+        answer = self.spark.client.config(operation)
+        for warning in answer.warnings:
+            warnings.warn(warning, stacklevel=3)
+        return answer
 
     def check_parses(self, statement: str) -> None:
         # EXPLAIN parses the statement and never runs it; an analysis error is reported in its output rather

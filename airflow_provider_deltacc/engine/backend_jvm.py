@@ -8,6 +8,7 @@ read with ``DeltaLog.getChanges`` and the table's Hadoop file system, without a 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.commits import scan_for_txn_commit
@@ -138,6 +139,13 @@ class JvmBackend:
         # small.
         jconf: Any = self._jspark.sessionState().conf()
         return {key: str(jconf.getConfString(key)) if jconf.contains(key) else None for key in keys}
+
+    def apply_confs(self, changes: Mapping[str, str | None]) -> None:
+        for key, value in changes.items():
+            if value is None:
+                self.spark.conf.unset(key)
+            else:
+                self.spark.conf.set(key, value)
 
     def check_parses(self, statement: str) -> None:
         self._jspark.sessionState().sqlParser().parsePlan(statement)

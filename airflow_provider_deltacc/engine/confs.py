@@ -35,10 +35,12 @@ def session_confs(spark: SparkSession, confs: Mapping[str, str]) -> Iterator[Non
     :param spark: the session.
     :param confs: conf key to value.
     """
-    previous = explicit_confs(spark, confs)
+    from airflow_provider_deltacc.engine.backend import backend_for
+
+    backend = backend_for(spark)
+    previous = backend.explicit_confs(tuple(confs))
     try:
-        for key, value in confs.items():
-            spark.conf.set(key, value)
+        backend.apply_confs(confs)
         yield
     except BaseException:
         restore_confs(spark, previous, failing=True)
@@ -55,12 +57,10 @@ def restore_confs(spark: SparkSession, previous: Mapping[str, str | None], *, fa
         the block's own error says what happened (a Spark Connect session lost with its server cannot be
         restored, and its ``NO_ACTIVE_SESSION`` would hide why the block failed).
     """
+    from airflow_provider_deltacc.engine.backend import backend_for
+
     try:
-        for key, old in previous.items():
-            if old is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, old)
+        backend_for(spark).apply_confs(previous)
     except Exception:
         if not failing:
             raise

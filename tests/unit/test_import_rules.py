@@ -288,7 +288,7 @@ def test_the_rule_sees_every_kind_of_import(tmp_path: Path) -> None:
             f"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from {ENGINE}.txn import TXN_CONFS\n"
         ),
         "hooks/relative.py": "from ..engine import commits\n",
-        "hooks/sub/relative_deeper.py": "from ...engine.txn import txn_session_confs\n",
+        "hooks/sub/relative_deeper.py": "from ...engine.txn import txn_confs\n",
         "hooks/by_name.py": f"import importlib\nimportlib.import_module('{ENGINE}.session')\n",
         "hooks/clean.py": f"from {PACKAGE}.contract import exceptions\nimport os\n",
     }

@@ -25,7 +25,7 @@ from airflow_provider_deltacc.engine.commits import (
 )
 from airflow_provider_deltacc.engine.confs import session_confs
 from airflow_provider_deltacc.engine.table import TableState, read_table_state_if_exists, table_exists
-from airflow_provider_deltacc.engine.txn import txn_session_confs
+from airflow_provider_deltacc.engine.txn import txn_confs
 from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
@@ -226,9 +226,9 @@ def _tagged_write(
     :param extra_confs: further session confs for the write step only.
     """
     tag = new_commit_tag()
-    confs = {USER_METADATA_CONF: tag, **(extra_confs or {})}
+    confs = {USER_METADATA_CONF: tag, **(extra_confs or {}), **txn_confs(txn)}
     backend_for(spark).forget_last_commit()
-    with session_confs(spark, confs), txn_session_confs(spark, txn):
+    with session_confs(spark, confs):
         result = write(before)
     return tag, result
 
@@ -291,7 +291,7 @@ def _duplicate_metrics(
     spark: SparkSession, table: str, txn: TxnIdentity, recorded: int, latest: int, reason: str
 ) -> dict[str, Any]:
     """The metrics of a skipped duplicate, with the commit that recorded this exact identity looked up in the
-    table's log (see :func:`airflow_provider_deltacc.engine.txn.duplicate_metrics`)."""
+    table's log (see :func:`airflow_provider_deltacc.contract.txn.duplicate_metrics`)."""
     committed = find_txn_commit(spark, table, txn.app_id, txn.version, latest)
     return duplicate_metrics(recorded, committed, reason)
 

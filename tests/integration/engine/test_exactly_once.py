@@ -8,8 +8,8 @@ import pytest
 
 from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.txn import TxnIdentity
-from airflow_provider_deltacc.engine.confs import isolated_session
-from airflow_provider_deltacc.engine.txn import TXN_CONFS, txn_session_confs
+from airflow_provider_deltacc.engine.confs import isolated_session, session_confs
+from airflow_provider_deltacc.engine.txn import TXN_CONFS, txn_confs
 from airflow_provider_deltacc.spark_job.main import run_job
 from tests.integration.engine.helpers import contents, create_table, history, rows_source, version
 
@@ -66,9 +66,9 @@ def test_same_merge_twice_applies_once(spark: SparkSession, table_path: str) -> 
 
 
 @pytest.mark.classic_session  # a child session is a classic-session thing; Connect sessions have none
-def test_txn_session_confs_are_removed_even_on_error(spark: SparkSession) -> None:
+def test_txn_confs_are_removed_even_on_error(spark: SparkSession) -> None:
     session = isolated_session(spark, {})
-    with pytest.raises(RuntimeError), txn_session_confs(session, TxnIdentity("app", 1)):
+    with pytest.raises(RuntimeError), session_confs(session, txn_confs(TxnIdentity("app", 1))):
         assert session.conf.get("spark.databricks.delta.write.txnAppId") == "app"
         raise RuntimeError("boom")
     assert not any(key in session.conf.getAll for key in TXN_CONFS)
