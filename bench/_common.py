@@ -35,7 +35,7 @@ def mode_hook(
 
 
 def session(app_name: str) -> Any:
-    from airflow_provider_deltacc.engine.session import local_delta_session
+    from airflow_provider_deltacc.spark_jars.local_session import local_delta_session
 
     return local_delta_session(app_name=app_name)
 

@@ -168,7 +168,7 @@ def main() -> int:
 
     import airflow_stage
 
-    from airflow_provider_deltacc.engine.session import local_delta_session
+    from airflow_provider_deltacc.spark_jars.local_session import local_delta_session
     from airflow_provider_deltacc.spark_job.main import run_job
 
     workdir = Path(args.workdir)

@@ -28,7 +28,7 @@ def python_loop_seconds() -> float:
 
 def spark_seconds(scratch: Path) -> tuple[float, float]:
     """A local Delta session's start, and a fixed job's time on it (best of two)."""
-    from airflow_provider_deltacc.engine.session import local_delta_session
+    from airflow_provider_deltacc.spark_jars.local_session import local_delta_session
 
     started = time.perf_counter()
     spark = local_delta_session(app_name="deltacc-calibration", warehouse_dir=str(scratch / "warehouse"))

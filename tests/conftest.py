@@ -79,7 +79,7 @@ def airflow_db() -> Path:
 @pytest.fixture(scope="session")
 def local_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     """One Delta-enabled local Spark session (one JVM) shared by the whole run."""
-    from airflow_provider_deltacc.engine.session import local_delta_session
+    from airflow_provider_deltacc.spark_jars.local_session import local_delta_session
 
     warehouse = tmp_path_factory.mktemp("warehouse")
     session = local_delta_session(

@@ -27,7 +27,7 @@ from airflow_provider_deltacc.contract.operations import (
     statement_class,
 )
 from airflow_provider_deltacc.contract.spec import JobSpec
-from airflow_provider_deltacc.contract.sql_text import code_text, main_statement, split_statements
+from airflow_provider_deltacc.contract.sql_text import Token, main_statement, split_statements
 
 
 class OpKind(StrEnum):
@@ -229,3 +229,23 @@ def op_kind(name: str, options: Mapping[str, Any] | None = None) -> OpKind:
 def spec_op_kind(spec: JobSpec) -> OpKind:
     """The conflict-checker kind of a job spec (:func:`op_kind` of its operation and options)."""
     return op_kind(spec.operation, dataclasses.asdict(spec.options))
+
+
+def code_text(statement: list[Token], *, literals: bool = False) -> str:
+    """The statement as one line: tokens joined by single spaces (none around a ``.``, so dotted names stay
+    whole), comments gone, every string literal replaced by ``''`` unless ``literals`` (so a keyword inside a
+    literal is never taken for one).
+
+    :param statement: the tokens.
+    :param literals: keep string literals as written.
+    """
+    parts: list[str] = []
+    for index, token in enumerate(statement):
+        if index and not _is_dot(token) and not _is_dot(statement[index - 1]):
+            parts.append(" ")
+        parts.append(token.text if literals or token.kind != "string" else "''")
+    return "".join(parts)
+
+
+def _is_dot(token: Token) -> bool:
+    return token.kind == "symbol" and token.text == "."

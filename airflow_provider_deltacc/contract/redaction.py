@@ -36,14 +36,6 @@ def is_sensitive_key(key: Any) -> bool:
     return bool(SENSITIVE_KEY_RE.search(str(key)))
 
 
-def redact_conf(conf: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The settings with every sensitive value replaced by ``***``.
-
-    :param conf: Spark settings or storage options.
-    """
-    return {key: (REDACTED if is_sensitive_key(key) else value) for key, value in (conf or {}).items()}
-
-
 def sensitive_values(conf: Mapping[str, Any] | None) -> list[str]:
     """The values of the sensitive settings (non-empty strings), to mask wherever they might appear.
 

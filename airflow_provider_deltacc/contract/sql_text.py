@@ -111,22 +111,6 @@ def main_statement(statement: list[Token]) -> list[Token]:
     return statement[i:]
 
 
-def code_text(statement: list[Token], *, literals: bool = False) -> str:
-    """The statement as one line: tokens joined by single spaces (none around a ``.``, so dotted names stay
-    whole), comments gone, every string literal replaced by ``''`` unless ``literals`` (so a keyword inside a
-    literal is never taken for one).
-
-    :param statement: the tokens.
-    :param literals: keep string literals as written.
-    """
-    parts: list[str] = []
-    for index, token in enumerate(statement):
-        if index and not _is_symbol(token, ".") and not _is_symbol(statement[index - 1], "."):
-            parts.append(" ")
-        parts.append(token.text if literals or token.kind != "string" else "''")
-    return "".join(parts)
-
-
 def _is_word(token: Token, word: str) -> bool:
     return token.kind == "word" and token.text.lower() == word
 

@@ -123,7 +123,8 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "PYSPARK_GATEWAY_PORT",
         "internal",
         "the Spark job",
-        "set by spark-submit; tells the job it runs under spark-submit, not as a plain Python process",
+        "set by spark-submit; tells the job it runs under spark-submit (a plain Python process with no "
+        "Delta session running is refused)",
     ),
 )
 

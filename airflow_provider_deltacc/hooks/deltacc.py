@@ -274,9 +274,10 @@ class _InProcessRunner:
     """The job in a local SparkSession of this process (started once, reused by later runs)."""
 
     def run(self, spec: JobSpec, *, turns: Turns | None = None) -> tuple[int, dict[str, Any]]:
+        from airflow_provider_deltacc.spark_jars.local_session import in_process_session
         from airflow_provider_deltacc.spark_job.main import run_job
 
-        return run_job(spec, turns=turns)
+        return run_job(spec, turns=turns, session_factory=in_process_session)
 
     def on_kill(self) -> None:
         if "pyspark" not in sys.modules:

@@ -2,8 +2,8 @@
 defaults for a local master, and the JVM loggers it quiets.
 
 Plain Python: the hook puts them on the spark-submit command line, the Spark Connect server gets them, and
-the job's own local session (:func:`airflow_provider_deltacc.engine.session.local_delta_session`) is built
-with them.
+the in-process mode's local session
+(:func:`airflow_provider_deltacc.spark_jars.local_session.local_delta_session`) is built with them.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.exceptions import (
@@ -54,11 +54,15 @@ def run_job(
     *,
     source_hook: SourceHook | None = None,
     turns: Turns | None = None,
+    session_factory: Callable[[Mapping[str, str] | None], SparkSession] | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """Validate and run one job spec; never raises for a job failure.
 
     :param spec: the spec: typed (in the worker's process), or a dict or JSON text (parsed here).
-    :param spark: the session to use; None gets the active session or starts one.
+    :param spark: the session to use; None gets one from ``session_factory``.
+    :param session_factory: gets the session from the spec's ``spark_conf`` when ``spark`` is None; a
+        failure to start one is the job's failure, reported as any other. Default:
+        :func:`get_or_create_session` (the active session, or the Spark driver's under spark-submit).
     :param source_hook: see :data:`~airflow_provider_deltacc.engine.operations.SourceHook` (tests).
     :param turns: the writer's place among the writers of its table, when the caller holds a write lease
         (see :class:`~airflow_provider_deltacc.occ.commit_loop.Turns`).
@@ -79,8 +83,9 @@ def run_job(
         turns = RemoteTurns(
             service.url, service.token, service.timeout_s, fenced=service.fenced, table=parsed.table
         )
+    start_session = session_factory or get_or_create_session
     try:
-        session = spark if spark is not None else get_or_create_session(parsed.spark_conf)
+        session = spark if spark is not None else start_session(parsed.spark_conf)
         storage = check_storage_safety(session, parsed)
         with tagging_run(parsed.outcome.run_token if parsed.outcome else None):
             report = run_operation(session, parsed, logger=log, source_hook=source_hook, turns=turns)
@@ -168,16 +173,16 @@ def check_storage_safety(session: SparkSession, spec: JobSpec) -> dict[str, Any]
 
 
 def get_or_create_session(spark_conf: Mapping[str, str] | None = None) -> SparkSession:
-    """Return the active session, or start one with the Delta settings and ``spark_conf``.
-
-    Under spark-submit the master and jars come from spark-submit; run as a plain Python process the
-    session is a local one using the cached Delta jars.
+    """Return the active session, or, under spark-submit, start the application's with the Delta settings
+    and ``spark_conf`` (its master and jars come from spark-submit).
 
     :param spark_conf: Spark settings for a new session (static ones can only be set here).
+    :raises InputError: outside spark-submit with no session running: this module is the Spark driver's; a
+        process of its own that runs a job starts its session first (the in-process mode does, with
+        :func:`~airflow_provider_deltacc.spark_jars.local_session.in_process_session`).
     """
     from pyspark.sql import SparkSession
 
-    from airflow_provider_deltacc.engine.session import local_delta_session
     from airflow_provider_deltacc.spark_jars.delta_conf import DELTA_SPARK_CONF
 
     hide_jvm_protocol_log(spark_conf)
@@ -185,13 +190,13 @@ def get_or_create_session(spark_conf: Mapping[str, str] | None = None) -> SparkS
     if active is not None:
         return active
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
-        from airflow_provider_deltacc.contract.exceptions import DeltaJarsMissingError
-        from airflow_provider_deltacc.spark_jars.delta_jars import JAR_CACHE_ENV, cache_root
-
-        try:
-            return local_delta_session(app_name="deltacc-job", extra_conf=dict(spark_conf or {}))
-        except DeltaJarsMissingError as exc:
-            raise InputError(JAR_CACHE_ENV, str(cache_root()), str(exc)) from None
+        raise InputError(
+            "spark-submit",
+            None,
+            "the job runs as a Spark driver: start it with spark-submit (--jars with the Delta jars), as "
+            "the operators' spark_submit mode does, or in a process with a Delta session already running "
+            "(DeltaCCHook(execution_mode='in_process') starts one)",
+        )
     builder = SparkSession.builder.appName("deltacc-job")
     for key, value in {**DELTA_SPARK_CONF, **(spark_conf or {})}.items():
         builder = builder.config(key, value)

@@ -84,7 +84,7 @@ VICTIM_CONF = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+Us
 
 def start_session() -> None:
     """Start the victim's local Delta session, which ``run_job`` and the CLI then find active."""
-    from airflow_provider_deltacc.engine.session import local_delta_session
+    from airflow_provider_deltacc.spark_jars.local_session import local_delta_session
 
     local_delta_session(app_name="chaos-victim", extra_conf=VICTIM_CONF)
 

@@ -24,7 +24,7 @@ def main(session: str, table: str) -> None:
     from airflow_provider_deltacc.conflict_safe import conflict_safe_merge
 
     if session == "classic":
-        from airflow_provider_deltacc.engine.session import local_delta_session
+        from airflow_provider_deltacc.spark_jars.local_session import local_delta_session
 
         spark = local_delta_session(app_name="library-api-app")
     else:

@@ -75,8 +75,8 @@ def run_workload(scratch: Path) -> None:
     """The driver work whose classes go into the archive (run in the JVM that writes it)."""
     from pyspark.sql import functions as F
 
-    from airflow_provider_deltacc.engine.session import local_delta_session
     from airflow_provider_deltacc.occ import classify
+    from airflow_provider_deltacc.spark_jars.local_session import local_delta_session
 
     spark = local_delta_session(app_name="deltacc-class-archive", warehouse_dir=str(scratch / "warehouse"))
     table = str(scratch / "t")

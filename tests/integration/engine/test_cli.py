@@ -1,4 +1,5 @@
-"""The CLI in its own process (its own JVM): one report line on stdout and the exit code."""
+"""The CLI as spark-submit runs it (its own driver JVM, the bundle as py-files, the cached Delta jars): one
+report line on stdout and the exit code."""
 
 from __future__ import annotations
 
@@ -10,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from airflow_provider_deltacc.hooks.bundle import build_bundle
+from airflow_provider_deltacc.hooks.submit import spark_job_application
+from airflow_provider_deltacc.spark_jars.delta_jars import cached_jars
 from airflow_provider_deltacc.spark_job.report_line import parse_report_line
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[3]
 
-
-def test_cli_appends_and_prints_one_report_line(tmp_path: Path) -> None:
+def test_cli_under_spark_submit_appends_and_prints_one_report_line(tmp_path: Path) -> None:
     table = tmp_path / "table"
     spec = {
         "operation": "append",
@@ -28,11 +30,23 @@ def test_cli_appends_and_prints_one_report_line(tmp_path: Path) -> None:
     }
     spec_file = tmp_path / "spec.json"
     spec_file.write_text(json.dumps(spec))
+    jars = [str(path) for path in cached_jars()]
+    py_files = [str(path) for path in build_bundle(tmp_path / "bundle")] + [jars[0]]
+    # fmt: off
+    command = [
+        str(Path(sys.executable).with_name("spark-submit")),
+        "--master", "local[1]",
+        "--jars", ",".join(jars),
+        "--py-files", ",".join(py_files),
+        str(spark_job_application()),
+        "--spec", str(spec_file),
+    ]
+    # fmt: on
     result = subprocess.run(
-        [sys.executable, "-m", "airflow_provider_deltacc.spark_job", "--spec", str(spec_file)],
+        command,
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=tmp_path,
         env={**os.environ, "PYSPARK_PYTHON": sys.executable},
         timeout=300,
     )

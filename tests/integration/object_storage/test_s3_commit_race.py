@@ -51,7 +51,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow_module(2)]
 DRIVER = textwrap.dedent(
     """
     import json, sys
-    from airflow_provider_deltacc.engine.session import local_delta_session
+    from airflow_provider_deltacc.spark_jars.local_session import local_delta_session
 
     plan = json.loads(sys.argv[1])
     spark = local_delta_session(app_name=plan["writer"], master="local[1]", extra_conf=plan["conf"])

@@ -5,8 +5,8 @@
   byte, all from ``contract``, ``occ``, ``engine``, ``spark_jars``, ``spark_job`` and ``conflict_safe``: no
   tests, caches, bytecode, DAGs, config or credential files, and none of the worker's code.
 * Every module a shipped module imports is shipped (checked with the import-rule test's own walker).
-* The core stays under its size budget (issue #40), so it cannot silently grow back; the budget is a ratchet,
-  lowered as the closure shrinks (issue #40's target is under 82 modules and 417,576 bytes).
+* The core stays under its size budget (issue #40's target: under 82 modules and 417,576 bytes), so it
+  cannot silently grow back; the budget is a ratchet, lowered as the closure shrinks.
 * Junk placed next to the core (tests, conftest, hidden files, a folder that is not a package, a symlink to
   a file elsewhere, a JSON of credentials, bytecode) stays out.
 * Every bundled module imports in an interpreter without site-packages, with only the two zips on the
@@ -39,11 +39,12 @@ from tests.unit.test_import_rules import imported_modules
 
 pytestmark = pytest.mark.unit
 
-#: The core bundle's budget (issue #40). It held 83 modules / 480,718 bytes when it was whole packages, and
-#: 79 / 433,628 once it became the driver's closure with the worker's code moved out; lower these as it
-#: shrinks, never raise them to make room for code the driver does not run.
-MAX_CORE_MODULES = 82
-MAX_CORE_BYTES = 434_000
+#: The core bundle's budget (issue #40). It held 83 modules / 480,718 bytes when it was whole packages,
+#: 79 / 433,628 once it became the driver's closure with the worker's code moved out, and 74 / 417,345 once
+#: starting a local session (the in-process mode's) left the driver's code; lower these as it shrinks,
+#: never raise them to make room for code the driver does not run.
+MAX_CORE_MODULES = 75
+MAX_CORE_BYTES = 417_500
 
 
 def _expected_core(root: Path) -> dict[str, bytes]:

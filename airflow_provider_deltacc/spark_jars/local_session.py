@@ -1,5 +1,9 @@
 """Build a local, Delta-enabled SparkSession from the cached Delta jars. Its settings are in
-:mod:`airflow_provider_deltacc.spark_jars.delta_conf`."""
+:mod:`airflow_provider_deltacc.spark_jars.delta_conf`.
+
+The worker's and the tests' code, never the Spark driver's: a driver's session comes from spark-submit, so
+none of this travels in the bundle shipped to it (:mod:`airflow_provider_deltacc.hooks.bundle`).
+"""
 
 from __future__ import annotations
 
@@ -21,7 +25,23 @@ from airflow_provider_deltacc.spark_jars.spark_defaults import spark_defaults
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["local_delta_session"]
+__all__ = ["in_process_session", "local_delta_session"]
+
+
+def in_process_session(spark_conf: Mapping[str, str] | None = None) -> SparkSession:
+    """The session of a job run in this process (the in-process mode): the running one, or a local Delta
+    session started with ``spark_conf``.
+
+    :param spark_conf: Spark settings for a new session.
+    :raises InputError: when the Delta jars are not in the jar cache (the message says how to fetch them).
+    """
+    from airflow_provider_deltacc.contract.exceptions import DeltaJarsMissingError, InputError
+    from airflow_provider_deltacc.spark_jars.delta_jars import JAR_CACHE_ENV, cache_root
+
+    try:
+        return local_delta_session(app_name="deltacc-job", extra_conf=dict(spark_conf or {}))
+    except DeltaJarsMissingError as exc:
+        raise InputError(JAR_CACHE_ENV, str(cache_root()), str(exc)) from None
 
 
 def local_delta_session(
