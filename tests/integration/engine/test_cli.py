@@ -1,5 +1,5 @@
 """The CLI as spark-submit runs it (its own driver JVM, the bundle as py-files, the cached Delta jars): one
-report line on stdout and the exit code."""
+report line and the exit code (spark-submit merges the Python driver's stderr, its log, into its stdout)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from airflow_provider_deltacc.hooks.bundle import build_bundle
 from airflow_provider_deltacc.hooks.submit import spark_job_application
 from airflow_provider_deltacc.spark_jars.delta_jars import cached_jars
-from airflow_provider_deltacc.spark_job.report_line import parse_report_line
+from airflow_provider_deltacc.spark_job.report_line import REPORT_PREFIX, parse_report_line
 
 pytestmark = pytest.mark.integration
 
@@ -50,10 +50,10 @@ def test_cli_under_spark_submit_appends_and_prints_one_report_line(tmp_path: Pat
         env={**os.environ, "PYSPARK_PYTHON": sys.executable},
         timeout=300,
     )
-    lines = [line for line in result.stdout.splitlines() if line.strip()]
+    reports = [line for line in result.stdout.splitlines() if line.startswith(REPORT_PREFIX)]
     assert result.returncode == 0, result.stderr[-3000:]
-    assert len(lines) == 1, result.stdout
-    report = parse_report_line(lines[0])
+    assert len(reports) == 1, result.stdout
+    report = parse_report_line(reports[0])
     assert report is not None
     assert report["status"] == "committed" and report["table_version"] == 0
     assert report["txn_app_id"] == "cli" and report["operation"] == "APPEND"
