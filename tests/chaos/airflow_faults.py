@@ -115,8 +115,10 @@ def hold_first_attempt(directory: Path, *, column: str = "account", tasks: int |
             return frame
         return gate.hold(frame if tasks is None else frame.repartition(tasks), column)
 
-    def run_job_held(spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None) -> Any:
-        return run_job(spec, spark, source_hook=held, turns=turns)
+    def run_job_held(
+        spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None, **kwargs: Any
+    ) -> Any:
+        return run_job(spec, spark, source_hook=held, turns=turns, **kwargs)
 
     job_main.run_job = run_job_held
 

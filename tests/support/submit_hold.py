@@ -86,7 +86,9 @@ def install_hold() -> None:
     def held_first_attempt(frame: DataFrame, attempt: int) -> DataFrame:
         return frame.coalesce(1).where(gate.column(column)) if attempt == 1 else frame
 
-    def run_job_held(spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None) -> Any:
-        return run_job(spec, spark, source_hook=held_first_attempt, turns=turns)
+    def run_job_held(
+        spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None, **kwargs: Any
+    ) -> Any:
+        return run_job(spec, spark, source_hook=held_first_attempt, turns=turns, **kwargs)
 
     job_main.run_job = run_job_held  # type: ignore[assignment]

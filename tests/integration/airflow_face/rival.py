@@ -99,12 +99,12 @@ class Rival:
 
     def wrap(self, run_job: Callable[..., Any]) -> Callable[..., Any]:
         def run_job_with_rival(
-            spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None
+            spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None, **kwargs: Any
         ) -> Any:
             view = _json_view(spec)
             hold = self._claim(view) if view is not None else None
             if hold is None:
-                return run_job(spec, spark, source_hook=source_hook, turns=turns)
+                return run_job(spec, spark, source_hook=source_hook, turns=turns, **kwargs)
             gate = Gate(self.tmp_path, timeout_s=120)
             column = hold.gate_column
 
@@ -114,7 +114,7 @@ class Rival:
             rival = threading.Thread(target=self._serve, args=(hold, gate), daemon=True)
             rival.start()
             try:
-                return run_job(spec, spark, source_hook=held_first_attempt, turns=turns)
+                return run_job(spec, spark, source_hook=held_first_attempt, turns=turns, **kwargs)
             finally:
                 gate.release()
                 rival.join(timeout=120)

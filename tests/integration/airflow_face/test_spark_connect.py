@@ -582,14 +582,16 @@ def test_a_connect_server_killed_mid_merge_fails_the_try_as_infrastructure_and_t
     restart = _Restart(killable_connect_server, gate)
     run_job, calls = job_main.run_job, []
 
-    def held_first_try(spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None) -> Any:
+    def held_first_try(
+        spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None, **kwargs: Any
+    ) -> Any:
         calls.append(spec)
         hold = (
             (lambda frame, attempt: gate.hold(frame, "id") if attempt == 1 else frame)
             if len(calls) == 1
             else None
         )
-        return run_job(spec, spark, source_hook=hold, turns=turns)
+        return run_job(spec, spark, source_hook=hold, turns=turns, **kwargs)
 
     monkeypatch.setattr(job_main, "run_job", held_first_try)
     dag = _merge_dag("deltacc_test_connect_killed_mid_merge", table, tmp_path, on_retry_callback=restart.wait)
@@ -679,8 +681,10 @@ def test_a_session_the_jobs_own_code_stopped_on_a_live_server_is_not_called_a_lo
         frame.sparkSession.stop()
         return frame
 
-    def run_job_stopping(spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None) -> Any:
-        return run_job(spec, spark, source_hook=stopping, turns=turns)
+    def run_job_stopping(
+        spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None, **kwargs: Any
+    ) -> Any:
+        return run_job(spec, spark, source_hook=stopping, turns=turns, **kwargs)
 
     monkeypatch.setattr(job_main, "run_job", run_job_stopping)
     starts = killable_connect_server.starts
@@ -721,12 +725,14 @@ def test_a_connect_server_killed_while_writers_wait_in_their_turns_leaves_each_w
     gate = Gate(tmp_path, timeout_s=180)
     run_job, calls, lock = job_main.run_job, [], threading.Lock()
 
-    def first_call_held(spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None) -> Any:
+    def first_call_held(
+        spec: Any, spark: Any = None, *, source_hook: Any = None, turns: Any = None, **kwargs: Any
+    ) -> Any:
         with lock:
             calls.append(spec)
             first = len(calls) == 1
         hold = (lambda frame, attempt: gate.hold(frame, "id") if attempt == 1 else frame) if first else None
-        return run_job(spec, spark, source_hook=hold, turns=turns)
+        return run_job(spec, spark, source_hook=hold, turns=turns, **kwargs)
 
     monkeypatch.setattr(job_main, "run_job", first_call_held)
     reports: dict[int, dict[str, Any]] = {}

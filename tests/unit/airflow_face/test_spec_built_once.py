@@ -63,7 +63,9 @@ def fake_spark(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Fakes Spark in each mode; returns what reached the job (the typed spec, or the spec file's JSON)."""
     reached: list[Any] = []
 
-    def run_job(spec: Any, spark: Any = None, *, turns: Any = None) -> tuple[int, dict[str, Any]]:
+    def run_job(
+        spec: Any, spark: Any = None, *, turns: Any = None, **kwargs: Any
+    ) -> tuple[int, dict[str, Any]]:
         reached.append(spec)
         return 0, _committed(spec)
 
