@@ -12,13 +12,14 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from airflow_provider_deltacc.contract.redaction import hide_jvm_protocol_log
 from airflow_provider_deltacc.spark_jars.connect_mode import running_classic_session
 from airflow_provider_deltacc.spark_jars.delta_conf import (
     DELTA_SPARK_CONF,
     HANDLED_CONFLICT_LOGGERS,
     local_defaults,
 )
-from airflow_provider_deltacc.spark_jars.delta_jars import cached_jars
+from airflow_provider_deltacc.spark_jars.delta_jars import JAR_CACHE_ENV, cache_root, cached_jars
 from airflow_provider_deltacc.spark_jars.put_if_absent import log_store_defaults
 from airflow_provider_deltacc.spark_jars.spark_defaults import spark_defaults
 
@@ -30,14 +31,14 @@ __all__ = ["in_process_session", "local_delta_session"]
 
 def in_process_session(spark_conf: Mapping[str, str] | None = None) -> SparkSession:
     """The session of a job run in this process (the in-process mode): the running one, or a local Delta
-    session started with ``spark_conf``.
+    session started with ``spark_conf`` (py4j's protocol log kept from its secrets, as for a driver's).
 
     :param spark_conf: Spark settings for a new session.
     :raises InputError: when the Delta jars are not in the jar cache (the message says how to fetch them).
     """
     from airflow_provider_deltacc.contract.exceptions import DeltaJarsMissingError, InputError
-    from airflow_provider_deltacc.spark_jars.delta_jars import JAR_CACHE_ENV, cache_root
 
+    hide_jvm_protocol_log(spark_conf)
     try:
         return local_delta_session(app_name="deltacc-job", extra_conf=dict(spark_conf or {}))
     except DeltaJarsMissingError as exc:
