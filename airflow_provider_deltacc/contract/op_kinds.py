@@ -27,7 +27,7 @@ from airflow_provider_deltacc.contract.operations import (
     statement_class,
 )
 from airflow_provider_deltacc.contract.spec import JobSpec
-from airflow_provider_deltacc.contract.sql_text import Token, main_statement, split_statements
+from airflow_provider_deltacc.contract.sql_text import Token, is_symbol, main_statement, split_statements
 
 
 class OpKind(StrEnum):
@@ -241,11 +241,7 @@ def code_text(statement: list[Token], *, literals: bool = False) -> str:
     """
     parts: list[str] = []
     for index, token in enumerate(statement):
-        if index and not _is_dot(token) and not _is_dot(statement[index - 1]):
+        if index and not is_symbol(token, ".") and not is_symbol(statement[index - 1], "."):
             parts.append(" ")
         parts.append(token.text if literals or token.kind != "string" else "''")
     return "".join(parts)
-
-
-def _is_dot(token: Token) -> bool:
-    return token.kind == "symbol" and token.text == "."

@@ -98,13 +98,13 @@ def main_statement(statement: list[Token]) -> list[Token]:
         i += 1
     while i < len(statement):
         i += 1  # the query's name
-        if i < len(statement) and _is_symbol(statement[i], "("):
+        if i < len(statement) and is_symbol(statement[i], "("):
             i = _after_parentheses(statement, i)  # its column names
         if i < len(statement) and _is_word(statement[i], "as"):
             i += 1
-        if i < len(statement) and _is_symbol(statement[i], "("):
+        if i < len(statement) and is_symbol(statement[i], "("):
             i = _after_parentheses(statement, i)
-        if i < len(statement) and _is_symbol(statement[i], ","):
+        if i < len(statement) and is_symbol(statement[i], ","):
             i += 1
             continue
         break
@@ -115,16 +115,16 @@ def _is_word(token: Token, word: str) -> bool:
     return token.kind == "word" and token.text.lower() == word
 
 
-def _is_symbol(token: Token, symbol: str) -> bool:
+def is_symbol(token: Token, symbol: str) -> bool:
     return token.kind == "symbol" and token.text == symbol
 
 
 def _after_parentheses(statement: list[Token], start: int) -> int:
     depth = 0
     for i in range(start, len(statement)):
-        if _is_symbol(statement[i], "("):
+        if is_symbol(statement[i], "("):
             depth += 1
-        elif _is_symbol(statement[i], ")"):
+        elif is_symbol(statement[i], ")"):
             depth -= 1
             if depth == 0:
                 return i + 1
