@@ -7,23 +7,23 @@ whole table, so they collide):
 - naive-loop:      the hand-written loop teams use today: 3 tries, sleep 2**attempt s, any error;
 - ours-unpinned:   the OCC commit loop (classified, jittered backoff), no partition pinning;
 - ours-pinned:     the OCC commit loop with partition pinning (literal partition predicates);
-- queued-unpinned: as ours-unpinned, each writer holding its write lease from a SQLite lease store and taking
-                   turns (turns/admission.py): writers that will conflict write in the order their leases
+- turns-unpinned: as ours-unpinned, each writer holding its write lease from a SQLite lease store and taking
+                   turns (turns/lease_turns.py): writers that will conflict write in the order their leases
                    were granted, a lost conflict waits for the writers ahead before retrying (what the
                    operators do in spark_connect and in_process mode);
-- queued-pinned:   as ours-pinned, with turns (pinned writers cannot conflict, so nobody waits).
+- turns-pinned:   as ours-pinned, with turns (pinned writers cannot conflict, so nobody waits).
 
 And in ``spark_submit`` mode, a Spark driver per writer (a ``local[1]`` master), as the operators run them:
 
 - submit-unpinned:        each driver's commit loop alone (classified, jittered backoff), no lease;
-- submit-queued-unpinned: each writer holds its write lease and takes its first turn before it submits,
+- submit-turns-unpinned: each writer holds its write lease and takes its first turn before it submits,
                           and its driver asks the worker for its later turns (turns/service.py).
 
 And on a table liquid-clustered by ``part`` instead (no partitions; in OSS Delta a clustering-column
 predicate does not keep MERGEs apart, docs/clustering.md), each writer still merging its own ``part``:
 
 - clustered-retries: the OCC commit loop alone (plain retries);
-- clustered-queued:  with write leases and turns, as queued-unpinned;
+- clustered-turns:  with write leases and turns, as turns-unpinned;
 - clustered-staging: each writer blind-appends its rows to a staging table (appends never conflict), then
                      one MERGE of the staged rows into the clustered table.
 
@@ -49,13 +49,13 @@ STRATEGIES = (
     "naive-loop",
     "ours-unpinned",
     "ours-pinned",
-    "queued-unpinned",
-    "queued-pinned",
+    "turns-unpinned",
+    "turns-pinned",
     "clustered-retries",
-    "clustered-queued",
+    "clustered-turns",
     "clustered-staging",
     "submit-unpinned",
-    "submit-queued-unpinned",
+    "submit-turns-unpinned",
 )
 SUBMIT_CONN = "bench_contention_submit"
 
@@ -83,19 +83,19 @@ def naive_loop(run: Any, spec: dict[str, Any]) -> tuple[int, dict[str, Any], int
     return code, report, wasted
 
 
-def queued(
+def with_turns(
     table: str, store_path: str, writer: int, spec: dict[str, Any], run: Any
 ) -> tuple[int, dict[str, Any]]:
     """Run ``spec`` as a writer operator does: queue for its write lease, retry through the queue."""
     from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore
-    from airflow_provider_deltacc.turns import TurnQueue, writer_lease, writer_op_kind, writer_partitions
+    from airflow_provider_deltacc.turns import LeaseTurns, writer_lease, writer_op_kind, writer_partitions
 
     request = LeaseRequest(
         table, f"bench.w{writer}", writer_op_kind(spec), writer_partitions(spec), ttl_s=120
     )
     with writer_lease(lambda: SqliteLeaseStore(store_path), request, wait_timeout_s=120) as held:
         assert held is not None and held.lease is not None and held.store is not None
-        return run(spec, turns=TurnQueue(held.store, held.lease, timeout_s=1800))  # type: ignore[no-any-return]
+        return run(spec, turns=LeaseTurns(held.store, held.lease, timeout_s=1800))  # type: ignore[no-any-return]
 
 
 def staged(
@@ -163,7 +163,7 @@ def run_strategy(spark: Any, run_job: Any, name: str, k: int, version: int) -> d
         empty = {"kind": "rows", "rows": [], "schema": SCHEMA}
         code, report = run_job({"operation": "append", "table": workdir + "/staging", "source": empty}, spark)
         assert code == 0, report
-    pin = name in ("ours-pinned", "queued-pinned")
+    pin = name in ("ours-pinned", "turns-pinned")
     attempts = 1 if name in ("no-retry", "naive-loop") else 8
     merged_after = threading.Barrier(k)
     results: list[tuple[int, dict[str, Any], int]] = []
@@ -175,12 +175,12 @@ def run_strategy(spark: Any, run_job: Any, name: str, k: int, version: int) -> d
         barrier.wait()
         if name == "naive-loop":
             outcome = naive_loop(lambda s: run_job(s, spark), spec)
-        elif name.startswith("queued-") or name == "clustered-queued":
+        elif name.startswith("turns-") or name == "clustered-turns":
             run = lambda s, turns: run_job(s, spark, turns=turns)  # noqa: E731
-            code, report = queued(table, workdir + "/leases.db", i, spec, run)
+            code, report = with_turns(table, workdir + "/leases.db", i, spec, run)
             outcome = (code, report, 0)
         elif name.startswith("submit-"):
-            store = workdir + "/leases.db" if name == "submit-queued-unpinned" else None
+            store = workdir + "/leases.db" if name == "submit-turns-unpinned" else None
             code, report = submitted(spec, store, i)
             outcome = (code, report, 0)
         elif name == "clustered-staging":

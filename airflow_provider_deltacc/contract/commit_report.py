@@ -33,8 +33,8 @@ class AttemptRecord:
     :param exception: ``"<type>: <first line>"`` of the exception, if the attempt raised.
     :param wait_s: the backoff slept after this attempt (0 when no further attempt followed).
     :param wasted_s: the work thrown away: the duration of a failed attempt, else 0.
-    :param queue_s: after a lost conflict, the time spent waiting for the writers of the table granted before
-        this one, before retrying (0 when there were no turns or nobody ahead).
+    :param turn_wait_s: after a lost conflict, the wait for its turn (the writers granted before it),
+        before retrying (0 when there were no turns or nobody ahead).
     """
 
     number: int
@@ -45,7 +45,7 @@ class AttemptRecord:
     exception: str | None = None
     wait_s: float = 0.0
     wasted_s: float = 0.0
-    queue_s: float = 0.0
+    turn_wait_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict; :meth:`from_dict` reverses it exactly."""
@@ -58,7 +58,7 @@ class AttemptRecord:
             "exception": self.exception,
             "wait_s": self.wait_s,
             "wasted_s": self.wasted_s,
-            "queue_s": self.queue_s,
+            "turn_wait_s": self.turn_wait_s,
         }
 
     @classmethod
@@ -77,7 +77,7 @@ class AttemptRecord:
             exception=data.get("exception"),
             wait_s=data.get("wait_s", 0.0),
             wasted_s=data.get("wasted_s", 0.0),
-            queue_s=data.get("queue_s", 0.0),
+            turn_wait_s=data.get("turn_wait_s", 0.0),
         )
 
 
@@ -96,8 +96,8 @@ class CommitReport:
     :param txn_app_id: the idempotent-write app id, if any.
     :param txn_version: the idempotent-write version, if any.
     :param metrics: operation metrics from the successful attempt.
-    :param admission_wait_s: before the first attempt, the time spent waiting for the writers of the table
-        granted before this one that it would surely conflict with (see ``turns/admission.py``).
+    :param first_turn_wait_s: before the first attempt, the time spent waiting for the writers of the table
+        granted before this one that it would surely conflict with (see ``turns/lease_turns.py``).
     :param max_attempts: the in-job attempt limit, so attempts read "attempt 1 of 5" everywhere.
     :param pinned_columns: the partition columns the write pinned its condition to (empty: not pinned).
     """
@@ -112,7 +112,7 @@ class CommitReport:
     txn_app_id: str | None = None
     txn_version: int | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
-    admission_wait_s: float = 0.0
+    first_turn_wait_s: float = 0.0
     max_attempts: int | None = None
     pinned_columns: list[str] = field(default_factory=list)
 
@@ -139,7 +139,7 @@ class CommitReport:
             "txn_app_id": self.txn_app_id,
             "txn_version": self.txn_version,
             "metrics": dict(self.metrics),
-            "admission_wait_s": self.admission_wait_s,
+            "first_turn_wait_s": self.first_turn_wait_s,
             "max_attempts": self.max_attempts,
             "pinned_columns": list(self.pinned_columns),
         }
@@ -165,7 +165,7 @@ class CommitReport:
             txn_app_id=data.get("txn_app_id"),
             txn_version=data.get("txn_version"),
             metrics=dict(data.get("metrics") or {}),
-            admission_wait_s=data.get("admission_wait_s", 0.0),
+            first_turn_wait_s=data.get("first_turn_wait_s", 0.0),
             max_attempts=data.get("max_attempts"),
             pinned_columns=list(data.get("pinned_columns") or []),
         )

@@ -222,9 +222,9 @@ OperationOptions = (
 
 
 @dataclass(frozen=True)
-class OutcomeSpec:
-    """How the job's outcome reaches whoever submitted it when the report line does not (a driver in cluster
-    deploy mode, a lost stdout, a driver killed after its commit).
+class ReportTrailSpec:
+    """How the submitter finds the job's report without its report line (a cluster-mode driver, a lost
+    stdout, a driver killed after its commit).
 
     :param run_token: prefixes the ``userMetadata`` tag of every commit the job makes (see
         :func:`airflow_provider_deltacc.engine.commits.tagging_run`).
@@ -268,7 +268,7 @@ class JobSpec:
     :param storage_guard: how concurrent writers are kept safe on storage without a multi-writer log store
         (see :mod:`~airflow_provider_deltacc.contract.storage_safety`): ``exclusive_lease`` (the operator
         holds an exclusive lease on the table), ``override`` (the caller accepts the risk), or None.
-    :param outcome: the run token and report directory, or None.
+    :param report_trail: the run token and report directory, or None.
     :param turn_service: where the commit loop asks for its turns when it runs in a Spark driver, or None.
     """
 
@@ -280,5 +280,5 @@ class JobSpec:
     txn: TxnIdentity | None = None
     spark_conf: dict[str, str] = field(default_factory=dict)
     storage_guard: str | None = None
-    outcome: OutcomeSpec | None = None
+    report_trail: ReportTrailSpec | None = None
     turn_service: TurnServiceSpec | None = None

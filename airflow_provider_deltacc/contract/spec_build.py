@@ -19,7 +19,7 @@ from airflow_provider_deltacc.contract.spec import (
     STORAGE_GUARDS,
     JobSpec,
     OperationOptions,
-    OutcomeSpec,
+    ReportTrailSpec,
     SourceSpec,
     TurnServiceSpec,
 )
@@ -53,7 +53,7 @@ def job_spec(
     txn: TxnIdentity | None = None,
     spark_conf: Mapping[str, Any] | None = None,
     storage_guard: str | None = None,
-    outcome: OutcomeSpec | None = None,
+    report_trail: ReportTrailSpec | None = None,
     turn_service: TurnServiceSpec | None = None,
 ) -> JobSpec:
     """One job, checked as a whole: the operation, the table, and whether the parts fit the operation.
@@ -67,7 +67,7 @@ def job_spec(
     :param txn: the idempotent-write identity (see :func:`txn_identity`), or None.
     :param spark_conf: runtime Spark confs for this operation.
     :param storage_guard: ``exclusive_lease``, ``override`` or None.
-    :param outcome: the run token and report directory, or None.
+    :param report_trail: the run token and report directory, or None.
     :param turn_service: where a commit loop in a Spark driver asks for its turns, or None.
     :raises SpecError: on the first problem found.
     """
@@ -89,7 +89,7 @@ def job_spec(
             None if spark_conf is None else dict(spark_conf), "spark_conf", values="conf"
         ),
         storage_guard=check_storage_guard(storage_guard),
-        outcome=outcome,
+        report_trail=report_trail,
         turn_service=turn_service,
     )
 

@@ -52,8 +52,9 @@ def spec_to_json(spec: JobSpec) -> dict[str, Any]:
         data["spark_conf"] = dict(spec.spark_conf)
     if spec.storage_guard is not None:
         data["storage_guard"] = spec.storage_guard
-    if spec.outcome is not None:
-        data["outcome"] = {"run_token": spec.outcome.run_token, "report_dir": spec.outcome.report_dir}
+    if spec.report_trail is not None:
+        trail = spec.report_trail
+        data["report_trail"] = {"run_token": trail.run_token, "report_dir": trail.report_dir}
     if spec.turn_service is not None:
         service = spec.turn_service
         data["turn_service"] = {

@@ -13,7 +13,7 @@ Shape::
      "source": {"kind": "delta|table|parquet|csv|sql|rows|callable", ...} | null,
      "options": {...},  "commit_retry": {...},  "txn": {"app_id": "...", "version": 7} | null,
      "spark_conf": {...},  "storage_guard": "exclusive_lease|override" | null,
-     "outcome": {"run_token": "<hex>", "report_dir": "<path or URI>" | null} | null,
+     "report_trail": {"run_token": "<hex>", "report_dir": "<path or URI>" | null} | null,
      "turn_service": {"url": "http://host:port", "token": "<secret>", "timeout_s": 1800, "fenced": false}
         | null}
 
@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_deltacc.contract.exceptions import SpecError
-from airflow_provider_deltacc.contract.spec import JobSpec, OutcomeSpec, TurnServiceSpec
+from airflow_provider_deltacc.contract.spec import JobSpec, ReportTrailSpec, TurnServiceSpec
 from airflow_provider_deltacc.contract.spec_build import (
     check_operation,
     check_source,
@@ -54,7 +54,7 @@ TOP_LEVEL = (
     "txn",
     "spark_conf",
     "storage_guard",
-    "outcome",
+    "report_trail",
     "turn_service",
 )
 #: Top-level fields by their names before the rename -> their names now.
@@ -93,7 +93,7 @@ def parse_spec(spec: str | bytes | Mapping[str, Any]) -> JobSpec:
         txn=txn,
         spark_conf=spark_conf,
         storage_guard=storage_guard,
-        outcome=_outcome(top.data.get("outcome")),
+        report_trail=_report_trail(top.data.get("report_trail")),
         turn_service=_turn_service(top.data.get("turn_service")),
     )
 
@@ -110,18 +110,19 @@ def _json_object(spec: str | bytes | Mapping[str, Any]) -> Any:
         raise SpecError("<spec>", text, f"is not valid JSON ({exc}); pass one JSON object") from None
 
 
-def _outcome(raw: Any) -> OutcomeSpec | None:
+def _report_trail(raw: Any) -> ReportTrailSpec | None:
     if raw is None:
         return None
-    fields = Fields(raw, "outcome")
-    fields.only(("run_token", "report_dir"), "outcome")
+    at = "report_trail"
+    fields = Fields(raw, at)
+    fields.only(("run_token", "report_dir"), at)
     token = fields.data.get("run_token")
     if not isinstance(token, str) or not _RUN_TOKEN_RE.match(token):
-        raise SpecError("outcome.run_token", token, "must be 8 to 64 lowercase hex digits, e.g. uuid4().hex")
+        raise SpecError(f"{at}.run_token", token, "must be 8 to 64 lowercase hex digits, e.g. uuid4().hex")
     report_dir = fields.data.get("report_dir")
     if report_dir is not None and (not isinstance(report_dir, str) or not report_dir.strip()):
-        raise SpecError("outcome.report_dir", report_dir, "must be a directory path or URI, or null")
-    return OutcomeSpec(run_token=token, report_dir=report_dir)
+        raise SpecError(f"{at}.report_dir", report_dir, "must be a directory path or URI, or null")
+    return ReportTrailSpec(run_token=token, report_dir=report_dir)
 
 
 def _turn_service(raw: Any) -> TurnServiceSpec | None:

@@ -130,7 +130,7 @@ class LogSnapshot:
 class LogAnswer:
     """What the table's Delta log told about a job before any Spark started.
 
-    :param report: the job's report when the log answers it (see :func:`answer_from_log`), else None.
+    :param report: the job's report when the log alone gives Delta's answer, else None (run it).
     :param unrecorded_at: when the log does not answer, the table version at which it showed the job's txn
         identity unrecorded (a fresh write), or None when it was not read or cannot be trusted for it.
     """
@@ -148,17 +148,6 @@ class LogAnswer:
         if self.unrecorded_at is None or job.txn is None:
             return job
         return replace(job, txn=replace(job.txn, unrecorded_at=self.unrecorded_at))
-
-
-def answer_from_log(
-    job: JobSpec, *, storage_options: Mapping[str, str] | None = None
-) -> dict[str, Any] | None:
-    """Return the job's report when the table's Delta log alone gives Delta's answer, else None (run it).
-
-    :param job: the job spec, ``spark_conf`` merged in.
-    :param storage_options: delta-rs storage options (object-store credentials); None uses the environment.
-    """
-    return consult_log(job, storage_options=storage_options).report
 
 
 def consult_log(job: JobSpec, *, storage_options: Mapping[str, str] | None = None) -> LogAnswer:

@@ -3,7 +3,7 @@
 A driver in cluster deploy mode prints its report line into the cluster's logs, a stdout can be lost, and a
 driver can be killed between its commit and its report. The submitter then asks, in order:
 
-1. **the report the driver left** in the spec's ``outcome.report_dir`` (see
+1. **the report the driver left** in the spec's ``report_trail.report_dir`` (see
    :mod:`airflow_provider_deltacc.contract.report_file`): the full report, conflicts and bad input included;
 2. **the table's Delta log**, read by the provider's log reader (delta-rs where it cannot): every commit of
    the run carries a ``userMetadata`` tag that starts with ``deltacc:<run_token>:`` (see
@@ -43,13 +43,13 @@ def recover_lost_report(
     """The job's exit code and report from the report it left or from the Delta log, or None when neither
     says anything (nothing of this run was committed).
 
-    :param job: the job spec as submitted (with its ``outcome``).
+    :param job: the job spec as submitted (with its ``report_trail``).
     :param storage_options: delta-rs storage options for the table; None uses the environment.
     """
-    if job.outcome is None:
+    if job.report_trail is None:
         return None
-    if job.outcome.report_dir:
-        left = _left_report(job.outcome.report_dir, job.outcome.run_token)
+    if job.report_trail.report_dir:
+        left = _left_report(job.report_trail.report_dir, job.report_trail.run_token)
         if left is not None:
             return left
     if not is_path(job.table):
@@ -86,22 +86,22 @@ def committed_from_log(
     """The report of what the run committed, from its tagged commits or its recorded txn identity; None when
     the log holds neither.
 
-    :param job: the job spec, with an ``outcome``.
+    :param job: the job spec, with a ``report_trail``.
     :param storage_options: delta-rs storage options.
     """
-    from airflow_provider_deltacc.delta_log.fast_path import answer_from_log
+    from airflow_provider_deltacc.delta_log.fast_path import consult_log
     from airflow_provider_deltacc.delta_log.log_reader import commit_infos
 
-    assert job.outcome is not None
+    assert job.report_trail is not None
     started_at, start = time.time(), time.monotonic()
-    prefix = run_tag_prefix(job.outcome.run_token)
+    prefix = run_tag_prefix(job.report_trail.run_token)
     history = commit_infos(job.table, storage_options, TXN_SCAN_VERSIONS)
     mine = sorted(
         (c for c in history if str(c.get("userMetadata") or "").startswith(prefix)),
         key=lambda c: int(c["version"]),
     )
     if not mine:
-        duplicate = answer_from_log(job, storage_options=storage_options) if job.txn else None
+        duplicate = consult_log(job, storage_options=storage_options).report if job.txn else None
         if duplicate is not None:
             log.info("The job's report did not arrive; the Delta log records its txn identity")
         return duplicate

@@ -30,7 +30,7 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.contract.redaction import redact_text, sensitive_values
-from airflow_provider_deltacc.contract.spec import JobSpec, OutcomeSpec
+from airflow_provider_deltacc.contract.spec import JobSpec, ReportTrailSpec
 from airflow_provider_deltacc.contract.spec_json import spec_to_json
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, driver_log_env
@@ -293,10 +293,10 @@ class SparkSubmitRunner:
         py_files = [str(p) for p in build_bundle()] + [jars[0]]  # jar 0 carries the `delta` Python API
         with tempfile.TemporaryDirectory(prefix="deltacc-spec-") as work:
             report_dir = self.report_dir_for(spec.table, Path(work))
-            outcome = OutcomeSpec(run_token=uuid.uuid4().hex, report_dir=report_dir)
-            job = replace(spec, outcome=outcome)
+            trail = ReportTrailSpec(run_token=uuid.uuid4().hex, report_dir=report_dir)
+            job = replace(spec, report_trail=trail)
             data = spec_to_json(job)
-            spec_file = Path(work) / f"deltacc-spec-{outcome.run_token}.json"
+            spec_file = Path(work) / f"deltacc-spec-{trail.run_token}.json"
             spec_file.write_text(json.dumps(data))
             submit_options, spec_arg = self.ship_spec(spec_file)
             env = self.driver_env(master)
@@ -356,7 +356,7 @@ class SparkSubmitRunner:
         """The exit code and report the report line did not bring: from the report the driver left, else
         from the run's commits in the Delta log (see :mod:`airflow_provider_deltacc.delta_log.lost_report`).
 
-        :param job: the spec as submitted, with its ``outcome``.
+        :param job: the spec as submitted, with its ``report_trail``.
         """
         from airflow_provider_deltacc.delta_log.lost_report import recover_lost_report
 

@@ -4,7 +4,8 @@ Maintenance and writers meet through leases in both directions: the gate and a m
 lease wait for conflicting writers (:func:`maintenance_conflicts`), and a writer waits briefly for a
 conflicting maintenance lease (:func:`maintenance_lease_conflicts`). Both use :func:`clash`. Writers wait
 for each other only where the matrix says they *will* conflict, and after a lost conflict for the writers
-ahead of them that *can* (:func:`writer_turn_conflicts`; see :mod:`airflow_provider_deltacc.turns.admission`).
+ahead of them that *can* (:func:`writer_turn_conflicts`; see
+:mod:`airflow_provider_deltacc.turns.lease_turns`).
 
 Policy beyond the matrix: VACUUM does not take part in optimistic concurrency, but it deletes files a
 running writer has written and not yet committed when its retention is shorter than the writer's run

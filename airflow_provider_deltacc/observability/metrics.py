@@ -145,10 +145,10 @@ class _Emitter:
         wasted = sum(float(a.get("wasted_s") or 0.0) for a in attempts)
         if wasted > 0:
             self.timing("wasted", wasted)
-        queued = float(report.get("admission_wait_s") or 0.0)
-        queued += sum(float(a.get("queue_s") or 0.0) for a in attempts)
-        if queued > 0:
-            self.timing("queue_wait", queued)
+        turn_wait = float(report.get("first_turn_wait_s") or 0.0)
+        turn_wait += sum(float(a.get("turn_wait_s") or 0.0) for a in attempts)
+        if turn_wait > 0:
+            self.timing("turn_wait", turn_wait)
         if decision == "retry":
             self.incr("airflow_retries")
         elif decision == "fail":

@@ -43,7 +43,7 @@ Work = Callable[[int], WorkResult]
 
 
 class Turns(Protocol):
-    """A writer's place among the writers of its table (see ``turns/admission.py``)."""
+    """A writer's place among the writers of its table (see ``turns/lease_turns.py``)."""
 
     def first(self) -> float | None:
         """Wait, before the first attempt, for the writers ahead this one will conflict with; the seconds
@@ -109,7 +109,7 @@ def run_commit_loop(
         pinned_columns=list(pinned_columns),
     )
     if turns is not None:
-        report.admission_wait_s = turns.first() or 0.0
+        report.first_turn_wait_s = turns.first() or 0.0
     loop = _CommitLoop(
         report=report,
         op_class=op_class,
@@ -145,13 +145,13 @@ class _FailedAttempt:
     description: str
 
     def record(
-        self, conflict: Conflict | None = None, *, wait: float = 0.0, queue: float = 0.0
+        self, conflict: Conflict | None = None, *, wait: float = 0.0, turn_wait: float = 0.0
     ) -> AttemptRecord:
         """The attempt for the report: a conflict when ``conflict`` is given, else an error.
 
         :param conflict: the conflict it lost, if it lost one.
         :param wait: the backoff slept after it.
-        :param queue: the time spent waiting for the writers ahead after it.
+        :param turn_wait: the wait for its turn after it.
         """
         return AttemptRecord(
             self.number,
@@ -162,7 +162,7 @@ class _FailedAttempt:
             self.description,
             wait,
             self.duration,
-            queue_s=queue,
+            turn_wait_s=turn_wait,
         )
 
 
@@ -273,16 +273,16 @@ class _CommitLoop:
         """
         if conflict.kind is ConflictKind.METADATA_CHANGED:
             self.metadata_replans += 1
-        queued = self.turns.retry(conflict.kind.name, failed.number) if self.turns is not None else None
+        turn_wait = self.turns.retry(conflict.kind.name, failed.number) if self.turns is not None else None
         # After waiting for the writers ahead, retry at once; otherwise back off, never past the total
         # timeout (an attempt may still start right at it).
-        if queued:
+        if turn_wait:
             wait = 0.0
         else:
             backoff = self.policy.wait_for(failed.number, self.rng)
             wait = min(backoff, self.policy.total_timeout_s - failed.elapsed)
-        self.report.attempts.append(failed.record(conflict, wait=wait, queue=queued or 0.0))
-        when = f"now after {queued:.2f} s in the table's queue" if queued else f"in {wait:.2f} s"
+        self.report.attempts.append(failed.record(conflict, wait=wait, turn_wait=turn_wait or 0.0))
+        when = f"now after {turn_wait:.2f} s waiting for its turn" if turn_wait else f"in {wait:.2f} s"
         self._log_conflict(conflict, failed.number, f"retrying {when}")
         if wait:
             self.sleep(wait)

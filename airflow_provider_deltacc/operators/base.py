@@ -368,7 +368,7 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
                 self.table,
                 self.operation,
                 failed,
-                airflow_decision=decision.outcome if decision is not None else None,
+                airflow_decision=decision.action if decision is not None else None,
                 infrastructure=isinstance(exc, DeltaCCInfrastructureError),
             )
             self._publish(context, failed, decision)

@@ -28,7 +28,7 @@ def log_report(logger: Any, report: dict[str, Any], operation: str, table: str) 
         len(attempts),
         sum(1 for a in attempts if a.get("conflict")),
         sum(float(a.get("wasted_s") or 0.0) for a in attempts),
-        queue_note(report),
+        turn_wait_note(report),
         _SKIPPED_NOTE if report.get("skipped_duplicate") else "",
     )
 
@@ -44,10 +44,11 @@ def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: st
     where = report.get("table") or table
     partition = f" partition {conflict['partition']}" if conflict.get("partition") else ""
     is_last = attempt is attempts[-1]
-    queued = float(attempt.get("queue_s") or 0.0)
-    if not is_last and queued:
+    turn_wait = float(attempt.get("turn_wait_s") or 0.0)
+    if not is_last and turn_wait:
         outcome = (
-            f"retried from a fresh snapshot once the writers ahead had finished ({queued:.2f} s in the queue)"
+            "retried from a fresh snapshot once the writers ahead had finished "
+            f"({turn_wait:.2f} s waiting for its turn)"
         )
     elif not is_last:
         outcome = f"retried after {float(attempt.get('wait_s') or 0.0):.2f} s from a fresh snapshot"
@@ -60,19 +61,20 @@ def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: st
     except (KeyError, ValueError):
         advice = ""
     limit = report.get("max_attempts") or len(attempts)
-    admitted = float(report.get("admission_wait_s") or 0.0)
-    if attempt is attempts[0] and admitted:
-        outcome = f"{outcome} (it had waited {admitted:.2f} s for its turn before attempt 1)"
+    first_turn = float(report.get("first_turn_wait_s") or 0.0)
+    if attempt is attempts[0] and first_turn:
+        outcome = f"{outcome} (it had waited {first_turn:.2f} s for its turn before attempt 1)"
     return (
         f"Delta conflict {kind} on {where}{partition}, attempt {attempt.get('number')} of {limit}: "
         f"{outcome}. {advice}"
     ).strip()
 
 
-def queue_note(report: dict[str, Any]) -> str:
+def turn_wait_note(report: dict[str, Any]) -> str:
     """The time a writer waited for its turns (before its first attempt and before its retries), if any."""
-    admitted = float(report.get("admission_wait_s") or 0.0)
-    queued = sum(float(a.get("queue_s") or 0.0) for a in report.get("attempts") or [])
-    if not admitted and not queued:
+    first_turn = float(report.get("first_turn_wait_s") or 0.0)
+    after_conflicts = sum(float(a.get("turn_wait_s") or 0.0) for a in report.get("attempts") or [])
+    if not first_turn and not after_conflicts:
         return ""
-    return f" queued={admitted + queued:.2f}s (admission {admitted:.2f}s, retries {queued:.2f}s)"
+    total = first_turn + after_conflicts
+    return f" turn_wait={total:.2f}s (first turn {first_turn:.2f}s, after conflicts {after_conflicts:.2f}s)"

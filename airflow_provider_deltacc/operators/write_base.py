@@ -153,9 +153,9 @@ class DeltaWriteOperator(DeltaBaseOperator):
         """This writer's guard: its lease holder and TTL, and how long it waits for what."""
         from airflow_provider_deltacc.turns import WriteGuard
 
-        admission_s = seconds_argument(self.turn_wait_timeout, "turn_wait_timeout")
+        turn_timeout_s = seconds_argument(self.turn_wait_timeout, "turn_wait_timeout")
         if self.execution_timeout is not None:
-            admission_s = min(admission_s, self.execution_timeout.total_seconds())
+            turn_timeout_s = min(turn_timeout_s, self.execution_timeout.total_seconds())
         return WriteGuard(
             holder=lease_holder(context),
             ttl_s=self.lease_ttl_s,
@@ -167,5 +167,5 @@ class DeltaWriteOperator(DeltaBaseOperator):
             unsafe_storage_wait_timeout_s=seconds_argument(
                 self.unsafe_storage_wait_timeout, "unsafe_storage_wait_timeout"
             ),
-            turn_wait_timeout_s=admission_s,
+            turn_wait_timeout_s=turn_timeout_s,
         )

@@ -33,11 +33,11 @@ log = logging.getLogger(__name__)
 class TryDecision:
     """What Airflow does after a failed try, and why.
 
-    :param outcome: ``retry`` or ``fail``: what happens next.
+    :param action: ``retry`` or ``fail``: what happens next.
     :param reason: the retry policy's reason (None when the policy gave none).
     """
 
-    outcome: str
+    action: str
     reason: str | None
 
     @classmethod
@@ -46,13 +46,13 @@ class TryDecision:
         action = str(getattr(decision.action, "value", decision.action))
         if action == "default":
             action = "retry" if try_number <= max_tries else "fail"
-        return cls(outcome=action, reason=decision.reason)
+        return cls(action=action, reason=decision.reason)
 
     def log_line(self, try_number: int, max_tries: int) -> str:
         """The one line a failed try's log opens its failure with, e.g.
         ``Try 1 of 3 failed, Airflow decision RETRY: Delta APPEND conflict on table …``."""
         reason = f": {self.reason}" if self.reason else ""
-        return f"Try {try_number} of {max_tries + 1} failed, Airflow decision {self.outcome.upper()}{reason}"
+        return f"Try {try_number} of {max_tries + 1} failed, Airflow decision {self.action.upper()}{reason}"
 
 
 def try_entry(report: dict[str, Any], *, try_number: int, decision: TryDecision | None) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def try_entry(report: dict[str, Any], *, try_number: int, decision: TryDecision 
     entry = {k: v for k, v in report.items() if k not in _SPAN_KEYS}
     entry.update(
         try_number=try_number,
-        decision=decision.outcome if decision else None,
+        decision=decision.action if decision else None,
         reason=decision.reason if decision else None,
         ended_at=time.time(),
     )
@@ -161,7 +161,7 @@ def add_try_to_history(
     out = logger or log
     try_number = int(getattr(context["ti"], "try_number", None) or 1)
     entry = try_entry(report, try_number=try_number, decision=decision)
-    ended = decision is None or decision.outcome == "fail"
+    ended = decision is None or decision.action == "fail"
     for history in _histories(context):
         try:
             earlier = [e for e in history.load() if e.get("try_number") != try_number]

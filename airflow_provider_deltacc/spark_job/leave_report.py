@@ -1,5 +1,5 @@
-"""In the driver: leave the job's report where the spec's ``outcome.report_dir`` says, for a submitter that
-does not see the driver's stdout (see :mod:`airflow_provider_deltacc.contract.report_file`)."""
+"""In the driver: leave the job's report where the spec's ``report_trail.report_dir`` says, for a submitter
+that does not see the driver's stdout (see :mod:`airflow_provider_deltacc.contract.report_file`)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ log = logging.getLogger(__name__)
 
 
 def leave_report(spec_text: str | bytes, code: int, report: dict[str, Any]) -> str | None:
-    """Write the report where the spec's ``outcome.report_dir`` says; never raises (the report line is still
-    printed, and the submitter falls back to the Delta log).
+    """Write the report where the spec's ``report_trail.report_dir`` says; never raises (the report line is
+    still printed, and the submitter falls back to the Delta log).
 
     :param spec_text: the job spec's JSON text.
     :param code: the job's exit code.
@@ -23,8 +23,8 @@ def leave_report(spec_text: str | bytes, code: int, report: dict[str, Any]) -> s
     :returns: where it was written, or None.
     """
     try:
-        outcome = json.loads(spec_text).get("outcome") or {}
-        report_dir, run_token = outcome.get("report_dir"), outcome.get("run_token")
+        trail = json.loads(spec_text).get("report_trail") or {}
+        report_dir, run_token = trail.get("report_dir"), trail.get("run_token")
     except (ValueError, AttributeError):
         return None
     if not isinstance(report_dir, str) or not isinstance(run_token, str):

@@ -87,7 +87,7 @@ def run_job(
     try:
         session = spark if spark is not None else start_session(parsed.spark_conf)
         storage = check_storage_safety(session, parsed)
-        with tagging_run(parsed.outcome.run_token if parsed.outcome else None):
+        with tagging_run(parsed.report_trail.run_token if parsed.report_trail else None):
             report = run_operation(session, parsed, logger=log, source_hook=source_hook, turns=turns)
     except ConflictRetriesExhaustedError as exc:
         return ExitCode.CONFLICT_RETRYABLE, _loop_report(exc, exc.report.status, exc)
@@ -204,8 +204,8 @@ def get_or_create_session(spark_conf: Mapping[str, str] | None = None) -> SparkS
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The CLI: read the spec file, run it, leave the report in the spec's ``outcome.report_dir`` (if any),
-    print the report line, return the exit code.
+    """The CLI: read the spec file, run it, leave the report in the spec's ``report_trail.report_dir`` (if
+    any), print the report line, return the exit code.
 
     :param argv: the arguments (``sys.argv[1:]`` when None).
     """

@@ -2,7 +2,7 @@
 
 - :func:`writer_lease`, :func:`exclusive_writer_lease`, :func:`writer_op_kind`, :func:`writer_partitions`:
   what a writer's job spec means as a lease, held without ever failing the write.
-- :class:`TurnQueue`: writers that would surely fail each other take turns, in the order the lease store
+- :class:`LeaseTurns`: writers that would surely fail each other take turns, in the order the lease store
   granted their leases, instead of racing.
 - :mod:`.service`: a writer's turns served over HTTP to its spark-submit driver, which cannot reach the store.
 - :func:`guarded_write` (:class:`WriteGuard`, :class:`GuardedWrite`, :func:`guard_storage`): everything a
@@ -16,8 +16,8 @@ writer operators' worker process.
 
 from __future__ import annotations
 
-from airflow_provider_deltacc.turns.admission import TurnQueue
 from airflow_provider_deltacc.turns.guarded import GuardedWrite, WriteGuard, guard_storage, guarded_write
+from airflow_provider_deltacc.turns.lease_turns import LeaseTurns
 from airflow_provider_deltacc.turns.writer import (
     exclusive_writer_lease,
     writer_lease,
@@ -27,7 +27,7 @@ from airflow_provider_deltacc.turns.writer import (
 
 __all__ = [
     "GuardedWrite",
-    "TurnQueue",
+    "LeaseTurns",
     "WriteGuard",
     "exclusive_writer_lease",
     "guard_storage",

@@ -11,8 +11,8 @@
    before each commit (:class:`~airflow_provider_deltacc.leases.fence.LeaseFence`: a lapsed one abandons the
    attempt), else the
    writer's lease (:func:`~airflow_provider_deltacc.turns.writer.writer_lease`: bounded wait for
-   conflicting maintenance, heartbeat, release, never fails the write) and the writer's place in the
-   table's queue (:class:`~airflow_provider_deltacc.turns.admission.TurnQueue`).
+   conflicting maintenance, heartbeat, release, never fails the write) and the writer's turns among the
+   table's writers (:class:`~airflow_provider_deltacc.turns.lease_turns.LeaseTurns`).
 
 Airflow-free: the caller gives callables to open the store, ask the log and run the job, and its logger.
 """
@@ -31,7 +31,7 @@ from airflow_provider_deltacc.contract.storage_safety import StorageSafety
 from airflow_provider_deltacc.leases.fence import LeaseFence
 from airflow_provider_deltacc.leases.lease import LeaseRequest
 from airflow_provider_deltacc.leases.store import LeaseStore
-from airflow_provider_deltacc.turns.admission import TurnQueue
+from airflow_provider_deltacc.turns.lease_turns import LeaseTurns
 from airflow_provider_deltacc.turns.writer import (
     exclusive_writer_lease,
     writer_lease,
@@ -61,7 +61,7 @@ class WriteGuard:
     :param allow_unsafe: run on unsafe storage without an exclusive lease (the explicit override).
     :param maintenance_wait_timeout_s: the longest wait for a conflicting maintenance lease.
     :param unsafe_storage_wait_timeout_s: the longest wait for the table to be free, on unsafe storage.
-    :param turn_wait_timeout_s: the longest wait for the writer's turn; 0 turns the queue off.
+    :param turn_wait_timeout_s: the longest wait for the writer's turn; 0: no turns.
     """
 
     holder: str
@@ -86,7 +86,7 @@ class GuardedWrite:
 
     spec: JobSpec
     answered: dict[str, Any] | None = None
-    turns: TurnQueue | None = None
+    turns: LeaseTurns | None = None
     fence: LeaseFence | None = None
 
     def run(
@@ -97,7 +97,7 @@ class GuardedWrite:
         :param run_job: runs the job: ``run_job(spec, turns=...)``.
         :param loop_takes_turns: the commit loop runs in this process and takes its turns itself; else the
             first turn is taken here, before the job starts, and its wait is reported as
-            ``admission_wait_s`` (also on the report of an error that carries one).
+            ``first_turn_wait_s`` (also on the report of an error that carries one).
         :param serve_turns_to_job: the commit loop runs in a Spark driver that can reach this process: its
             later turns (after a lost conflict) are served to it for the length of the job
             (:func:`~airflow_provider_deltacc.turns.service.serve_turns`), so it waits for the
@@ -130,9 +130,9 @@ class GuardedWrite:
         except Exception as exc:
             failed = getattr(exc, "report", None)
             if isinstance(failed, dict):
-                failed["admission_wait_s"] = waited
+                failed["first_turn_wait_s"] = waited
             raise
-        report["admission_wait_s"] = waited
+        report["first_turn_wait_s"] = waited
         return report
 
 
@@ -230,12 +230,12 @@ def _leased(
     with writer_lease(
         open_store, request, wait_timeout_s=guard.maintenance_wait_timeout_s, logger=out
     ) as held:
-        admission_s = guard.turn_wait_timeout_s
-        if held is None or held.lease is None or held.store is None or admission_s <= 0:
+        turn_timeout_s = guard.turn_wait_timeout_s
+        if held is None or held.lease is None or held.store is None or turn_timeout_s <= 0:
             yield GuardedWrite(spec)
         else:
             yield GuardedWrite(
-                spec, turns=TurnQueue(held.store, held.lease, timeout_s=admission_s, logger=out)
+                spec, turns=LeaseTurns(held.store, held.lease, timeout_s=turn_timeout_s, logger=out)
             )
 
 

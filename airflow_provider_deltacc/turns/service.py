@@ -42,7 +42,7 @@ def serve_turns(
 ) -> Iterator[TurnServiceSpec]:
     """Serve ``turns`` on ``host`` (a free port) until the block ends; yield where and how to ask.
 
-    :param turns: the writer's turns (its :class:`~airflow_provider_deltacc.turns.admission.TurnQueue`).
+    :param turns: the writer's turns (its :class:`~airflow_provider_deltacc.turns.lease_turns.LeaseTurns`).
     :param timeout_s: the longest wait for one turn (the queue's own bound), for the driver's requests.
     :param host: the address to listen on; the driver must reach it.
     :param fenced: ``turns`` is a lease fence: the driver checks the lease before each commit.

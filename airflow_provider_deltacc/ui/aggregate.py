@@ -53,12 +53,12 @@ class TaskWaits:
     commits: int = 0
     conflicts: int = 0
     wasted_s: float = 0.0
-    admission_wait_s: float = 0.0
-    queue_wait_s: float = 0.0
+    first_turn_wait_s: float = 0.0
+    turn_wait_s: float = 0.0
 
     @property
     def waited_s(self) -> float:
-        return self.admission_wait_s + self.queue_wait_s
+        return self.first_turn_wait_s + self.turn_wait_s
 
 
 @dataclass
@@ -92,13 +92,13 @@ def _flat_sql(d: JsonDialect) -> str:
     first = "COALESCE(att_pos, 1) = 1"
     return f"""
 WITH flat AS (
-  SELECT dag_id, task_id, tbl, day, kind, lost, wasted_s, queue_s, winning_version, winning_operation,
+  SELECT dag_id, task_id, tbl, day, kind, lost, wasted_s, turn_wait_s, winning_version, winning_operation,
     conflict, pinned,
     CASE WHEN {first} THEN 1 ELSE 0 END AS is_try,
     CASE WHEN {first} AND status IN ('committed', 'skipped_duplicate') THEN 1 ELSE 0 END AS committed,
     CASE WHEN {first} AND decision = 'retry' THEN 1 ELSE 0 END AS retried,
     CASE WHEN {first} AND decision IS NOT NULL THEN 1 ELSE 0 END AS decided,
-    CASE WHEN {first} THEN admission_s ELSE 0 END AS admission_s,
+    CASE WHEN {first} THEN first_turn_s ELSE 0 END AS first_turn_s,
     CASE WHEN {first} AND try_pos = 1 THEN won_version END AS won_version
   FROM (
 {d.flat(attempts=True)}
@@ -109,8 +109,8 @@ WHERE {_IN_RANGE}
 
 _SUMS = (
     "SUM(is_try) AS tries, SUM(committed) AS commits, SUM(retried) AS retries, SUM(decided) AS decided, "
-    "SUM(lost) AS conflicts, SUM(wasted_s) AS wasted_s, SUM(admission_s) AS admission_s, "
-    "SUM(queue_s) AS queue_s"
+    "SUM(lost) AS conflicts, SUM(wasted_s) AS wasted_s, SUM(first_turn_s) AS first_turn_s, "
+    "SUM(turn_wait_s) AS turn_wait_s"
 )
 
 
@@ -273,7 +273,7 @@ def _add_totals(summary: ViewSummary, rows: Sequence[Any], table: str | None) ->
             bucket = days.setdefault(key, {}).setdefault(day, Bucket(day))
             bucket.commits += int(row.commits or 0)
             bucket.retries += int(row.retries or 0)
-            bucket.waited_s += float(row.admission_s or 0) + float(row.queue_s or 0)
+            bucket.waited_s += float(row.first_turn_s or 0) + float(row.turn_wait_s or 0)
             bucket.wasted_s += float(row.wasted_s or 0)
             if row.kind and row.conflicts:
                 bucket.conflicts[row.kind] += int(row.conflicts)
@@ -286,8 +286,8 @@ def _add_totals(summary: ViewSummary, rows: Sequence[Any], table: str | None) ->
             waits.commits += int(row.commits or 0)
             waits.conflicts += int(row.conflicts or 0)
             waits.wasted_s += float(row.wasted_s or 0)
-            waits.admission_wait_s += float(row.admission_s or 0)
-            waits.queue_wait_s += float(row.queue_s or 0)
+            waits.first_turn_wait_s += float(row.first_turn_s or 0)
+            waits.turn_wait_s += float(row.turn_wait_s or 0)
     summary.table_names = sorted(names)
     summary.tables = {k: [v[day] for day in sorted(v)] for k, v in sorted(days.items())}
     summary.tasks = {
@@ -356,8 +356,8 @@ def summary_from_reports(reports: Sequence[TaskReport], filters: ViewFilters) ->
             waits.commits += one_try.get("status") in ("committed", "skipped_duplicate")
             waits.conflicts += sum(isinstance(a.get("conflict"), Mapping) for a in attempts)
             waits.wasted_s += sum(seconds_of(a.get("wasted_s")) for a in attempts)
-            waits.admission_wait_s += seconds_of(one_try.get("admission_wait_s"))
-            waits.queue_wait_s += sum(seconds_of(a.get("queue_s")) for a in attempts)
+            waits.first_turn_wait_s += seconds_of(one_try.get("first_turn_wait_s"))
+            waits.turn_wait_s += sum(seconds_of(a.get("turn_wait_s")) for a in attempts)
         decided += [row for row in reversed(try_rows(report)) if row.decision]
     summary.tasks = {
         k: sorted(v.values(), key=lambda w: (-(w.waited_s + w.wasted_s), w.dag_id, w.task_id))

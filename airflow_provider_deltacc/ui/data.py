@@ -75,10 +75,10 @@ def seconds_of(value: Any) -> float:
 
 def waited_s(one_try: Mapping[str, Any]) -> float:
     """Seconds one try waited for the writers of its table granted before it: before its first attempt
-    (``admission_wait_s``) and after each lost conflict (each attempt's ``queue_s``)."""
+    (``first_turn_wait_s``) and after each lost conflict (each attempt's ``turn_wait_s``)."""
     attempts = [a for a in one_try.get("attempts") or [] if isinstance(a, Mapping)]
-    queued = sum(seconds_of(a.get("queue_s")) for a in attempts)
-    return seconds_of(one_try.get("admission_wait_s")) + queued
+    after_conflicts = sum(seconds_of(a.get("turn_wait_s")) for a in attempts)
+    return seconds_of(one_try.get("first_turn_wait_s")) + after_conflicts
 
 
 def _value(row: Any) -> Any:

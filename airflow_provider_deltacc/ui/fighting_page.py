@@ -133,7 +133,7 @@ def _outside_row(writer: OutsideWriter) -> str:
 
 
 def _leases(leases: LeaseView) -> str:
-    head = "<h2>Live leases and queues</h2>"
+    head = "<h2>Live leases and turns</h2>"
     where = f"<p class='muted'>Lease store: {escape(leases.store)}.</p>" if leases.store else ""
     if leases.error is not None:
         return head + where + f"<p class='fail lease-error'>{escape(leases.error)}</p>"

@@ -4,20 +4,20 @@ The ``deltacc_report`` XCom is a JSON document in Airflow's ``xcom.value`` (JSON
 SQLite). :meth:`JsonDialect.flat` turns the reports into one row per try, or per attempt of a try (a try
 without attempts keeps one row), with plain columns the queries of :mod:`.aggregate` filter, group and page:
 
-========================  =========================================================================
-``dag_id`` ... ``pushed``  the XCom's task instance and push time (``x`` is the ``xcom`` row)
-``tbl``                    the report's ``table`` as spelled ('' when none)
-``try_pos``, ``one_try``   the try's position in the report (from 1); the try itself (JSON; per try)
-``status``, ``decision``   the try's
-``admission_s``            seconds the try waited to be admitted
-``day``                    days since 1970-01-01 (UTC) of the try's first attempt, else its end
-``att_pos``                the attempt's position (from 1; NULL for a try without attempts)
-``lost``                   1 when the attempt lost a conflict, else 0
-``kind``, ``winning_*``    the conflict's kind (upper case) and winning commit, when it lost one
-``conflict``, ``pinned``   the conflict and the try's pinned columns, as JSON text, when it lost one
-``wasted_s``, ``queue_s``  the attempt's wasted seconds and seconds queued after it lost
-``won_version``            on the rows of the first try: the version the report committed, if it did
-========================  =========================================================================
+=============================  =========================================================================
+``dag_id`` ... ``pushed``      the XCom's task instance and push time (``x`` is the ``xcom`` row)
+``tbl``                        the report's ``table`` as spelled ('' when none)
+``try_pos``, ``one_try``       the try's position in the report (from 1); the try itself (JSON; per try)
+``status``, ``decision``       the try's
+``first_turn_s``               seconds the try waited for its first turn
+``day``                        days since 1970-01-01 (UTC) of the try's first attempt, else its end
+``att_pos``                    the attempt's position (from 1; NULL for a try without attempts)
+``lost``                       1 when the attempt lost a conflict, else 0
+``kind``, ``winning_*``        the conflict's kind (upper case) and winning commit, when it lost one
+``conflict``, ``pinned``       the conflict and the try's pinned columns, as JSON text, when it lost one
+``wasted_s``, ``turn_wait_s``  the attempt's wasted seconds and seconds it waited for its turn after it lost
+``won_version``                on the rows of the first try: the version the report committed, if it did
+=============================  =========================================================================
 
 A value of the wrong JSON type (a hand-edited report, an older shape) reads as NULL instead of failing the
 query: numbers are taken only where the JSON says number, strings where it says string, and elements of
@@ -78,14 +78,14 @@ class PostgreSQL(JsonDialect):
         columns = f"""x.dag_id, x.run_id, x.task_id, x.map_index, x.timestamp AS pushed,
   {self.table("x.value")} AS tbl, t.n AS try_pos,
   {_pg_text("tr.status")} AS status, {_pg_text("tr.decision")} AS decision,
-  COALESCE({_pg_number("tr.admission_wait_s")}, 0) AS admission_s,
+  COALESCE({_pg_number("tr.first_turn_wait_s")}, 0) AS first_turn_s,
   FLOOR(COALESCE({started}, {_pg_number("tr.ended_at")}) / 86400) AS day"""
         tries = """FROM xcom x
 JOIN LATERAL jsonb_array_elements(CASE
     WHEN jsonb_typeof(x.value -> 'tries') = 'array' AND jsonb_array_length(x.value -> 'tries') > 0
     THEN x.value -> 'tries' ELSE jsonb_build_array(x.value) END) WITH ORDINALITY AS t(value, n) ON TRUE
 CROSS JOIN LATERAL jsonb_to_record(CASE WHEN jsonb_typeof(t.value) = 'object' THEN t.value ELSE '{}' END)
-  AS tr(status jsonb, decision jsonb, admission_wait_s jsonb, ended_at jsonb, attempts jsonb,
+  AS tr(status jsonb, decision jsonb, first_turn_wait_s jsonb, ended_at jsonb, attempts jsonb,
     pinned_columns jsonb)"""
         if not attempts:
             return f"SELECT {columns}, t.value AS one_try\n{tries}"
@@ -97,13 +97,14 @@ CROSS JOIN LATERAL jsonb_to_record(CASE WHEN jsonb_typeof(t.value) = 'object' TH
   CASE WHEN {lost} THEN {_pg_text("a.conflict -> 'winning_operation'")} END AS winning_operation,
   CASE WHEN {lost} THEN a.conflict::text END AS conflict,
   CASE WHEN {lost} THEN tr.pinned_columns::text END AS pinned,
-  COALESCE({_pg_number("a.wasted_s")}, 0) AS wasted_s, COALESCE({_pg_number("a.queue_s")}, 0) AS queue_s,
+  COALESCE({_pg_number("a.wasted_s")}, 0) AS wasted_s,
+  COALESCE({_pg_number("a.turn_wait_s")}, 0) AS turn_wait_s,
   CASE WHEN t.n = 1 THEN {self.committed_version("x.value")} END AS won_version
 {tries}
 LEFT JOIN LATERAL jsonb_path_query(
     CASE WHEN jsonb_typeof(tr.attempts) = 'array' THEN tr.attempts ELSE '[]' END,
     'strict $[*] ? (@.type() == "object")') WITH ORDINALITY AS ae(value, n) ON TRUE
-LEFT JOIN LATERAL jsonb_to_record(ae.value) AS a(wasted_s jsonb, queue_s jsonb, conflict jsonb) ON TRUE"""
+LEFT JOIN LATERAL jsonb_to_record(ae.value) AS a(wasted_s jsonb, turn_wait_s jsonb, conflict jsonb) ON TRUE"""
 
     def table(self, doc: str) -> str:
         table = _pg_text(f"{doc} -> 'table'")
@@ -126,7 +127,7 @@ class SQLite(JsonDialect):
         columns = f"""x.dag_id, x.run_id, x.task_id, x.map_index, x.timestamp AS pushed,
   {self.table("x.value")} AS tbl, t.key + 1 AS try_pos,
   {_sqlite_text("t.value", "$.status")} AS status, {_sqlite_text("t.value", "$.decision")} AS decision,
-  COALESCE({_sqlite_number("t.value", "$.admission_wait_s")}, 0) AS admission_s,
+  COALESCE({_sqlite_number("t.value", "$.first_turn_wait_s")}, 0) AS first_turn_s,
   CAST(COALESCE({started}, {ended}) / 86400 AS INTEGER) AS day"""  # no FLOOR without the math functions
         tries = """FROM xcom x
 JOIN json_each(CASE
@@ -144,7 +145,7 @@ JOIN json_each(CASE
   CASE WHEN {lost} THEN json_extract(a.value, '$.conflict') END AS conflict,
   CASE WHEN {lost} THEN json_extract(t.value, '$.pinned_columns') END AS pinned,
   COALESCE({_sqlite_number("a.value", "$.wasted_s")}, 0) AS wasted_s,
-  COALESCE({_sqlite_number("a.value", "$.queue_s")}, 0) AS queue_s,
+  COALESCE({_sqlite_number("a.value", "$.turn_wait_s")}, 0) AS turn_wait_s,
   CASE WHEN t.key = 0 THEN {self.committed_version("x.value")} END AS won_version
 {tries}
 LEFT JOIN json_each(CASE WHEN json_type(t.value, '$.attempts') = 'array'

@@ -210,13 +210,13 @@ def _waits_table(waits: Sequence[TaskWaits], limit: int = 10) -> str:
         return ""
     lines = [
         "<table class='waits'><tr><th>task</th><th>tries</th><th>commits</th><th>conflicts</th>"
-        "<th>wasted</th><th>waited to be admitted</th><th>waited in the queue after a conflict</th></tr>"
+        "<th>wasted</th><th>waited for its first turn</th><th>waited for its turn after a conflict</th></tr>"
     ]
     for w in waits[:limit]:
         lines.append(
             f"<tr class='task-waits'><td>{escape(w.dag_id)}.{escape(w.task_id)}</td><td>{w.tries}</td>"
             f"<td>{w.commits}</td><td>{w.conflicts}</td><td>{w.wasted_s:.1f} s</td>"
-            f"<td>{w.admission_wait_s:.1f} s</td><td>{w.queue_wait_s:.1f} s</td></tr>"
+            f"<td>{w.first_turn_wait_s:.1f} s</td><td>{w.turn_wait_s:.1f} s</td></tr>"
         )
     lines.append("</table>")
     more = f"<p class='muted'>{len(waits) - limit} more tasks.</p>" if len(waits) > limit else ""

@@ -18,7 +18,7 @@ import pytest
 
 from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
-from airflow_provider_deltacc.delta_log.fast_path import answer_from_log
+from airflow_provider_deltacc.delta_log.fast_path import consult_log
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
 from airflow_provider_deltacc.spark_job.main import run_job
@@ -84,7 +84,7 @@ def test_the_fast_path_agrees_with_the_engine(
     }
     before = _delta_rs_view(path)
 
-    answer = answer_from_log(parse_spec(spec))
+    answer = consult_log(parse_spec(spec)).report
     code, report = run_job(spec, spark)  # the engine alone: the fast path lives in the hook
 
     assert code == ExitCode.SUCCESS, report
@@ -116,10 +116,10 @@ def test_a_catalog_table_falls_through_while_its_path_is_answered(
     spec = {"operation": "delete", "table": name, "txn": {"app_id": "fast-path/catalog", "version": OURS}}
     spec["options"] = {"equals": {"id": 1}}
 
-    assert answer_from_log(parse_spec(spec)) is None
+    assert consult_log(parse_spec(spec)).report is None
     code, report = run_job(spec, spark)
     assert code == ExitCode.SUCCESS and report["status"] == "skipped_duplicate", report
-    by_path = answer_from_log(parse_spec({**spec, "table": path}))
+    by_path = consult_log(parse_spec({**spec, "table": path})).report
     assert by_path is not None and by_path["status"] == "skipped_duplicate"
 
 
@@ -138,7 +138,7 @@ def test_a_table_with_a_txn_retention_falls_through(spark: SparkSession, tmp_pat
         "txn": {"app_id": "fast-path/retention", "version": OURS},
     }
 
-    assert answer_from_log(parse_spec(spec)) is None
+    assert consult_log(parse_spec(spec)).report is None
     code, report = run_job(spec, spark)
     assert code == ExitCode.SUCCESS and report["status"] == "skipped_duplicate", report
 
@@ -156,7 +156,7 @@ def test_a_path_that_is_not_a_delta_table_falls_through_to_sparks_error(
         "txn": {"app_id": "fast-path/parquet", "version": OURS},
     }
 
-    assert answer_from_log(parse_spec(spec)) is None
+    assert consult_log(parse_spec(spec)).report is None
     with pytest.raises(DeltaCCInputError, match="not a Delta table") as raised:
         DeltaCCHook(execution_mode="in_process").run(spec)
     assert raised.value.field == "table"

@@ -49,11 +49,11 @@ def query_id(query: dict[str, str]) -> str:
 
 
 def _waiting(table: str, started: float, version: int) -> dict[str, Any]:
-    """A committed try that waited 4 s for admission and, after a lost conflict, 2.5 s for its turn."""
+    """A committed try that waited 4 s for its first turn and, after a lost conflict, 2.5 s for its next."""
     lost = lost_try(table, started_at=started, winning_version=version - 1, kind=ConflictKind.DELETE_READ)
     report = final_report((committed_try(table, started_at=started, version=version), None))
-    report["tries"][0]["admission_wait_s"] = 4.0
-    lost_attempt = {**lost["attempts"][0], "queue_s": 2.5, "number": 1}
+    report["tries"][0]["first_turn_wait_s"] = 4.0
+    lost_attempt = {**lost["attempts"][0], "turn_wait_s": 2.5, "number": 1}
     report["tries"][0]["attempts"] = [lost_attempt, {**report["tries"][0]["attempts"][0], "number": 2}]
     return report
 

@@ -22,7 +22,6 @@ from airflow_provider_deltacc.delta_log.fast_path import (
     LogSnapshot,
     fast_path_verdict,
 )
-from airflow_provider_deltacc.delta_log.fast_path import answer_from_log as answer_typed
 from airflow_provider_deltacc.delta_log.fast_path import consult_log as consult_typed
 
 pytestmark = pytest.mark.unit
@@ -42,9 +41,9 @@ def _write(path: Path, *, txn: tuple[str, int] | None = None, **kwargs: Any) -> 
     write_deltalake(str(path), rows, mode=mode, partition_by=["day"], commit_properties=properties, **kwargs)
 
 
-def answer_from_log(spec: dict[str, Any]) -> dict[str, Any] | None:
-    """The log's answer for a spec written as a dict (the fast path takes the typed spec)."""
-    return answer_typed(parse_spec(spec))
+def log_report(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The report the log gives for a spec written as a dict (the fast path takes the typed spec)."""
+    return consult_typed(parse_spec(spec)).report
 
 
 def consult_log(spec: dict[str, Any]) -> LogAnswer:
@@ -85,7 +84,7 @@ def table(tmp_path: Path) -> str:
 # -- committed duplicates ------------------------------------------------------------------------------
 @pytest.mark.parametrize(("ours", "answered"), [(5, False), (4, True), (3, True)])
 def test_a_write_is_answered_exactly_when_delta_would_skip_it(table: str, ours: int, answered: bool) -> None:
-    report = answer_from_log(_merge(table, ours))
+    report = log_report(_merge(table, ours))
     assert (report is not None) is answered
     if report is None:
         return
@@ -102,7 +101,7 @@ def test_a_write_is_answered_exactly_when_delta_would_skip_it(table: str, ours: 
 
 
 def test_another_app_id_is_not_a_duplicate(table: str) -> None:
-    assert answer_from_log(_merge(table, 1, app_id="dag.other")) is None
+    assert log_report(_merge(table, 1, app_id="dag.other")) is None
 
 
 # -- what the log tells a job it does not answer ------------------------------------------------------------
@@ -153,7 +152,7 @@ def test_a_job_the_log_cannot_read_is_told_nothing(tmp_path: Path) -> None:
 
 def test_a_superseded_identity_names_its_own_commit(table: str) -> None:
     _write(Path(table), txn=("dag.merge", 9))  # v3
-    report = answer_from_log(_merge(table, 4))
+    report = log_report(_merge(table, 4))
     assert report is not None
     assert report["metrics"]["recorded_txn_version"] == 9 and report["metrics"]["committed_version"] == 1
 
@@ -164,13 +163,13 @@ def test_the_commit_is_unknown_once_its_file_is_cleaned_up(table: str) -> None:
     DeltaTable(table).create_checkpoint()
     for version in (0, 1):
         os.remove(Path(table, "_delta_log", f"{version:020d}.json"))
-    report = answer_from_log(_merge(table, 4))
+    report = log_report(_merge(table, 4))
     assert report is not None and report["status"] == "skipped_duplicate"
     assert report["metrics"]["recorded_txn_version"] == 4 and report["metrics"]["committed_version"] is None
 
 
 def test_a_file_uri_is_read_like_its_path(table: str) -> None:
-    report = answer_from_log(_merge(f"file://{table}", 4))
+    report = log_report(_merge(f"file://{table}", 4))
     assert report is not None and report["metrics"]["committed_version"] == 1
 
 
@@ -193,20 +192,20 @@ def test_the_scan_for_the_commit_stops_at_a_missing_file_and_its_bound() -> None
 
 # -- what falls through to Spark -------------------------------------------------------------------------
 def test_a_catalog_table_falls_through() -> None:
-    assert answer_from_log(_merge("sales.orders", 4)) is None
+    assert log_report(_merge("sales.orders", 4)) is None
 
 
 def test_a_relative_path_falls_through(table: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(Path(table).parent)
-    assert answer_from_log(_merge("./orders", 4)) is None
-    assert answer_from_log(_merge(table, 4)) is not None
+    assert log_report(_merge("./orders", 4)) is None
+    assert log_report(_merge(table, 4)) is not None
 
 
 def test_a_scheme_less_path_on_another_default_file_system_falls_through(table: str) -> None:
     spec = {**_merge(table, 4), "spark_conf": {"spark.hadoop.fs.defaultFS": "hdfs://namenode:8020"}}
-    assert answer_from_log(spec) is None
+    assert log_report(spec) is None
     local = {**spec, "spark_conf": {"spark.hadoop.fs.defaultFS": "file:///"}}
-    assert answer_from_log(local) is not None
+    assert log_report(local) is not None
 
 
 def test_s3_without_a_storage_guard_falls_through_where_the_job_would_refuse_it() -> None:
@@ -226,8 +225,8 @@ def test_s3_without_a_storage_guard_falls_through_where_the_job_would_refuse_it(
 def test_a_path_that_is_not_a_delta_table_falls_through(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "part-0.parquet").write_bytes(b"PAR1")
-    assert answer_from_log(_merge(str(tmp_path / "plain"), 4)) is None
-    assert answer_from_log(_merge(str(tmp_path / "nothing_here"), 4)) is None
+    assert log_report(_merge(str(tmp_path / "plain"), 4)) is None
+    assert log_report(_merge(str(tmp_path / "nothing_here"), 4)) is None
 
 
 def test_a_txn_retention_on_the_table_falls_through(tmp_path: Path) -> None:
@@ -237,7 +236,7 @@ def test_a_txn_retention_on_the_table_falls_through(tmp_path: Path) -> None:
         txn=("dag.merge", 4),
         configuration={"delta.setTransactionRetentionDuration": "interval 30 days"},
     )
-    assert answer_from_log(_merge(str(path), 4)) is None
+    assert log_report(_merge(str(path), 4)) is None
 
 
 @pytest.mark.parametrize(
@@ -311,7 +310,7 @@ def test_the_retention_property_is_matched_in_any_case() -> None:
 def test_an_empty_create_of_an_existing_table_is_a_noop(tmp_path: Path) -> None:
     path = tmp_path / "target"
     _write(path)
-    report = answer_from_log(_create(str(path), partition_by=["DAY"]))
+    report = log_report(_create(str(path), partition_by=["DAY"]))
     assert report is not None
     assert report["status"] == "committed" and report["skipped_duplicate"] is False
     assert report["operation"] == "APPEND" and report["table_version"] == 0
@@ -323,12 +322,12 @@ def test_an_empty_create_of_an_existing_table_is_a_noop(tmp_path: Path) -> None:
     }
     # Once its identity is recorded (the engine's empty create commits it), the re-run is a duplicate.
     _write(path, txn=(f"deltacc/create-if-missing/{path}", 1))
-    again = answer_from_log(_create(str(path)))
+    again = log_report(_create(str(path)))
     assert again is not None and again["status"] == "skipped_duplicate"
 
 
 def test_an_empty_create_of_a_missing_table_runs(tmp_path: Path) -> None:
-    assert answer_from_log(_create(str(tmp_path / "new"))) is None
+    assert log_report(_create(str(tmp_path / "new"))) is None
 
 
 @pytest.mark.parametrize(
@@ -353,14 +352,14 @@ def test_an_empty_create_the_engine_would_refuse_falls_through(
 ) -> None:
     path = tmp_path / "target"
     _write(path)
-    assert answer_from_log(_create(str(path), schema, **options)) is None
+    assert log_report(_create(str(path), schema, **options)) is None
 
 
 def test_an_empty_create_with_a_timestamp_type_setting_falls_through(tmp_path: Path) -> None:
     path = tmp_path / "target"
     _write(path)
     spec = {**_create(str(path)), "spark_conf": {"spark.sql.timestampType": "TIMESTAMP_NTZ"}}
-    assert answer_from_log(spec) is None
+    assert log_report(spec) is None
 
 
 @pytest.mark.parametrize(
@@ -391,4 +390,4 @@ def test_an_append_with_rows_is_never_a_noop(tmp_path: Path) -> None:
     _write(path)
     spec = _create(str(path))
     spec["source"]["rows"] = [[2, "2026-11-21", "1.00"]]
-    assert answer_from_log(spec) is None
+    assert log_report(spec) is None

@@ -1,5 +1,5 @@
 """Who is fighting over one table: its commits read from the Delta log with delta-rs, who wrote each (an
-Airflow task or a writer outside Airflow), which commits made writers lose, and the live leases and queues.
+Airflow task or a writer outside Airflow), which commits made writers lose, and the live leases and turns.
 
 - :mod:`.reports`: what the table's commit reports say (which task committed each version, which attempts
   lost a conflict) and reading them from the metadata DB;

@@ -15,7 +15,7 @@ from airflow_provider_deltacc.contract.redaction import redact_text
 from airflow_provider_deltacc.leases.conflicts import writer_turn_conflicts
 from airflow_provider_deltacc.leases.lease import Lease
 from airflow_provider_deltacc.leases.partitions import format_scope
-from airflow_provider_deltacc.turns.admission import FIRST_LEVELS
+from airflow_provider_deltacc.turns.lease_turns import FIRST_LEVELS
 from airflow_provider_deltacc.ui.fighting.redaction import redacted
 
 

@@ -6,7 +6,7 @@ master. Before it, a blind append into the table holds its write lease: the pair
 MERGE's first turn does not wait for it. The driver's first attempt is held after Delta took its snapshot
 (:mod:`tests.support.submit_hold`) while the test commits that append, so the attempt loses a real
 ConcurrentAppendException; the append's lease is released a few seconds after the driver asked for its
-turn. The driver's retry waited for that release (its ``queue_s``) and started at once, without a backoff.
+turn. The driver's retry waited for that release (its ``turn_wait_s``) and started at once, without a backoff.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore
 from airflow_provider_deltacc.operators import DeltaMergeOperator
 from airflow_provider_deltacc.operators.base import REPORT_XCOM_KEY
-from airflow_provider_deltacc.turns import TurnQueue
+from airflow_provider_deltacc.turns import LeaseTurns
 from tests.support.airflow_runs import serialize_dag, xcom_value
 from tests.support.submit_hold import rival_during_submit
 
@@ -61,13 +61,13 @@ def test_a_driver_retry_waits_for_the_writer_ahead_through_the_worker(
     # dag.test() runs the task in this process: the worker's turn queue is the class below. The append's
     # lease is released HOLD_S after the driver's retry asked for its turn, so the retry waited that long.
     retry_asked = threading.Event()
-    real_retry = TurnQueue.retry
+    real_retry = LeaseTurns.retry
 
-    def watched_retry(self: TurnQueue, conflict_kind: str, attempt: int) -> float | None:
+    def watched_retry(self: LeaseTurns, conflict_kind: str, attempt: int) -> float | None:
         retry_asked.set()
         return real_retry(self, conflict_kind, attempt)
 
-    monkeypatch.setattr(TurnQueue, "retry", watched_retry)
+    monkeypatch.setattr(LeaseTurns, "retry", watched_retry)
 
     def release_once_the_driver_asks() -> None:
         if retry_asked.wait(120):
@@ -108,7 +108,7 @@ def test_a_driver_retry_waits_for_the_writer_ahead_through_the_worker(
     first, second = report["attempts"]
     assert first["conflict"]["kind"] == "append", first
     # The driver waited for the append's lease through the worker, then retried at once: no 20 s backoff.
-    assert HOLD_S - 1.0 <= first["queue_s"] < HOLD_S + 15, first
+    assert HOLD_S - 1.0 <= first["turn_wait_s"] < HOLD_S + 15, first
     assert first["wait_s"] == 0.0 and second["outcome"] == "committed", report
     rows = DeltaTable(table).to_pyarrow_table().sort_by("id").to_pylist()
     assert rows == [{"id": 1, "date": DAY, "v": "merged"}, {"id": 7, "date": DAY, "v": "appended"}]

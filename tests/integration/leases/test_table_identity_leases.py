@@ -14,7 +14,7 @@ from airflow_provider_deltacc.gate import decide_gate
 from airflow_provider_deltacc.leases import LeaseStore, store_from_url
 from airflow_provider_deltacc.leases.lease import Lease
 from airflow_provider_deltacc.leases.sql_schema import lease_to_row, leases, metadata
-from airflow_provider_deltacc.turns import TurnQueue
+from airflow_provider_deltacc.turns import LeaseTurns
 from tests.unit.leases.helpers import T0, FakeClock, grant
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
@@ -55,10 +55,10 @@ def test_two_writers_that_spell_one_table_differently_take_turns(store: LeaseSto
     clock.advance(1)
     second = grant(store, second_spelling, OpKind.MERGE, holder="ingest.b")
     assert first.table == second.table == store.active(first_spelling)[0].table
-    assert [lease.lease_id for lease in TurnQueue(store, second, timeout_s=5).ahead()] == [first.lease_id]
-    assert TurnQueue(store, first, timeout_s=5).ahead() == []  # granted first: nobody is ahead of it
+    assert [lease.lease_id for lease in LeaseTurns(store, second, timeout_s=5).ahead()] == [first.lease_id]
+    assert LeaseTurns(store, first, timeout_s=5).ahead() == []  # granted first: nobody is ahead of it
     store.release(first.lease_id)
-    assert TurnQueue(store, second, timeout_s=5).ahead() == []
+    assert LeaseTurns(store, second, timeout_s=5).ahead() == []
 
 
 def test_leases_recorded_under_a_spelling_still_count_after_an_upgrade(

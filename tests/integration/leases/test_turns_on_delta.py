@@ -16,7 +16,7 @@ from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.leases import LeaseRequest, store_from_url
 from airflow_provider_deltacc.spark_job.main import run_job
-from airflow_provider_deltacc.turns import TurnQueue, writer_lease, writer_op_kind, writer_partitions
+from airflow_provider_deltacc.turns import LeaseTurns, writer_lease, writer_op_kind, writer_partitions
 from tests.integration.engine.helpers import contents, create_table, rows_source
 from tests.support.gate import Gate
 
@@ -61,10 +61,10 @@ def test_unpinned_merges_take_turns_and_never_conflict(
                 lambda: store_from_url(store_url), _request(spec, f"w{index}"), wait_timeout_s=60
             ) as held:
                 assert held is not None and held.lease is not None and held.store is not None
-                turns = TurnQueue(held.store, held.lease, timeout_s=300)
+                turns = LeaseTurns(held.store, held.lease, timeout_s=300)
                 started = time.monotonic()
                 code, report = run_job(spec, spark, turns=turns)
-                windows[index] = (started + report["admission_wait_s"], time.monotonic())
+                windows[index] = (started + report["first_turn_wait_s"], time.monotonic())
                 assert code == ExitCode.SUCCESS, report
                 reports[index] = report
         except BaseException as exc:  # reported by the assertion below
@@ -78,7 +78,7 @@ def test_unpinned_merges_take_turns_and_never_conflict(
     assert not errors, errors
     assert [len(reports[i]["attempts"]) for i in range(4)] == [1, 1, 1, 1], [reports[i] for i in range(4)]
     assert not any(a.get("conflict") for r in reports.values() for a in r["attempts"])
-    assert sum(1 for r in reports.values() if r["admission_wait_s"] > 0) >= 2, "nobody waited for a turn"
+    assert sum(1 for r in reports.values() if r["first_turn_wait_s"] > 0) >= 2, "nobody waited for a turn"
     assert contents(spark, table) == sorted(((str(i), DATES[i], f"new{i}") for i in range(4)), key=str)
     versions = sorted(r["table_version"] for r in reports.values())
     assert versions == [1, 2, 3, 4]
@@ -100,7 +100,7 @@ def test_a_lost_conflict_waits_for_the_writer_granted_before_it_then_retries_onc
     retrying = threading.Event()
     append_granted = threading.Event()
 
-    class SignallingTurns(TurnQueue):
+    class SignallingTurns(LeaseTurns):
         def retry(self, conflict_kind: str, attempt: int) -> float | None:
             retrying.set()
             return super().retry(conflict_kind, attempt)
@@ -144,9 +144,9 @@ def test_a_lost_conflict_waits_for_the_writer_granted_before_it_then_retries_onc
     code, report = outcome["merge"]
     assert code == ExitCode.SUCCESS, report
     lost, won = report["attempts"]
-    assert lost["conflict"]["kind"] == "append" and lost["queue_s"] >= 0.5 and lost["wait_s"] == 0.0
+    assert lost["conflict"]["kind"] == "append" and lost["turn_wait_s"] >= 0.5 and lost["wait_s"] == 0.0
     assert won["outcome"] == "committed"
-    assert report["admission_wait_s"] == 0.0  # they can conflict, not will: both were let in at once
+    assert report["first_turn_wait_s"] == 0.0  # they can conflict, not will: both were let in at once
     assert contents(spark, table) == sorted(
         [("0", DATES[0], "new0"), ("1", DATES[1], "old1"), ("9", DATES[0], "appended")], key=str
     )

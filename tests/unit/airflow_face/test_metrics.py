@@ -55,19 +55,19 @@ def stats(monkeypatch: pytest.MonkeyPatch) -> RecordingStats:
 
 
 def _attempt(
-    outcome: str, *, kind: str | None = None, wasted: float = 0.0, queue: float = 0.0
+    outcome: str, *, kind: str | None = None, wasted: float = 0.0, turn_wait: float = 0.0
 ) -> dict[str, Any]:
     conflict = {"kind": kind} if kind else None
-    return {"outcome": outcome, "conflict": conflict, "wasted_s": wasted, "queue_s": queue}
+    return {"outcome": outcome, "conflict": conflict, "wasted_s": wasted, "turn_wait_s": turn_wait}
 
 
 def test_a_try_that_lost_twice_then_committed(stats: RecordingStats) -> None:
     report = {
         "status": "committed",
-        "admission_wait_s": 2.0,
+        "first_turn_wait_s": 2.0,
         "attempts": [
             _attempt("conflict", kind="APPEND", wasted=1.5),
-            _attempt("conflict", kind="DELETE_READ", wasted=0.5, queue=1.0),
+            _attempt("conflict", kind="DELETE_READ", wasted=0.5, turn_wait=1.0),
             _attempt("committed"),
         ],
     }
@@ -80,7 +80,7 @@ def test_a_try_that_lost_twice_then_committed(stats: RecordingStats) -> None:
         (1, {**base, "kind": "delete_read"}),
     ]
     assert tagged["deltacc.in_job_retries"] == [(2, base)]
-    assert tagged["deltacc.wasted"] == [(2000.0, base)] and tagged["deltacc.queue_wait"] == [(3000.0, base)]
+    assert tagged["deltacc.wasted"] == [(2000.0, base)] and tagged["deltacc.turn_wait"] == [(3000.0, base)]
     per_table = f"deltacc.table.{table_metric_name(TABLE)}"
     assert stats.untagged() == {
         f"{per_table}.commits": 1,
@@ -89,7 +89,7 @@ def test_a_try_that_lost_twice_then_committed(stats: RecordingStats) -> None:
         f"{per_table}.conflicts.delete_read": 1,
         f"{per_table}.in_job_retries": 2,
         f"{per_table}.wasted": 2000.0,
-        f"{per_table}.queue_wait": 3000.0,
+        f"{per_table}.turn_wait": 3000.0,
     }
 
 
@@ -183,7 +183,7 @@ def test_spellings_of_one_table_share_a_name_and_other_tables_do_not() -> None:
 def test_every_metric_is_in_the_docs_with_its_type() -> None:
     text = DOC.read_text(encoding="utf-8")
     names = set(re.findall(r"^\| `deltacc\.([a-z_.<>]+)` \| (counter|timer) \|", text, re.MULTILINE))
-    emitted = {"commits", "conflicts", "in_job_retries", "wasted", "queue_wait", "duplicate_skips"}
+    emitted = {"commits", "conflicts", "in_job_retries", "wasted", "turn_wait", "duplicate_skips"}
     emitted |= {
         "airflow_retries",
         "airflow_failures",

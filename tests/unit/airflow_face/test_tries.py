@@ -164,9 +164,9 @@ def test_decision_outcomes() -> None:
     from airflow.sdk import RetryDecision
 
     assert TryDecision.from_retry_decision(RetryDecision.fail("x"), 1, 2) == TryDecision("fail", "x")
-    assert TryDecision.from_retry_decision(RetryDecision.retry(reason="y"), 1, 2).outcome == "retry"
-    assert TryDecision.from_retry_decision(RetryDecision.default(), 2, 2).outcome == "retry"
-    assert TryDecision.from_retry_decision(RetryDecision.default(), 3, 2).outcome == "fail"
+    assert TryDecision.from_retry_decision(RetryDecision.retry(reason="y"), 1, 2).action == "retry"
+    assert TryDecision.from_retry_decision(RetryDecision.default(), 2, 2).action == "retry"
+    assert TryDecision.from_retry_decision(RetryDecision.default(), 3, 2).action == "fail"
     assert TryDecision("fail", None).log_line(3, 2) == "Try 3 of 3 failed, Airflow decision FAIL"
 
 

@@ -31,7 +31,7 @@ SPECS: dict[str, dict[str, Any]] = {
         "commit_retry": {"max_attempts": 3, "min_wait_s": 0.5},
         "spark_conf": {"spark.sql.shuffle.partitions": "4"},
         "storage_guard": "exclusive_lease",
-        "outcome": {"run_token": "0123456789abcdef", "report_dir": "s3a://lake/_reports"},
+        "report_trail": {"run_token": "0123456789abcdef", "report_dir": "s3a://lake/_reports"},
         "turn_service": {"url": "http://127.0.0.1:40123", "token": "s3cret-token", "timeout_s": 60.0},
     },
     "append clustered from a table": {

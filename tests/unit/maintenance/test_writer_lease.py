@@ -426,7 +426,7 @@ def test_a_spark_submit_writer_takes_its_turn_behind_a_writer_it_will_conflict_w
         releaser.join()
     [during] = hook.active_during
     assert [lease.holder.split("/")[0] for lease in during] == ["ingest.merge_orders"]  # after the other
-    assert report["admission_wait_s"] >= 0.4
+    assert report["first_turn_wait_s"] >= 0.4
 
 
 def test_writers_that_cannot_conflict_do_not_wait_for_their_turn(store_url: str) -> None:
@@ -439,7 +439,7 @@ def test_writers_that_cannot_conflict_do_not_wait_for_their_turn(store_url: str)
     )
     report = with_hook(op, hook).execute(context(task_id="drop_day"))
     assert time.monotonic() - started < 5
-    assert report["admission_wait_s"] == 0.0
+    assert report["first_turn_wait_s"] == 0.0
 
 
 class TurnTakingHook(RecordingHook):
@@ -455,12 +455,12 @@ class TurnTakingHook(RecordingHook):
 
 
 def test_a_writer_whose_loop_runs_here_hands_its_turns_to_the_job(store_url: str) -> None:
-    from airflow_provider_deltacc.turns import TurnQueue
+    from airflow_provider_deltacc.turns import LeaseTurns
 
     hook = TurnTakingHook(store_url, TABLE)
     with_hook(_merge(store_url), hook).execute(context())
     [turns] = hook.turns
-    assert isinstance(turns, TurnQueue) and turns.lease.holder.startswith("ingest.merge_orders/")
+    assert isinstance(turns, LeaseTurns) and turns.lease.holder.startswith("ingest.merge_orders/")
     assert turns.timeout_s == 1800.0
     off = TurnTakingHook(store_url, TABLE)
     with_hook(_merge(store_url, turn_wait_timeout=0), off).execute(context())

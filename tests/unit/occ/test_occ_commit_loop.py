@@ -451,14 +451,14 @@ def test_turns_are_taken_before_the_first_attempt_and_a_retry_after_waiting_star
     assert queue.asked == ["first", ("APPEND", 1)]
     assert fake.sleeps == []
     first, second = report.attempts
-    assert (first.queue_s, first.wait_s) == (2.5, 0.0) and second.outcome == "committed"
-    assert report.admission_wait_s == 1.5
+    assert (first.turn_wait_s, first.wait_s) == (2.5, 0.0) and second.outcome == "committed"
+    assert report.first_turn_wait_s == 1.5
     assert report.total_seconds == pytest.approx(
         2.0 + 2.5
-    )  # two attempts of 1 s and the queue; not admission
-    assert any("retrying now after 2.50 s in the table's queue" in line for line in warnings(caplog))
+    )  # two attempts of 1 s and the turn after the conflict; not the first turn
+    assert any("retrying now after 2.50 s waiting for its turn" in line for line in warnings(caplog))
     again = CommitReport.from_dict(report.to_dict())
-    assert (again.admission_wait_s, again.attempts[0].queue_s) == (1.5, 2.5)
+    assert (again.first_turn_wait_s, again.attempts[0].turn_wait_s) == (1.5, 2.5)
 
 
 @pytest.mark.parametrize("answer", [0.0, None], ids=["nobody ahead", "no store"])
@@ -467,5 +467,5 @@ def test_with_nobody_ahead_or_no_store_a_retry_backs_off(answer: float | None) -
     work = ScriptedWork(fake, [ConcurrentAppendException("Files were added to partition [p=a]")])
     report = run(work, fake, turns=ScriptedTurns(fake, first=answer, retry=answer))
     assert len(fake.sleeps) == 1 and fake.sleeps[0] > 0
-    assert report.attempts[0].queue_s == 0.0 and report.attempts[0].wait_s == fake.sleeps[0]
-    assert report.admission_wait_s == 0.0
+    assert report.attempts[0].turn_wait_s == 0.0 and report.attempts[0].wait_s == fake.sleeps[0]
+    assert report.first_turn_wait_s == 0.0

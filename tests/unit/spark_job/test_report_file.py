@@ -1,5 +1,5 @@
-"""The report a driver leaves for a submitter that does not see its stdout, the spec's ``outcome`` and the
-run-tagged commit tags."""
+"""The report a driver leaves for a submitter that does not see its stdout, the spec's ``report_trail`` and
+the run-tagged commit tags."""
 
 from __future__ import annotations
 
@@ -24,9 +24,8 @@ REPORT = {"status": "conflict_exhausted", "summary": "gave up"}
 
 
 def _spec(report_dir: str | None) -> str:
-    return json.dumps(
-        {"operation": "optimize", "table": "/t", "outcome": {"run_token": TOKEN, "report_dir": report_dir}}
-    )
+    trail = {"run_token": TOKEN, "report_dir": report_dir}
+    return json.dumps({"operation": "optimize", "table": "/t", "report_trail": trail})
 
 
 @pytest.mark.parametrize("as_uri", [False, True])
@@ -54,7 +53,7 @@ def test_a_uri_report_is_read_and_removed_through_delta_rs_object_store(
     assert read_report(uri, TOKEN) is None and not list(directory.iterdir())
 
 
-def test_no_outcome_or_no_report_dir_leaves_nothing(tmp_path: Path) -> None:
+def test_no_report_trail_or_no_report_dir_leaves_nothing(tmp_path: Path) -> None:
     assert leave_report(json.dumps({"operation": "optimize", "table": "/t"}), 0, REPORT) is None
     assert leave_report(_spec(None), 0, REPORT) is None
     assert leave_report("not json", 0, REPORT) is None
@@ -72,19 +71,17 @@ def test_a_foreign_file_is_not_taken_for_a_report(tmp_path: Path) -> None:
         read_report(str(tmp_path), TOKEN)
 
 
-def test_the_spec_outcome_is_validated() -> None:
+def test_the_specs_report_trail_is_validated() -> None:
     parsed = parse_spec(_spec("s3a://b/r"))
-    assert parsed.outcome is not None and (parsed.outcome.run_token, parsed.outcome.report_dir) == (
-        TOKEN,
-        "s3a://b/r",
-    )
-    for outcome, field in [
-        ({"run_token": "NOT-HEX!"}, "outcome.run_token"),
-        ({"run_token": TOKEN, "report_dir": ""}, "outcome.report_dir"),
-        ({"run_token": TOKEN, "where": "x"}, "outcome.where"),
+    trail = parsed.report_trail
+    assert trail is not None and (trail.run_token, trail.report_dir) == (TOKEN, "s3a://b/r")
+    for trail, field in [
+        ({"run_token": "NOT-HEX!"}, "report_trail.run_token"),
+        ({"run_token": TOKEN, "report_dir": ""}, "report_trail.report_dir"),
+        ({"run_token": TOKEN, "where": "x"}, "report_trail.where"),
     ]:
         with pytest.raises(SpecError) as raised:
-            parse_spec({"operation": "optimize", "table": "/t", "outcome": outcome})
+            parse_spec({"operation": "optimize", "table": "/t", "report_trail": trail})
         assert raised.value.field == field
 
 

@@ -68,7 +68,7 @@ def _guard(**kwargs: Any) -> WriteGuard:
 
 def test_a_write_holds_its_lease_while_the_block_runs_and_releases_it_also_on_failure(opener: Opener) -> None:
     with guarded_write(SPEC, _guard(), verdict=SAFE, open_store=opener) as write:
-        assert write.spec == SPEC and write.turns is None  # admission off: no turns
+        assert write.spec == SPEC and write.turns is None  # no turn wait: no turns
         held = opener.active()
         assert [(lease.op_kind, lease.holder) for lease in held] == [(OpKind.MERGE, "ingest.merge[-1]/run")]
     assert opener.active() == []
@@ -80,7 +80,7 @@ def test_a_write_holds_its_lease_while_the_block_runs_and_releases_it_also_on_fa
     assert opener.active() == []
 
 
-def test_with_admission_the_writer_gets_its_turns_and_waits_for_them_before_a_remote_job(
+def test_with_a_turn_wait_the_writer_gets_its_turns_and_waits_for_them_before_a_remote_job(
     opener: Opener,
 ) -> None:
     calls: list[Any] = []
@@ -94,7 +94,7 @@ def test_with_admission_the_writer_gets_its_turns_and_waits_for_them_before_a_re
         assert write.run(run_job, loop_takes_turns=True) == {"status": "committed"}
         report = write.run(run_job, loop_takes_turns=False)  # nobody ahead: the first turn is free
     assert calls == [write.turns, None]
-    assert report["admission_wait_s"] == pytest.approx(0.0, abs=1.0)
+    assert report["first_turn_wait_s"] == pytest.approx(0.0, abs=1.0)
 
 
 def test_a_write_the_log_answers_takes_no_lease_and_runs_nothing(opener: Opener) -> None:

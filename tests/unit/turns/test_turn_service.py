@@ -19,7 +19,7 @@ from airflow_provider_deltacc.leases import LeaseRequest, SqliteLeaseStore, hold
 from airflow_provider_deltacc.leases.conflicts import any_lease
 from airflow_provider_deltacc.leases.fence import LeaseFence
 from airflow_provider_deltacc.occ.remote_turns import RemoteTurns
-from airflow_provider_deltacc.turns import TurnQueue
+from airflow_provider_deltacc.turns import LeaseTurns
 from airflow_provider_deltacc.turns.guarded import GuardedWrite
 from airflow_provider_deltacc.turns.service import serve_turns
 from tests.unit.leases.helpers import Watched, grant, release_after
@@ -80,7 +80,7 @@ def test_after_a_lost_conflict_the_driver_waits_for_a_writer_ahead_that_can_conf
     appender = grant(store, TABLE, OpKind.BLIND_APPEND, None, holder="earlier.append")  # can conflict
     mine = grant(store, TABLE, OpKind.MERGE, DAY1, holder="ingest.merge_day1")
     watched = Watched(store, "active")
-    queue = TurnQueue(watched, mine, timeout_s=30.0)  # type: ignore[arg-type]
+    queue = LeaseTurns(watched, mine, timeout_s=30.0)  # type: ignore[arg-type]
     with serve_turns(queue, timeout_s=30.0) as service:
         remote = RemoteTurns(service.url, service.token, service.timeout_s)
         assert remote.first() == 0.0  # a pinned MERGE will not conflict with a blind append: no wait
@@ -113,7 +113,7 @@ def test_a_job_whose_loop_runs_in_a_driver_gets_the_service_for_its_length() -> 
     report = GuardedWrite(spec, turns=recording).run(  # type: ignore[arg-type]
         run_job, loop_takes_turns=False, serve_turns_to_job=True
     )
-    assert report["admission_wait_s"] == 0.25 and recording.calls[0] == ("first",)
+    assert report["first_turn_wait_s"] == 0.25 and recording.calls[0] == ("first",)
     assert RemoteTurns(seen[0].url, seen[0].token, 1.0).retry("APPEND", 2) is None  # gone after the job
 
 

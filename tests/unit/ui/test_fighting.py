@@ -465,7 +465,7 @@ def test_the_route_shows_who_writes_the_table_to_a_user_as_far_as_their_dags_go(
     assert re.search(
         r"engineInfo=delta-rs:\S+, clientVersion=\S+ 2 (DELETE x1, WRITE x1|WRITE x1, DELETE x1)", outside
     )
-    leases = text.split("Live leases and queues", 1)[1].split("Commits version", 1)[0]
+    leases = text.split("Live leases and turns", 1)[1].split("Commits version", 1)[0]
     assert re.search(
         rf"1 MERGE the whole table {MINE}\.merge/run_2 .* - 2 MERGE the whole table <b>elsewhere</b>", leases
     )

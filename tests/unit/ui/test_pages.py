@@ -135,18 +135,23 @@ def test_attempts_read_attempt_n_of_m_and_task_view_urls_quote_their_ids() -> No
     assert task_view_url(lost_row) == "/deltacc/task-instance/orders/run_1/merge/-1"
 
 
-def _waited_report(admission_s: float, queue_s: float, wasted_s: float) -> TaskReport:
+def _waited_report(first_turn_s: float, turn_wait_s: float, wasted_s: float) -> TaskReport:
     attempts = [
         {"number": 1, "started_at": START, "outcome": "conflict", "conflict": {"kind": "APPEND"}},
         {"number": 2, "started_at": START + 1, "outcome": "committed"},
     ]
-    attempts[0].update(wasted_s=wasted_s, queue_s=queue_s)
-    one_try = {"try_number": 1, "status": "committed", "admission_wait_s": admission_s, "attempts": attempts}
+    attempts[0].update(wasted_s=wasted_s, turn_wait_s=turn_wait_s)
+    one_try = {
+        "try_number": 1,
+        "status": "committed",
+        "first_turn_wait_s": first_turn_s,
+        "attempts": attempts,
+    }
     return TaskReport("orders", "run_1", "merge", -1, {"table": ORDERS, **one_try, "tries": [one_try]})
 
 
 def test_waiting_for_turns_is_shown_per_table_day_and_try() -> None:
-    task = _waited_report(admission_s=30.0, queue_s=4.5, wasted_s=1.0)
+    task = _waited_report(first_turn_s=30.0, turn_wait_s=4.5, wasted_s=1.0)
     [bucket] = buckets_by_table([task])[ORDERS]
     assert bucket.waited_s == pytest.approx(34.5)
     text = _text(_page_of([task]))
@@ -167,7 +172,7 @@ def test_no_hint_where_writers_lose_more_than_they_wait() -> None:
 
 
 def test_each_table_lists_its_tasks_waits_and_links_who_is_fighting_over_it() -> None:
-    waiting = _waited_report(admission_s=30.0, queue_s=4.5, wasted_s=1.0)
+    waiting = _waited_report(first_turn_s=30.0, turn_wait_s=4.5, wasted_s=1.0)
     retried, _ = _retried("merge_eu")
     html = _page_of([waiting, retried])
     rows = [_text(r).strip() for r in re.findall(r"<tr class='task-waits'>(.*?)</tr>", html)]

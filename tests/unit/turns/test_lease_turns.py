@@ -17,7 +17,7 @@ from airflow_provider_deltacc.conflict_matrix import Level
 from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases import Lease, SqliteLeaseStore
 from airflow_provider_deltacc.leases.conflicts import writers_pair_level
-from airflow_provider_deltacc.turns import TurnQueue
+from airflow_provider_deltacc.turns import LeaseTurns
 from tests.unit.leases.helpers import Watched, grant, release_after
 
 pytestmark = pytest.mark.unit
@@ -33,8 +33,8 @@ def store(tmp_path: Path) -> Iterator[SqliteLeaseStore]:
         yield opened
 
 
-def turns(store: SqliteLeaseStore, lease: Lease, timeout_s: float = 30.0) -> TurnQueue:
-    return TurnQueue(store, lease, timeout_s=timeout_s)
+def turns(store: SqliteLeaseStore, lease: Lease, timeout_s: float = 30.0) -> LeaseTurns:
+    return LeaseTurns(store, lease, timeout_s=timeout_s)
 
 
 @pytest.mark.parametrize(
@@ -106,7 +106,7 @@ def test_a_writer_waits_for_the_one_granted_before_it_and_reports_the_wait(
     watched = Watched(store, "active")
     # Released 0.4 s after the writer first found it ahead, however late the writer starts looking.
     releaser = release_after(store, ahead.lease_id, watched.called, 0.4)
-    waited = TurnQueue(watched, mine, timeout_s=30.0).first()  # type: ignore[arg-type]
+    waited = LeaseTurns(watched, mine, timeout_s=30.0).first()  # type: ignore[arg-type]
     releaser.join(timeout=30)
     assert waited is not None and waited >= 0.4
     assert (
@@ -142,7 +142,7 @@ def test_a_retry_waits_for_the_writers_granted_before_it_that_can_conflict(store
     assert [lease.holder for lease in queue.ahead(frozenset({Level.WILL, Level.CAN}))] == ["earlier"]
     watched = Watched(store, "active")
     releaser = release_after(store, earlier.lease_id, watched.called, 0.3)
-    waited = TurnQueue(watched, mine, timeout_s=30.0).retry("APPEND", 1)  # type: ignore[arg-type]
+    waited = LeaseTurns(watched, mine, timeout_s=30.0).retry("APPEND", 1)  # type: ignore[arg-type]
     releaser.join(timeout=30)
     assert waited is not None and waited >= 0.3
     assert queue.retry("APPEND", 2) == 0.0  # nobody ahead any more
@@ -173,7 +173,7 @@ def test_a_writer_far_back_in_line_asks_the_store_less_often_than_the_next_in_li
     waited: dict[str, float | None] = {}
 
     def wait(lease: Lease) -> None:
-        queue = TurnQueue(store, lease, timeout_s=nobody_leaves_s, poll_s=0.05)
+        queue = LeaseTurns(store, lease, timeout_s=nobody_leaves_s, poll_s=0.05)
         real_ahead = queue.ahead
 
         def counted(levels: frozenset[Level]) -> list[Lease]:

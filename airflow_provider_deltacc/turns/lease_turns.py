@@ -47,7 +47,7 @@ FIRST_LEVELS = frozenset({Level.WILL})
 RETRY_LEVELS = frozenset({Level.WILL, Level.CAN})
 
 
-class TurnQueue:
+class LeaseTurns:
     """A writer's place among the writers of its table, by the order their leases were granted.
 
     Implements :class:`~airflow_provider_deltacc.occ.commit_loop.Turns` for the commit loop.
