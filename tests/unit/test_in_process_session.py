@@ -25,26 +25,23 @@ def py4j_debug() -> Any:
     logger.setLevel(level)
 
 
-def test_a_session_started_with_secrets_keeps_them_out_of_py4js_log(
-    py4j_debug: logging.Logger, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("spark_conf", "level"),
+    [
+        ({"spark.hadoop.fs.s3a.secret.key": "wJalrXUtnFEMI"}, logging.INFO),  # secrets: py4j's log kept quiet
+        ({"spark.app.name": "orders"}, logging.DEBUG),  # none: py4j's log left alone
+    ],
+    ids=["secrets", "no-secrets"],
+)
+def test_py4js_log_is_kept_from_the_specs_secrets_before_the_session_starts(
+    spark_conf: dict[str, str], level: int, py4j_debug: logging.Logger, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[int] = []
     monkeypatch.setattr(
         local_session, "local_delta_session", lambda **kwargs: seen.append(py4j_debug.getEffectiveLevel())
     )
-    local_session.in_process_session({"spark.hadoop.fs.s3a.secret.key": "wJalrXUtnFEMI"})
-    assert seen == [logging.INFO]
-
-
-def test_a_session_without_secrets_leaves_py4js_log_alone(
-    py4j_debug: logging.Logger, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    seen: list[int] = []
-    monkeypatch.setattr(
-        local_session, "local_delta_session", lambda **kwargs: seen.append(py4j_debug.getEffectiveLevel())
-    )
-    local_session.in_process_session({"spark.app.name": "orders"})
-    assert seen == [logging.DEBUG]
+    local_session.in_process_session(spark_conf)
+    assert seen == [level]
 
 
 def test_a_missing_jar_cache_is_bad_input_naming_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
