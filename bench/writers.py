@@ -29,6 +29,8 @@ from typing import Any
 from _common import SCHEMA, now
 from contention import merge_spec
 
+from airflow_provider_deltacc.contract.try_times import TryTimes
+
 CONNECT_CONN = "bench_writers_connect"
 
 
@@ -134,11 +136,7 @@ def run_k(k: int, work: Path, admin_url: str, store_url: str) -> dict[str, Any]:
         "sequential_s": sequential_s,
         "wasted": sum(max(len(tried) - 1, 0) for tried in attempts),
         "conflicts": sum(1 for tried in attempts for a in tried if a.get("conflict")),
-        "turn_wait_s": sum(
-            float(report.get("first_turn_wait_s") or 0.0)
-            + sum(float(a.get("turn_wait_s") or 0.0) for a in tried)
-            for report, tried in zip(reports, attempts, strict=True)
-        ),
+        "turn_wait_s": sum(TryTimes.of(report).waited_s for report in reports),
         "store_transactions_per_task": transactions / k,
     }
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.try_times import TryTimes
 
 log = logging.getLogger(__name__)
 
@@ -142,13 +143,11 @@ class _Emitter:
                 self.incr("conflicts", kind=kind)
                 self.incr(f"conflicts.{_NAME_CHARS.sub('_', kind)}")
         self.incr("in_job_retries", max(0, len(attempts) - 1))
-        wasted = sum(float(a.get("wasted_s") or 0.0) for a in attempts)
-        if wasted > 0:
-            self.timing("wasted", wasted)
-        turn_wait = float(report.get("first_turn_wait_s") or 0.0)
-        turn_wait += sum(float(a.get("turn_wait_s") or 0.0) for a in attempts)
-        if turn_wait > 0:
-            self.timing("turn_wait", turn_wait)
+        times = TryTimes.of(report)
+        if times.wasted_s > 0:
+            self.timing("wasted", times.wasted_s)
+        if times.waited_s > 0:
+            self.timing("turn_wait", times.waited_s)
         if decision == "retry":
             self.incr("airflow_retries")
         elif decision == "fail":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from airflow_provider_deltacc.contract.try_times import TryTimes, seconds_of
+
 _SKIPPED_NOTE = " (skipped duplicate: this txn identity already committed)"
 
 
@@ -27,7 +29,7 @@ def log_report(logger: Any, report: dict[str, Any], operation: str, table: str) 
         report.get("table_version"),
         len(attempts),
         sum(1 for a in attempts if a.get("conflict")),
-        sum(float(a.get("wasted_s") or 0.0) for a in attempts),
+        TryTimes.of(report).wasted_s,
         turn_wait_note(report),
         _SKIPPED_NOTE if report.get("skipped_duplicate") else "",
     )
@@ -44,7 +46,7 @@ def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: st
     where = report.get("table") or table
     partition = f" partition {conflict['partition']}" if conflict.get("partition") else ""
     is_last = attempt is attempts[-1]
-    turn_wait = float(attempt.get("turn_wait_s") or 0.0)
+    turn_wait = seconds_of(attempt.get("turn_wait_s"))
     if not is_last and turn_wait:
         outcome = (
             "retried from a fresh snapshot once the writers ahead had finished "
@@ -61,7 +63,7 @@ def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: st
     except (KeyError, ValueError):
         advice = ""
     limit = report.get("max_attempts") or len(attempts)
-    first_turn = float(report.get("first_turn_wait_s") or 0.0)
+    first_turn = seconds_of(report.get("first_turn_wait_s"))
     if attempt is attempts[0] and first_turn:
         outcome = f"{outcome} (it had waited {first_turn:.2f} s for its turn before attempt 1)"
     return (
@@ -72,9 +74,10 @@ def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: st
 
 def turn_wait_note(report: dict[str, Any]) -> str:
     """The time a writer waited for its turns (before its first attempt and before its retries), if any."""
-    first_turn = float(report.get("first_turn_wait_s") or 0.0)
-    after_conflicts = sum(float(a.get("turn_wait_s") or 0.0) for a in report.get("attempts") or [])
-    if not first_turn and not after_conflicts:
+    times = TryTimes.of(report)
+    if not times.waited_s:
         return ""
-    total = first_turn + after_conflicts
-    return f" turn_wait={total:.2f}s (first turn {first_turn:.2f}s, after conflicts {after_conflicts:.2f}s)"
+    return (
+        f" turn_wait={times.waited_s:.2f}s (first turn {times.first_turn_wait_s:.2f}s, "
+        f"after conflicts {times.turn_wait_s:.2f}s)"
+    )

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.try_times import TryTimes
 from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY
 from airflow_provider_deltacc.ui.data import (
     REPORT_LIMIT,
@@ -27,7 +28,6 @@ from airflow_provider_deltacc.ui.data import (
     TaskReport,
     TryRow,
     read_reports,
-    seconds_of,
     try_rows,
 )
 from airflow_provider_deltacc.ui.filters import ViewFilters
@@ -52,13 +52,12 @@ class TaskWaits:
     tries: int = 0
     commits: int = 0
     conflicts: int = 0
-    wasted_s: float = 0.0
-    first_turn_wait_s: float = 0.0
-    turn_wait_s: float = 0.0
+    times: TryTimes = field(default_factory=TryTimes)
 
     @property
-    def waited_s(self) -> float:
-        return self.first_turn_wait_s + self.turn_wait_s
+    def lost_s(self) -> float:
+        """Its tries' wasted work and waits for turns: what the page orders tasks by."""
+        return self.times.wasted_s + self.times.waited_s
 
 
 @dataclass
@@ -285,13 +284,15 @@ def _add_totals(summary: ViewSummary, rows: Sequence[Any], table: str | None) ->
             waits.tries += int(row.tries or 0)
             waits.commits += int(row.commits or 0)
             waits.conflicts += int(row.conflicts or 0)
-            waits.wasted_s += float(row.wasted_s or 0)
-            waits.first_turn_wait_s += float(row.first_turn_s or 0)
-            waits.turn_wait_s += float(row.turn_wait_s or 0)
+            waits.times += TryTimes(
+                wasted_s=float(row.wasted_s or 0),
+                first_turn_wait_s=float(row.first_turn_s or 0),
+                turn_wait_s=float(row.turn_wait_s or 0),
+            )
     summary.table_names = sorted(names)
     summary.tables = {k: [v[day] for day in sorted(v)] for k, v in sorted(days.items())}
     summary.tasks = {
-        k: sorted(v.values(), key=lambda w: (-(w.waited_s + w.wasted_s), w.dag_id, w.task_id))
+        k: sorted(v.values(), key=lambda w: (-w.lost_s, w.dag_id, w.task_id))
         for k, v in sorted(tasks.items())
     }
     return spellings
@@ -355,12 +356,10 @@ def summary_from_reports(reports: Sequence[TaskReport], filters: ViewFilters) ->
             waits.tries += 1
             waits.commits += one_try.get("status") in ("committed", "skipped_duplicate")
             waits.conflicts += sum(isinstance(a.get("conflict"), Mapping) for a in attempts)
-            waits.wasted_s += sum(seconds_of(a.get("wasted_s")) for a in attempts)
-            waits.first_turn_wait_s += seconds_of(one_try.get("first_turn_wait_s"))
-            waits.turn_wait_s += sum(seconds_of(a.get("turn_wait_s")) for a in attempts)
+            waits.times += TryTimes.of(one_try)
         decided += [row for row in reversed(try_rows(report)) if row.decision]
     summary.tasks = {
-        k: sorted(v.values(), key=lambda w: (-(w.waited_s + w.wasted_s), w.dag_id, w.task_id))
+        k: sorted(v.values(), key=lambda w: (-w.lost_s, w.dag_id, w.task_id))
         for k, v in sorted(tasks.items())
     }
     summary.decision_count = len(decided)

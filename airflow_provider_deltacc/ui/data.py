@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.try_times import TryTimes
 from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY, TRIES_KEY, report_tries
 
 if TYPE_CHECKING:
@@ -65,20 +66,6 @@ class Bucket:
     retries: int = 0
     wasted_s: float = 0.0
     waited_s: float = 0.0
-
-
-def seconds_of(value: Any) -> float:
-    """A duration a report gives, 0.0 when it gives none or no number (a hand-edited or older report must
-    not break the view; the database's sums read such a value as missing too)."""
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-
-
-def waited_s(one_try: Mapping[str, Any]) -> float:
-    """Seconds one try waited for the writers of its table granted before it: before its first attempt
-    (``first_turn_wait_s``) and after each lost conflict (each attempt's ``turn_wait_s``)."""
-    attempts = [a for a in one_try.get("attempts") or [] if isinstance(a, Mapping)]
-    after_conflicts = sum(seconds_of(a.get("turn_wait_s")) for a in attempts)
-    return seconds_of(one_try.get("first_turn_wait_s")) + after_conflicts
 
 
 def _value(row: Any) -> Any:
@@ -143,8 +130,9 @@ def buckets_by_table(reports: Iterable[TaskReport]) -> dict[str, list[Bucket]]:
                 conflict = attempt.get("conflict")
                 if isinstance(conflict, Mapping):
                     bucket.conflicts[str(conflict.get("kind", "")).upper()] += 1
-                bucket.wasted_s += seconds_of(attempt.get("wasted_s"))
-            bucket.waited_s += waited_s(one_try)
+            times = TryTimes.of(one_try)
+            bucket.wasted_s += times.wasted_s
+            bucket.waited_s += times.waited_s
     return {table: [days[d] for d in sorted(days)] for table, days in sorted(tables.items())}
 
 
@@ -172,6 +160,7 @@ def try_rows(task: TaskReport, reasons: Mapping[int, str] | None = None) -> list
     for one_try in task.tries:
         number = int(one_try.get("try_number") or 1)
         attempts = tuple(a for a in one_try.get("attempts") or [] if isinstance(a, Mapping))
+        times = TryTimes.of(one_try)
         rows.append(
             TryRow(
                 dag_id=task.dag_id,
@@ -184,8 +173,8 @@ def try_rows(task: TaskReport, reasons: Mapping[int, str] | None = None) -> list
                 reason=one_try.get("reason") or (reasons or {}).get(number),
                 attempts=tuple(dict(a) for a in attempts),
                 max_attempts=one_try.get("max_attempts"),
-                wasted_s=sum(seconds_of(a.get("wasted_s")) for a in attempts),
-                waited_s=waited_s(one_try),
+                wasted_s=times.wasted_s,
+                waited_s=times.waited_s,
             )
         )
     return rows

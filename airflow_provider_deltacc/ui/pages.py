@@ -215,8 +215,8 @@ def _waits_table(waits: Sequence[TaskWaits], limit: int = 10) -> str:
     for w in waits[:limit]:
         lines.append(
             f"<tr class='task-waits'><td>{escape(w.dag_id)}.{escape(w.task_id)}</td><td>{w.tries}</td>"
-            f"<td>{w.commits}</td><td>{w.conflicts}</td><td>{w.wasted_s:.1f} s</td>"
-            f"<td>{w.first_turn_wait_s:.1f} s</td><td>{w.turn_wait_s:.1f} s</td></tr>"
+            f"<td>{w.commits}</td><td>{w.conflicts}</td><td>{w.times.wasted_s:.1f} s</td>"
+            f"<td>{w.times.first_turn_wait_s:.1f} s</td><td>{w.times.turn_wait_s:.1f} s</td></tr>"
         )
     lines.append("</table>")
     more = f"<p class='muted'>{len(waits) - limit} more tasks.</p>" if len(waits) > limit else ""

@@ -83,9 +83,9 @@ def test_the_sums_are_the_reports_own(filled: None) -> None:
     orders = summary.tasks["/lake/orders"]
     waiting = next(w for w in orders if w.task_id == "merge")
     assert waiting is orders[0]  # the most waiting and wasted first
-    merges = [n for n in range(36) if n % 4]
-    assert sum(w.first_turn_wait_s for w in orders) == pytest.approx(4.0 * sum(n % 3 == 1 for n in merges))
-    assert sum(w.turn_wait_s for w in orders) == pytest.approx(2.5 * sum(n % 3 == 1 for n in merges))
+    waited = sum(n % 3 == 1 for n in range(36) if n % 4)  # the merges that waited
+    assert sum(w.times.first_turn_wait_s for w in orders) == pytest.approx(4.0 * waited)
+    assert sum(w.times.turn_wait_s for w in orders) == pytest.approx(2.5 * waited)
     assert summary.decision_count == sum(1 for n in range(36) if n % 3 != 1)
     assert len(summary.decisions) == min(PAGE_SIZE, summary.decision_count)
     newest = summary.decisions[0]
