@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tests.support.jvm_options import JVM
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -78,8 +80,9 @@ def rerun_reason(code: int, report: dict[str, Any]) -> str:
     return f"exit {code}: {report.get('status')}"
 
 
-#: The victim's JVM lives for one job: C1 compilation only costs far less CPU than it would save.
-VICTIM_CONF = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+#: The victim's JVM lives for one job: the tests' JVM options (C1 compilation only) cost far less CPU than
+#: they would save, also when it runs outside the test run (bench/chaos.py).
+VICTIM_CONF = {"spark.driver.extraJavaOptions": " ".join(JVM)}
 
 
 def start_session() -> None:

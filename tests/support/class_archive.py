@@ -32,7 +32,8 @@ _KEY_FILE = CLASS_ARCHIVE.with_suffix(".key")
 
 
 def archive_key() -> str:
-    """What the archive depends on: the Java runtime, PySpark's jars and the provider's cached jars."""
+    """What the archive depends on: the Java runtime and its options, PySpark's jars and the provider's cached
+    jars."""
     import pyspark
 
     from airflow_provider_deltacc.spark_jars.delta_jars import cached_jars
@@ -40,7 +41,7 @@ def archive_key() -> str:
     java = subprocess.run(["java", "-version"], capture_output=True, text=True, check=True).stderr
     jars = sorted((Path(pyspark.__file__).parent / "jars").glob("*.jar")) + sorted(cached_jars())
     stamps = [f"{jar}:{jar.stat().st_size}:{jar.stat().st_mtime_ns}" for jar in jars]
-    return hashlib.sha256("\n".join([java, *stamps]).encode()).hexdigest()
+    return hashlib.sha256("\n".join([java, *JVM, *stamps]).encode()).hexdigest()
 
 
 def make_archive() -> Path:
