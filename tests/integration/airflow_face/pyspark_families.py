@@ -25,6 +25,8 @@ ORDERS_SCHEMA = "id BIGINT, customer STRING, amount BIGINT, tag STRING"
 CUSTOMERS = [("c1", "eu"), ("c2", "us"), ("c3", "eu")]
 #: The module a source function's UDF uses that only the Airflow worker can import (see ``client_only``).
 CLIENT_ONLY_MODULE = "deltacc_client_only_helpers"
+#: The task and table of :func:`all_families` (``spark_submit`` mode).
+ALL_FAMILIES = "all_families"
 
 
 def _orders(spark: SparkSession) -> DataFrame:
@@ -154,6 +156,22 @@ def client_only(spark: SparkSession) -> DataFrame:
 
     scaled = F.udf(lambda amount: helpers.scale(amount), "bigint")
     return _orders(spark).select("id", scaled("amount").alias("amount"))
+
+
+def all_families(spark: SparkSession) -> DataFrame:
+    """Every family but ``inputs`` in one source function, each row as JSON beside its family's name: what a
+    ``spark_submit`` run writes, one driver for the families instead of one each (a driver is the costly
+    part of that mode; the families' code runs in it all the same, shipped by value with this module)."""
+    combined = None
+    for name, family in FAMILIES.items():
+        if name == "inputs":
+            continue
+        frame = family(spark)
+        rows = F.to_json(F.struct(*frame.columns), {"ignoreNullFields": "false"})
+        tagged = frame.select(F.lit(name).alias("family"), rows.alias("row"))
+        combined = tagged if combined is None else combined.unionByName(tagged)
+    assert combined is not None
+    return combined
 
 
 def write_inputs(folder: Path) -> None:

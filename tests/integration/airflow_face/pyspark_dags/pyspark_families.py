@@ -4,7 +4,9 @@ from ``inputs``.
 
 Parsed by a DagBag as Airflow parses a DAG file (a module no other process can import), so ``dag_file_udf``,
 whose UDF is a function of this file, shows that such a UDF reaches Spark's Python workers in every mode.
-In ``spark_connect`` mode one more task, ``client_only``, uses a module only the task process can import.
+In ``spark_submit`` mode the families but ``inputs`` write from one task (``all_families``), one driver
+instead of one each. In ``spark_connect`` mode one more task, ``client_only``, uses a module only the task
+process can import.
 """
 
 from __future__ import annotations
@@ -46,8 +48,14 @@ with DAG(DAG_ID, schedule=None, start_date=datetime(2026, 1, 1),
         if name == "inputs":  # a decorated writer, given its argument as a TaskFlow task is
             writer = task.delta_append(table=str(ROOT / "tables" / name), task_id=name)(function)
             writer(folder=str(ROOT / "inputs"))
-        else:  # a classic writer with the function as its source
+        elif MODE != "spark_submit":  # a classic writer with the function as its source
             DeltaAppendOperator(task_id=name, table=str(ROOT / "tables" / name), source=function)
+    if MODE == "spark_submit":  # one driver for the other families, not one each
+        DeltaAppendOperator(
+            task_id=families.ALL_FAMILIES,
+            table=str(ROOT / "tables" / families.ALL_FAMILIES),
+            source=families.all_families,
+        )
     DeltaAppendOperator(
         task_id="dag_file_udf", table=str(ROOT / "tables" / "dag_file_udf"), source=dag_file_udf
     )
