@@ -291,7 +291,9 @@ class SparkSubmitRunner:
         self.check_deployment(spec.table)
         self.check_master_reachable()
         py_files = [str(p) for p in build_bundle()] + [jars[0]]  # jar 0 carries the `delta` Python API
-        with tempfile.TemporaryDirectory(prefix="deltacc-spec-") as work:
+        # A killed driver's Python outlives its JVM and may still write its report in here while the task
+        # leaves: a leftover file must not replace the try's outcome with a cleanup error.
+        with tempfile.TemporaryDirectory(prefix="deltacc-spec-", ignore_cleanup_errors=True) as work:
             report_dir = self.report_dir_for(spec.table, Path(work))
             trail = ReportTrailSpec(run_token=uuid.uuid4().hex, report_dir=report_dir)
             job = replace(spec, report_trail=trail)
