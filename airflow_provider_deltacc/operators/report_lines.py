@@ -21,6 +21,7 @@ def log_report(logger: Any, report: dict[str, Any], operation: str, table: str) 
     for attempt in attempts:
         if attempt.get("conflict"):
             logger.warning("%s", conflict_log_line(report, attempt, table))
+    times = TryTimes.of(report)
     logger.info(
         "Delta %s on %s: status=%s version=%s attempts=%s conflicts=%s wasted=%.2fs%s%s",
         operation.upper(),
@@ -29,8 +30,8 @@ def log_report(logger: Any, report: dict[str, Any], operation: str, table: str) 
         report.get("table_version"),
         len(attempts),
         sum(1 for a in attempts if a.get("conflict")),
-        TryTimes.of(report).wasted_s,
-        turn_wait_note(report),
+        times.wasted_s,
+        turn_wait_note(times),
         _SKIPPED_NOTE if report.get("skipped_duplicate") else "",
     )
 
@@ -72,9 +73,8 @@ def conflict_log_line(report: dict[str, Any], attempt: dict[str, Any], table: st
     ).strip()
 
 
-def turn_wait_note(report: dict[str, Any]) -> str:
+def turn_wait_note(times: TryTimes) -> str:
     """The time a writer waited for its turns (before its first attempt and before its retries), if any."""
-    times = TryTimes.of(report)
     if not times.waited_s:
         return ""
     return (

@@ -258,6 +258,7 @@ def test_publish_pushes_the_report_and_logs_a_summary(context: Any) -> None:
 
 
 def test_the_conflict_line_and_the_summary_report_the_time_in_the_tables_queue() -> None:
+    from airflow_provider_deltacc.contract.try_times import TryTimes
     from airflow_provider_deltacc.operators.report_lines import conflict_log_line, turn_wait_note
 
     conflict = {"kind": "concurrent_append", "exception": "ConcurrentAppendException", "message": "m"}
@@ -275,10 +276,10 @@ def test_the_conflict_line_and_the_summary_report_the_time_in_the_tables_queue()
     assert line.startswith("Delta conflict CONCURRENT_APPEND on /data/orders, attempt 1 of 5: ")
     assert "once the writers ahead had finished (1.50 s waiting for its turn)" in line
     assert "(it had waited 3.25 s for its turn before attempt 1)" in line
-    assert turn_wait_note(report) == " turn_wait=4.75s (first turn 3.25s, after conflicts 1.50s)"
+    assert turn_wait_note(TryTimes.of(report)) == " turn_wait=4.75s (first turn 3.25s, after conflicts 1.50s)"
 
     raced = {**report, "first_turn_wait_s": 0.0, "attempts": [{**report["attempts"][0], "turn_wait_s": 0.0}]}
-    assert turn_wait_note(raced) == ""
+    assert turn_wait_note(TryTimes.of(raced)) == ""
     assert "for its turn" not in conflict_log_line(raced, raced["attempts"][0], "/data/orders")
 
 
