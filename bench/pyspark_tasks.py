@@ -83,6 +83,7 @@ def provider_write(
     """
     from airflow_provider_deltacc.contract.source_function import SourceFunction
     from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
+    from airflow_provider_deltacc.contract.table import Table
     from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
     from airflow_provider_deltacc.leases import SqliteLeaseStore
     from airflow_provider_deltacc.turns import WriteGuard, guarded_write
@@ -101,7 +102,7 @@ def provider_write(
     with guarded_write(
         hook.job_spec(spec),
         guard,
-        verdict=spark_storage_safety(table, {}),
+        verdict=spark_storage_safety(Table(table), {}),
         open_store=lambda: SqliteLeaseStore(lease_db),
         consult_log=hook.consult_log,
     ) as write:

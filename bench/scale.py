@@ -163,6 +163,7 @@ def _spec(table: str, app_id: str, version: int) -> Any:
 
 def measurements(table: str) -> dict[str, Any]:
     """What one round times on ``table``: name -> a call that checks its own answer."""
+    from airflow_provider_deltacc.contract.table import Table
     from airflow_provider_deltacc.delta_log.fast_path import consult_log
     from airflow_provider_deltacc.delta_log.table_facts import read_table_facts, table_partitions
 
@@ -179,11 +180,11 @@ def measurements(table: str) -> dict[str, Any]:
         assert answer.report is None and answer.unrecorded_at is not None
 
     def facts() -> None:
-        found = read_table_facts(table)
+        found = read_table_facts(Table(table))
         assert found is not None and found.partition_columns == ("p",)
 
     def partitions() -> None:
-        assert len(table_partitions(table)) == 4
+        assert len(table_partitions(Table(table))) == 4
 
     return {"duplicate": duplicate, "new write": new_write, "table facts": facts, "partitions": partitions}
 
@@ -289,6 +290,7 @@ def same_answers(table: str) -> None:
     not)."""
     from deltalake import DeltaTable
 
+    from airflow_provider_deltacc.contract.table import Table
     from airflow_provider_deltacc.delta_log.log_reader import (
         delta_rs_state,
         read_commit_infos,
@@ -296,8 +298,8 @@ def same_answers(table: str) -> None:
     )
 
     apps = (RERUN_APP, WRITER_APP, "bench/scale/new")
-    ours = read_log_state(table, app_ids=apps, partitions=True)
-    theirs = delta_rs_state(table, app_ids=apps, partitions=True)
+    ours = read_log_state(Table(table), app_ids=apps, partitions=True)
+    theirs = delta_rs_state(Table(table), app_ids=apps, partitions=True)
     for name in ("version", "min_reader_version", "min_writer_version", "reader_features", "writer_features"):
         assert getattr(ours, name) == getattr(theirs, name), (table, name)
     for name in ("partition_columns", "configuration", "txn_versions"):
@@ -305,7 +307,7 @@ def same_answers(table: str) -> None:
     assert ours.schema_fields() == json.loads(theirs.schema_string)["fields"], (table, "schema")
     as_set = [{frozenset(p.items()) for p in state.partitions or ()} for state in (ours, theirs)]
     assert as_set[0] == as_set[1], (table, "partitions")
-    assert read_commit_infos(table, None, 20) == DeltaTable(table).history(20), (table, "commit infos")
+    assert read_commit_infos(Table(table), None, 20) == DeltaTable(table).history(20), (table, "commit infos")
 
 
 def build(tables_dir: Path, commits: list[int], files: list[int], *, data: bool) -> dict[str, str]:

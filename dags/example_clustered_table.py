@@ -97,9 +97,10 @@ def example_deltacc_clustered_table() -> None:
         """Read the target with delta-rs (no JVM): clustered by region, every customer once, optimized."""
         from deltalake import DeltaTable
 
+        from airflow_provider_deltacc.contract.table import Table
         from airflow_provider_deltacc.delta_log.table_facts import read_table_facts
 
-        facts = read_table_facts(TARGET_TABLE)
+        facts = read_table_facts(Table(TARGET_TABLE))
         if facts is None or facts.clustering_columns != tuple(CLUSTER_COLUMNS):
             raise ValueError(f"{TARGET_TABLE} is not clustered by {CLUSTER_COLUMNS}: {facts}")
         target = DeltaTable(TARGET_TABLE)

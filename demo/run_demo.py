@@ -108,6 +108,7 @@ def taking_turns(
     write lease from the SQLite lease store, and its turn among the writers of the table)."""
     from airflow_provider_deltacc.contract.spec_parse import parse_spec
     from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
+    from airflow_provider_deltacc.contract.table import Table
     from airflow_provider_deltacc.delta_log.fast_path import consult_log
     from airflow_provider_deltacc.leases import SqliteLeaseStore
     from airflow_provider_deltacc.turns import WriteGuard, guarded_write
@@ -116,7 +117,7 @@ def taking_turns(
     with guarded_write(
         parse_spec(spec),
         guard,
-        verdict=spark_storage_safety(spec["table"], {}),
+        verdict=spark_storage_safety(Table(spec["table"]), {}),
         open_store=lambda: SqliteLeaseStore(lease_db),
         consult_log=consult_log,
     ) as write:

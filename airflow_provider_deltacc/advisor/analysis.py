@@ -20,6 +20,7 @@ from airflow_provider_deltacc.advisor.tasks import (
     task_facts,
 )
 from airflow_provider_deltacc.conflict_matrix import EngineProfile, TableTraits
+from airflow_provider_deltacc.contract.table import Table
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ def delta_log_columns(storage_options: Mapping[str, str] | None = None) -> Colum
 
     def read(table: str) -> TableFacts | None:
         try:
-            return read_table_facts(table, storage_options)
+            return read_table_facts(Table(table), storage_options)
         except Exception as exc:
             log.debug("cannot read %s with delta-rs: %s", table, exc)
             return None

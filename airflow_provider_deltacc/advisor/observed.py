@@ -24,7 +24,8 @@ from airflow_provider_deltacc.advisor.analysis import Analysis
 from airflow_provider_deltacc.advisor.findings import Finding, FindingLevel
 from airflow_provider_deltacc.contract.exceptions import AdvisorInputError
 from airflow_provider_deltacc.contract.op_kinds import OpKind
-from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import table_key
 from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY, report_tries
 
 log = logging.getLogger(__name__)
@@ -108,14 +109,14 @@ def report_task(report: Mapping[str, Any]) -> str | None:
 
 
 def _table(name: Any) -> str:
-    return table_key(str(name)) if name else ""
+    return table_key(Table(str(name))) if name else ""
 
 
 def _history(table: str) -> dict[int, str]:
     try:
         from airflow_provider_deltacc.delta_log.log_reader import commit_infos
 
-        return {int(h["version"]): str(h.get("operation", "")) for h in commit_infos(table)}
+        return {int(h["version"]): str(h.get("operation", "")) for h in commit_infos(Table(table))}
     except Exception as exc:
         log.debug("cannot read the history of %s: %s", table, exc)
         return {}

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from airflow_provider_deltacc.contract.commit_retry import CommitRetryPolicy
 from airflow_provider_deltacc.contract.operations import OperationClass
 from airflow_provider_deltacc.contract.source_function import SourceFunction
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.contract.txn import TxnIdentity
 
 SOURCE_KINDS: tuple[str, ...] = ("delta", "table", "parquet", "csv", "sql", "rows", "callable")
@@ -259,7 +260,7 @@ class JobSpec:
     """One job: an operation on a table.
 
     :param operation: one of :data:`~airflow_provider_deltacc.contract.operations.OPERATIONS`.
-    :param table: a path or a catalog name.
+    :param table: the target table (a path or a catalog name).
     :param options: the operation's options.
     :param source: the source, for operations that read one.
     :param commit_retry: in-job conflict retries (the spec's ``commit_retry``).
@@ -273,7 +274,7 @@ class JobSpec:
     """
 
     operation: str
-    table: str
+    table: Table
     options: OperationOptions
     source: SourceSpec | None = None
     commit_retry: CommitRetryPolicy = field(default_factory=CommitRetryPolicy)

@@ -25,7 +25,7 @@ from airflow_provider_deltacc.contract.spec import (
 )
 from airflow_provider_deltacc.contract.spec_fields import read_mapping
 from airflow_provider_deltacc.contract.spec_options import OPTION_TYPES
-from airflow_provider_deltacc.contract.table import check_table_name
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.contract.txn import TxnIdentity
 
 __all__ = [
@@ -59,7 +59,7 @@ def job_spec(
     """One job, checked as a whole: the operation, the table, and whether the parts fit the operation.
 
     :param operation: one of :data:`~airflow_provider_deltacc.contract.operations.OPERATIONS`.
-    :param table: a path or a catalog name.
+    :param table: the target table: a path or a catalog name, or a :class:`Table`.
     :param options: the operation's options (its factory in
         :mod:`~airflow_provider_deltacc.contract.spec_options`).
     :param source: the source, for operations that read one.
@@ -105,13 +105,13 @@ def check_operation(operation: Any) -> str:
     return str(operation)
 
 
-def check_table(table: Any) -> str:
+def check_table(table: Any) -> Table:
     """The table, when it is a path or a catalog name.
 
-    :param table: the spec's ``table``.
+    :param table: the spec's ``table``: a path or a catalog name, or a :class:`Table`.
     :raises SpecError: naming ``table``.
     """
-    return _spec_error(lambda: check_table_name(table))
+    return _spec_error(lambda: Table.of(table))
 
 
 def txn_identity(*, app_id: Any, version: Any) -> TxnIdentity:

@@ -38,7 +38,7 @@ def spec_to_json(spec: JobSpec) -> dict[str, Any]:
     """
     data: dict[str, Any] = {
         "operation": spec.operation,
-        "table": spec.table,
+        "table": spec.table.name,
         "source": None if spec.source is None else _source(spec.source),
         "options": options_to_json(spec.options),
         "commit_retry": spec.commit_retry.to_dict(),

@@ -19,10 +19,11 @@ delta-rs together, an S3 endpoint without conditional writes) is in
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from airflow_provider_deltacc.contract.table import Table
 
 DYNAMODB_LOG_STORE = "io.delta.storage.S3DynamoDBLogStore"
 SINGLE_DRIVER_LOG_STORE = "io.delta.storage.S3SingleDriverLogStore"
@@ -47,7 +48,6 @@ SAFE_SCHEMES: dict[str, str] = {
     "wasbs": "Azure Blob Storage: Delta's AzureLogStore creates commit files with an atomic rename",
     "adl": "Azure Data Lake Gen1: Delta's AzureLogStore creates commit files with an atomic rename",
 }
-_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _TRUE = frozenset({"true", "1", "yes", "on"})
 
 
@@ -55,7 +55,7 @@ _TRUE = frozenset({"true", "1", "yes", "on"})
 class StorageSafety:
     """The verdict on concurrent writers for one table.
 
-    :param table: the table as given.
+    :param table: the table as the task spelled it.
     :param scheme: its storage scheme (``s3a``, ``file``, ...), or ``catalog`` for a catalog name.
     :param engine: ``spark``, ``delta-rs`` or ``spark+delta-rs``.
     :param safe: True when concurrent writers cannot lose commits (or nothing is known against it).
@@ -88,20 +88,6 @@ class StorageSafety:
         return "; ".join(parts)
 
 
-def table_scheme(table: str) -> str:
-    """The storage scheme of a table path (``file`` for a local path), or ``catalog`` for a catalog name.
-
-    :param table: a path, a URI or a catalog name.
-    """
-    text = str(table).strip()
-    match = _SCHEME_RE.match(text)
-    if match and (len(match[1]) > 1 or "://" in text):  # a one-letter "scheme" is a Windows drive (C:\...)
-        return match[1].lower()
-    if "/" in text or "\\" in text:
-        return "file"
-    return "catalog"
-
-
 def is_truthy(value: Any) -> bool:
     """True for ``True`` and the strings ``true``/``1``/``yes``/``on`` (any case)."""
     if isinstance(value, bool):
@@ -118,18 +104,18 @@ def override_fix() -> str:
     )
 
 
-def spark_storage_safety(table: str, spark_conf: Mapping[str, Any] | None = None) -> StorageSafety:
+def spark_storage_safety(table: Table, spark_conf: Mapping[str, Any] | None = None) -> StorageSafety:
     """Whether Spark writers (in different drivers) can safely commit to ``table`` at the same time.
 
-    :param table: the table path or catalog name.
+    :param table: the table.
     :param spark_conf: the effective Spark settings of the writers (operator ``spark_conf``, connection
         and cluster settings, as far as they are known).
     """
     conf = {str(k): str(v) for k, v in (spark_conf or {}).items()}
-    scheme = table_scheme(table)
+    scheme = table.scheme
     if scheme == "catalog":
         return StorageSafety(
-            table,
+            table.name,
             scheme,
             "spark",
             True,
@@ -137,13 +123,13 @@ def spark_storage_safety(table: str, spark_conf: Mapping[str, Any] | None = None
         )
     if scheme not in S3_SCHEMES:
         reason = SAFE_SCHEMES.get(scheme, f"{scheme}:// is not known to need a multi-writer log store")
-        return StorageSafety(table, scheme, "spark", True, reason)
+        return StorageSafety(table.name, scheme, "spark", True, reason)
     key = f"spark.delta.logStore.{scheme}.impl"
     store = (conf.get(key) or conf.get(LEGACY_LOG_STORE_CONF) or "").strip()
     source = key if conf.get(key) else LEGACY_LOG_STORE_CONF
     if store == PUT_IF_ABSENT_LOG_STORE:
         return StorageSafety(
-            table,
+            table.name,
             scheme,
             "spark",
             True,
@@ -153,7 +139,7 @@ def spark_storage_safety(table: str, spark_conf: Mapping[str, Any] | None = None
         )
     if store == DYNAMODB_LOG_STORE:
         return StorageSafety(
-            table,
+            table.name,
             scheme,
             "spark",
             True,
@@ -161,14 +147,14 @@ def spark_storage_safety(table: str, spark_conf: Mapping[str, Any] | None = None
         )
     if store and store != SINGLE_DRIVER_LOG_STORE:
         return StorageSafety(
-            table,
+            table.name,
             scheme,
             "spark",
             True,
             f"{source}={store}: a custom log store, trusted to give mutual exclusion",
         )
     return StorageSafety(
-        table,
+        table.name,
         scheme,
         "spark",
         False,

@@ -1,17 +1,14 @@
-"""Name a target table without Spark: a path or a catalog name, checked, and its SQL reference.
-
-A table string containing ``/`` is a path (``/data/orders``, ``s3a://bucket/orders``); anything else must be a
-catalog name of one to three plain parts (``orders``, ``sales.orders``, ``cat.sales.orders``). Plain Python:
-the operators and task groups check names at parse time; the Spark job reads the table
-(:mod:`airflow_provider_deltacc.engine.table`).
+"""A target table, named once, as the job spec carries it: a path (a name holding ``/``) or a catalog name.
+Its storage, key and asset URI are :mod:`~airflow_provider_deltacc.contract.table_location`'s (the worker's).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urlsplit
 
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.literals import quote_identifier
@@ -19,56 +16,76 @@ from airflow_provider_deltacc.contract.literals import quote_identifier
 CATALOG_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,2}")
 
 
-def is_path(table: str) -> bool:
-    """Return True when ``table`` names a path rather than a catalog table.
+@dataclass(frozen=True)
+class Table:
+    """A table as a task names it: ``Table(name)`` takes any non-empty name, :meth:`of` checks an argument.
 
-    :param table: the table as given in the spec.
+    :param name: the path or catalog name, as the task spelled it.
     """
-    return "/" in table or "\\" in table
+
+    name: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"table={self.name!r} must be a non-empty string")
+
+    @classmethod
+    def of(cls, value: Any, field_name: str = "table") -> Table:
+        """A task's table argument (or a :class:`Table`), checked.
+
+        :raises InputError: naming ``field_name`` when it is neither a path nor a plain catalog name.
+        """
+        if isinstance(value, Table):
+            return value
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(field_name, value, "must be a non-empty string: a table path or a catalog name")
+        if "${" in value:
+            raise InputError(field_name, value, "must not contain '${' (Spark would substitute it)")
+        table = cls(value)
+        if not table.is_path and not CATALOG_NAME_RE.fullmatch(value):
+            raise InputError(
+                field_name,
+                value,
+                "is neither a path (it has no '/') nor a catalog name like 'db.table' of letters, digits "
+                "and _",
+            )
+        return table
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_path(self) -> bool:
+        """A path or URI, not a catalog name."""
+        return "/" in self.name or "\\" in self.name
+
+    @property
+    def scheme(self) -> str:
+        """The scheme as spelled, lower-cased; ``file`` without one, ``catalog`` for a catalog name."""
+        if not self.is_path:
+            return "catalog"
+        scheme = urlsplit(self.name.strip()).scheme.lower()
+        return scheme if len(scheme) > 1 else "file"  # a one-letter "scheme" is a Windows drive (C:\\...)
+
+    @property
+    def local_path(self) -> Path | None:
+        """See :func:`local_path`."""
+        return local_path(self.name)
+
+    @property
+    def sql(self) -> str:
+        """A SQL reference: ``delta.`<path>``` or the backticked catalog name."""
+        if self.is_path:
+            return f"delta.{quote_identifier(self.name)}"
+        return ".".join(quote_identifier(part) for part in self.name.split("."))
 
 
 def local_path(location: str) -> Path | None:
-    """The path on this machine's file system a table location names: an absolute path or a ``file:`` URI;
-    None for anything else (object storage, HDFS, a relative path).
-
-    Whoever reads it must allow for this machine not being the one Spark writes from (a remote Spark Connect
-    server): the file may be missing, or another one.
-
-    :param location: the table's path or URI.
-    """
+    """The path on this machine an absolute path or a ``file:`` URI names, else None (it may not be the
+    machine Spark writes from: a remote Connect server)."""
     if location.startswith("/"):
         return Path(location)
-    parsed = urlparse(location)
+    parsed = urlsplit(location)
     if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
         return Path(parsed.path)
     return None
-
-
-def check_table_name(table: Any, field_name: str = "table") -> str:
-    """Validate a table string without touching Spark and return it.
-
-    :param table: the value from the spec.
-    :param field_name: the spec field, for the error.
-    :raises InputError: if it is neither a path nor a plain catalog name.
-    """
-    if not isinstance(table, str) or not table.strip():
-        raise InputError(field_name, table, "must be a non-empty string: a table path or a catalog name")
-    if "${" in table:
-        raise InputError(field_name, table, "must not contain '${' (Spark would substitute it)")
-    if not is_path(table) and not CATALOG_NAME_RE.fullmatch(table):
-        raise InputError(
-            field_name,
-            table,
-            "is neither a path (it has no '/') nor a catalog name like 'db.table' of letters, digits and _",
-        )
-    return table
-
-
-def table_sql(table: str) -> str:
-    """Return a SQL reference to the table: ``delta.`<path>``` or a backticked catalog name.
-
-    :param table: a path or a catalog name (see :func:`check_table_name`).
-    """
-    if is_path(table):
-        return f"delta.{quote_identifier(table)}"
-    return ".".join(quote_identifier(part) for part in table.split("."))

@@ -49,7 +49,8 @@ from airflow_provider_deltacc.contract.commit_report import AttemptRecord, Commi
 from airflow_provider_deltacc.contract.commits import scan_for_txn_commit
 from airflow_provider_deltacc.contract.ddl import delta_primitive_type, split_ddl_columns
 from airflow_provider_deltacc.contract.spec import AppendOptions, JobSpec
-from airflow_provider_deltacc.contract.table import is_path, local_path
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import is_relative
 from airflow_provider_deltacc.contract.txn import already_committed, committed_reason, duplicate_metrics
 
 log = logging.getLogger(__name__)
@@ -207,13 +208,13 @@ def log_may_answer(job: JobSpec) -> bool:
     """
     if job.txn is None and not is_empty_append(job):
         return False  # OPTIMIZE, VACUUM and writes without an identity: nothing to skip
-    if not is_path(job.table):
+    if not job.table.is_path:
         return False  # a catalog table: its location is the catalog's to resolve
-    if not _URI_RE.match(job.table):
-        if not job.table.startswith("/"):
-            return False  # relative to the Spark driver's working directory, not ours
-        if not job.spark_conf.get(_DEFAULT_FS_CONF, "file:").startswith("file:"):
-            return False  # Spark resolves a scheme-less path on another file system
+    if is_relative(job.table):
+        return False  # relative to the Spark driver's working directory, not ours
+    scheme_less = not _URI_RE.match(job.table.name)
+    if scheme_less and not job.spark_conf.get(_DEFAULT_FS_CONF, "file:").startswith("file:"):
+        return False  # Spark resolves a scheme-less path on another file system
     return _storage_accepted(job)
 
 
@@ -227,7 +228,7 @@ def is_empty_append(job: JobSpec) -> bool:
 
 
 def read_snapshot(
-    table: str, app_id: str | None, storage_options: Mapping[str, str] | None = None
+    table: Table, app_id: str | None, storage_options: Mapping[str, str] | None = None
 ) -> LogSnapshot:
     """Read the table's latest snapshot with the provider's log reader (delta-rs where it cannot, see
     :mod:`airflow_provider_deltacc.delta_log.log_reader`).
@@ -328,7 +329,7 @@ def empty_append_accepted(job: JobSpec, snapshot: LogSnapshot) -> bool:
 
 
 def find_committed_version(
-    table: str,
+    table: Table,
     app_id: str,
     txn_version: int,
     latest: int,
@@ -346,7 +347,7 @@ def find_committed_version(
     """
     from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, open_log_files
 
-    if local_path(table) is None:
+    if table.local_path is None:
         return None
     files = open_log_files(table, storage_options)
     assert isinstance(files, LocalLogFiles)
@@ -370,10 +371,9 @@ def _storage_accepted(job: JobSpec) -> bool:
     from airflow_provider_deltacc.contract.storage_safety import (
         S3_SCHEMES,
         spark_storage_safety,
-        table_scheme,
     )
 
-    if job.storage_guard is not None or table_scheme(job.table) not in S3_SCHEMES:
+    if job.storage_guard is not None or job.table.scheme not in S3_SCHEMES:
         return True
     from airflow_provider_deltacc.spark_jars.put_if_absent import log_store_defaults
 
@@ -404,7 +404,7 @@ def _report(
     status: Literal["skipped_duplicate", "committed"] = "skipped_duplicate" if skipped else "committed"
     report = CommitReport(
         operation=job.operation.upper(),
-        table=job.table,
+        table=job.table.name,
         status=status,
         table_version=snapshot.version,
         attempts=[AttemptRecord(1, started_at, seconds, status)],

@@ -26,6 +26,7 @@ from typing import Any, Literal, TypeVar
 
 from airflow_provider_deltacc.contract.checkpoint_names import complete_checkpoints
 from airflow_provider_deltacc.contract.exceptions import TableNotFoundError, UnsupportedLog
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log.checkpoint import CheckpointActions, read_checkpoint
 from airflow_provider_deltacc.delta_log.log_storage import LogFiles, open_log_files
 
@@ -93,7 +94,7 @@ class LogState:
 
 
 def log_state(
-    table: str,
+    table: Table,
     storage_options: Mapping[str, str] | None = None,
     *,
     app_ids: Iterable[str] = (),
@@ -101,7 +102,7 @@ def log_state(
 ) -> LogState:
     """The table's latest snapshot, read by the provider's reader or, where it cannot, by delta-rs.
 
-    :param table: the table's path or URI.
+    :param table: the table (a path or URI).
     :param storage_options: delta-rs storage options (None: the environment's).
     :param app_ids: txn app ids whose recorded versions to read.
     :param partitions: read the partitions that hold data (reads the file actions).
@@ -117,12 +118,12 @@ def log_state(
 
 
 def commit_infos(
-    table: str, storage_options: Mapping[str, str] | None = None, limit: int | None = None
+    table: Table, storage_options: Mapping[str, str] | None = None, limit: int | None = None
 ) -> list[dict[str, Any]]:
     """The newest commits' ``commitInfo`` with their ``version``, newest first, like delta-rs's
     ``DeltaTable.history(limit)``; read by delta-rs where the provider's reader cannot.
 
-    :param table: the table's path or URI.
+    :param table: the table (a path or URI).
     :param storage_options: delta-rs storage options.
     :param limit: the most commits (None: every commit the log still holds).
     :raises TableNotFoundError: when there is no Delta table there.
@@ -134,7 +135,7 @@ def commit_infos(
     )
 
 
-def _ours_or_delta_rs(table: str, ours: Callable[[], _T], delta_rs: Callable[[], _T]) -> _T:
+def _ours_or_delta_rs(table: Table, ours: Callable[[], _T], delta_rs: Callable[[], _T]) -> _T:
     """``ours()``, or ``delta_rs()`` when the log reader cannot read the log exactly (the reason at debug)."""
     try:
         return ours()
@@ -147,18 +148,18 @@ def _ours_or_delta_rs(table: str, ours: Callable[[], _T], delta_rs: Callable[[],
     return delta_rs()
 
 
-def _delta_rs_table(table: str, storage_options: Mapping[str, str] | None) -> Any:
+def _delta_rs_table(table: Table, storage_options: Mapping[str, str] | None) -> Any:
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError as DeltaRsTableNotFound
 
     try:
-        return DeltaTable(table, storage_options=dict(storage_options or {}) or None)
+        return DeltaTable(table.name, storage_options=dict(storage_options or {}) or None)
     except DeltaRsTableNotFound as exc:
         raise TableNotFoundError(f"no Delta table at {table}: {exc}") from None
 
 
 def read_log_state(
-    table: str,
+    table: Table,
     storage_options: Mapping[str, str] | None = None,
     *,
     app_ids: Iterable[str] = (),
@@ -166,7 +167,7 @@ def read_log_state(
 ) -> LogState:
     """The table's latest snapshot, read by the provider's reader only.
 
-    :param table: the table's path or URI.
+    :param table: the table (a path or URI).
     :param storage_options: delta-rs storage options.
     :param app_ids: txn app ids whose recorded versions to read.
     :param partitions: read the partitions that hold data.
@@ -211,12 +212,12 @@ def read_log_state(
 
 
 def read_commit_infos(
-    table: str, storage_options: Mapping[str, str] | None = None, limit: int | None = None
+    table: Table, storage_options: Mapping[str, str] | None = None, limit: int | None = None
 ) -> list[dict[str, Any]]:
     """The newest commits' ``commitInfo`` with their ``version``, newest first, read by the provider's reader
     only: the commit files back from the newest, stopping at the first one the log no longer holds.
 
-    :param table: the table's path or URI.
+    :param table: the table (a path or URI).
     :param storage_options: delta-rs storage options.
     :param limit: the most commits (None: all).
     :raises UnsupportedLog: for storage this does not read.
@@ -225,7 +226,7 @@ def read_commit_infos(
     files = open_log_files(table, storage_options)
     versions = set(_commit_versions(files.names()))
     if not versions:
-        _no_table(files, table)
+        _no_table(files, table.name)
     rows: list[dict[str, Any]] = []
     version = max(versions)
     while version in versions and (limit is None or len(rows) < limit):
@@ -242,7 +243,7 @@ def read_commit_infos(
 
 
 def delta_rs_state(
-    table: str,
+    table: Table,
     storage_options: Mapping[str, str] | None = None,
     *,
     app_ids: Iterable[str] = (),
@@ -250,7 +251,7 @@ def delta_rs_state(
 ) -> LogState:
     """The table's latest snapshot read by delta-rs (its whole file list loaded): the fallback.
 
-    :param table: the table's path or URI.
+    :param table: the table (a path or URI).
     :param storage_options: delta-rs storage options.
     :param app_ids: txn app ids whose recorded versions to read.
     :param partitions: read the partitions that hold data.
@@ -319,11 +320,11 @@ def _commit_versions(names: Iterable[str]) -> list[int]:
     ]
 
 
-def _no_table(files: LogFiles, table: str) -> None:
+def _no_table(files: LogFiles, where: str) -> None:
     from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles
 
     if isinstance(files, LocalLogFiles):
-        raise TableNotFoundError(f"no Delta table at {table}: its _delta_log holds no commit")
+        raise TableNotFoundError(f"no Delta table at {where}: its _delta_log holds no commit")
     # On object storage an empty listing may be this reader's view only: delta-rs has the last word.
     raise UnsupportedLog("the log's listing holds no commit")
 

@@ -20,7 +20,8 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from airflow_provider_deltacc.contract.exceptions import UnsupportedLog
-from airflow_provider_deltacc.contract.table import local_path
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import Storage, storage
 
 LOG_DIR = "_delta_log"
 #: delta-rs options that change only how delta-rs writes (its commit locking), never what a read sees.
@@ -54,8 +55,6 @@ _S3_OPTIONS = frozenset(
     }
 )
 _AZURE_OPTIONS = frozenset({"AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY"})
-_S3_SCHEMES = ("s3", "s3a")
-_AZURE_SCHEMES = ("abfs", "abfss", "az")
 _AZURE_SUFFIX = ".core.windows.net"
 
 
@@ -137,25 +136,24 @@ class ArrowLogFiles:
         return self.filesystem.open_input_file(f"{self.location}/{name}")
 
 
-def open_log_files(table: str, storage_options: Mapping[str, str] | None = None) -> LogFiles:
+def open_log_files(table: Table, storage_options: Mapping[str, str] | None = None) -> LogFiles:
     """The table's ``_delta_log`` folder, on the file system its location names.
 
-    :param table: the table's path or URI.
+    :param table: the table (a path or URI).
     :param storage_options: delta-rs storage options (None: the environment's, as delta-rs reads them).
     :raises UnsupportedLog: for a location or an option this reader does not handle.
     """
-    path = local_path(table)
+    path = table.local_path
     if path is not None:
         return LocalLogFiles(os.path.join(str(path), LOG_DIR))
-    parts = urlsplit(table)
-    scheme = parts.scheme.lower()
+    parts = urlsplit(table.name)
     options = {key.upper(): str(value) for key, value in (storage_options or {}).items()}
-    if scheme in _S3_SCHEMES:
+    if storage(table) is Storage.S3:
         return ArrowLogFiles(_s3_filesystem(options), _join(parts.netloc, parts.path))
-    if scheme in _AZURE_SCHEMES:
+    if storage(table) is Storage.ABFS:
         container, account = _azure_container(parts.netloc, options)
         return ArrowLogFiles(_azure_filesystem(account, options), _join(container, parts.path))
-    raise UnsupportedLog(f"no file system of the provider's log reader for {scheme or 'a relative'} paths")
+    raise UnsupportedLog(f"no file system of the provider's log reader for {table.scheme} paths")
 
 
 def _join(root: str, path: str) -> str:

@@ -26,7 +26,6 @@ from airflow_provider_deltacc.contract.commit_report import AttemptRecord, Commi
 from airflow_provider_deltacc.contract.commits import TXN_SCAN_VERSIONS, metric_value, run_tag_prefix
 from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.spec import JobSpec
-from airflow_provider_deltacc.contract.table import is_path
 from airflow_provider_deltacc.delta_log.left_report import read_report, remove_report
 
 log = logging.getLogger(__name__)
@@ -52,7 +51,7 @@ def recover_lost_report(
         left = _left_report(job.report_trail.report_dir, job.report_trail.run_token)
         if left is not None:
             return left
-    if not is_path(job.table):
+    if not job.table.is_path:
         return None  # a catalog table: its log is the catalog's to find
     try:
         report = committed_from_log(job, storage_options)
@@ -113,7 +112,7 @@ def committed_from_log(
     seconds = time.monotonic() - start
     report = CommitReport(
         operation=job.operation.upper(),
-        table=job.table,
+        table=job.table.name,
         status="committed",
         table_version=versions[-1],
         attempts=[AttemptRecord(1, started_at, seconds, "committed")],

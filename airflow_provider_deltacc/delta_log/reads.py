@@ -10,26 +10,24 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from airflow_provider_deltacc.contract.exceptions import InputError
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 
-_URI_SCHEMES = (
-    "file://",
-    "s3://",
-    "s3a://",
-    "gs://",
-    "abfs://",
-    "abfss://",
-    "az://",
-    "adl://",
-    "hdfs://",
-    "memory://",
-)
 
+def require_table_location(table: str, field_name: str = "table") -> Table:
+    """The table at ``table`` when it is a path or URI delta-rs can open, else an input error.
 
-def require_table_location(table: str, field_name: str = "table") -> str:
-    """Return ``table`` if it is a path or URI delta-rs can open, else raise an input error."""
-    if table.startswith(("/", "./", "../", "~")) or table.startswith(_URI_SCHEMES) or "/" in table:
-        return table
+    :param table: the sensor's table argument.
+    :param field_name: the argument's name, for the error.
+    :raises DeltaCCInputError: naming ``field_name`` for a catalog name or a malformed one.
+    """
+    try:
+        checked = Table.of(table, field_name)
+    except InputError as exc:
+        raise DeltaCCInputError(str(exc), field=field_name, value=table) from None
+    if checked.is_path:
+        return checked
     raise DeltaCCInputError(
         f"{field_name}={table!r} looks like a catalog table name; this reads the Delta log with delta-rs, "
         "which needs the table's storage location (a path or URI such as s3://bucket/orders)",
@@ -73,7 +71,7 @@ class TableCondition:
 
 
 def check_table(
-    table_uri: str, condition: TableCondition, storage_options: dict[str, str] | None = None
+    table: Table, condition: TableCondition, storage_options: dict[str, str] | None = None
 ) -> dict[str, Any] | None:
     """Return what satisfied the condition (version, operation, partition, timestamp), or None to wait.
 
@@ -83,17 +81,17 @@ def check_table(
     from airflow_provider_deltacc.delta_log.log_reader import commit_infos, log_state
 
     try:
-        state = log_state(table_uri, storage_options, partitions=bool(condition.partition))
+        state = log_state(table, storage_options, partitions=bool(condition.partition))
     except TableNotFoundError:
         return None
     version = state.version
     floor = -1 if condition.after_version is None else condition.after_version
     if version <= floor:
         return None
-    match: dict[str, Any] = {"table": table_uri, "version": version}
+    match: dict[str, Any] = {"table": table.name, "version": version}
     if condition.operation:
         wanted = condition.operation.upper()
-        history = commit_infos(table_uri, storage_options, max(1, version - floor))
+        history = commit_infos(table, storage_options, max(1, version - floor))
         newer = [h for h in history if h.get("version", -1) > floor]
         hits = [h for h in newer if str(h.get("operation", "")).upper() == wanted]
         if not hits:

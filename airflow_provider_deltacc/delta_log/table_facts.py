@@ -17,6 +17,7 @@ from datetime import date
 from typing import Any
 
 from airflow_provider_deltacc.conflict_matrix import TableTraits
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.leases.partitions import PartitionSpec
 
 log = logging.getLogger(__name__)
@@ -25,16 +26,6 @@ RETENTION_PROPERTY = "delta.deletedFileRetentionDuration"
 DELETION_VECTORS_PROPERTY = "delta.enableDeletionVectors"
 #: The writer feature every liquid-clustered table's protocol lists.
 CLUSTERING_FEATURE = "clustering"
-
-_URI_SCHEMES = ("file://", "s3://", "s3a://", "gs://", "abfs://", "abfss://", "az://", "adl://", "hdfs://")
-
-
-def is_table_location(table: str) -> bool:
-    """Whether ``table`` is a path or URI delta-rs can open (not a catalog name such as ``sales.orders``).
-
-    :param table: the operator's ``table``.
-    """
-    return table.startswith(("/", "./", "../", "~", *_URI_SCHEMES)) or "/" in table
 
 
 @dataclass(frozen=True)
@@ -87,14 +78,14 @@ class TableFacts:
         return None
 
 
-def read_table_facts(table: str, storage_options: Mapping[str, str] | None = None) -> TableFacts | None:
+def read_table_facts(table: Table, storage_options: Mapping[str, str] | None = None) -> TableFacts | None:
     """Read the table's partition columns and properties from its log; None for a catalog name.
 
-    :param table: a path or URI.
+    :param table: the table.
     :param storage_options: delta-rs storage options (object-store credentials).
     :raises Exception: when there is no table there or its storage cannot be read; callers decide.
     """
-    if not is_table_location(table):
+    if not table.is_path:
         return None
     from airflow_provider_deltacc.delta_log.log_reader import commit_infos, log_state
 
@@ -127,11 +118,11 @@ def latest_clustering_columns(history: list[dict[str, Any]]) -> tuple[str, ...]:
     return ()
 
 
-def table_partitions(table: str, storage_options: Mapping[str, str] | None = None) -> list[PartitionSpec]:
+def table_partitions(table: Table, storage_options: Mapping[str, str] | None = None) -> list[PartitionSpec]:
     """The table's partitions that hold data, as ``[{column: value}]``; partitions with a null value are left
     out (a null cannot be named by a partition spec). Empty for an unpartitioned table.
 
-    :param table: a path or URI.
+    :param table: the table (a path or URI).
     :param storage_options: delta-rs storage options.
     """
     from airflow_provider_deltacc.delta_log.log_reader import log_state

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from airflow_provider_deltacc.contract.table import Table
     from airflow_provider_deltacc.engine.table import TableState
 
 #: One commit found in a table's log: (version, Delta operation name, operation metrics).
@@ -30,7 +31,7 @@ class SparkBackend(Protocol):
 
     spark: SparkSession
 
-    def table_exists(self, table: str) -> bool:
+    def table_exists(self, table: Table) -> bool:
         """True when ``table`` (a path or a catalog name) exists and is a Delta table."""
         ...
 
@@ -38,16 +39,16 @@ class SparkBackend(Protocol):
         """True when anything exists at ``path``."""
         ...
 
-    def read_table_state(self, table: str, app_ids: tuple[str, ...]) -> TableState:
+    def read_table_state(self, table: Table, app_ids: tuple[str, ...]) -> TableState:
         """The latest snapshot of an existing Delta table, with the recorded txn versions of ``app_ids``."""
         ...
 
-    def state_if_exists(self, table: str, app_ids: tuple[str, ...]) -> TableState | None:
+    def state_if_exists(self, table: Table, app_ids: tuple[str, ...]) -> TableState | None:
         """:meth:`read_table_state` when the table exists and is a Delta table, else None (one read)."""
         ...
 
     def tagged_commits(
-        self, table: str, tag: str, after_version: int | None, started_at: float
+        self, table: Table, tag: str, after_version: int | None, started_at: float
     ) -> list[CommitEntry]:
         """The commits whose ``userMetadata`` is ``tag``, ascending: after ``after_version`` when it is known,
         else made since ``started_at`` (see :func:`~airflow_provider_deltacc.engine.commits.history_commits`).
@@ -60,7 +61,7 @@ class SparkBackend(Protocol):
         ...
 
     def txn_commit(
-        self, table: str, app_id: str, txn_version: int, latest: int, max_versions: int
+        self, table: Table, app_id: str, txn_version: int, latest: int, max_versions: int
     ) -> int | None:
         """The version whose commit recorded ``(app_id, txn_version)``, reading back at most ``max_versions``
         commits from ``latest``; None when not found. May raise; callers treat it as informational."""

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from airflow_provider_deltacc.contract.checkpoint_names import newest_complete_checkpoint
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.retention import parse_interval_hours
-from airflow_provider_deltacc.contract.table import is_path, local_path, table_sql
+from airflow_provider_deltacc.contract.table import Table, local_path
 from airflow_provider_deltacc.engine.backend import CommitEntry
 from airflow_provider_deltacc.engine.commits import history_commits
 from airflow_provider_deltacc.engine.table import TableState, table_frame
@@ -53,7 +53,7 @@ class ConnectBackend:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
 
-    def table_exists(self, table: str) -> bool:
+    def table_exists(self, table: Table) -> bool:
         return self._describe(table) is not None
 
     def path_exists(self, path: str) -> bool:
@@ -65,13 +65,13 @@ class ConnectBackend:
             raise
         return True
 
-    def read_table_state(self, table: str, app_ids: tuple[str, ...]) -> TableState:
+    def read_table_state(self, table: Table, app_ids: tuple[str, ...]) -> TableState:
         state = self.state_if_exists(table, app_ids)
         if state is None:
-            raise InputError("table", table, "the table disappeared or is not a Delta table")
+            raise InputError("table", table.name, "the table disappeared or is not a Delta table")
         return state
 
-    def state_if_exists(self, table: str, app_ids: tuple[str, ...]) -> TableState | None:
+    def state_if_exists(self, table: Table, app_ids: tuple[str, ...]) -> TableState | None:
         described = self._describe(table)
         if described is None:
             return None
@@ -91,7 +91,7 @@ class ConnectBackend:
         self.apply_confs({LAST_COMMIT_CONF: None})
 
     def tagged_commits(
-        self, table: str, tag: str, after_version: int | None, started_at: float
+        self, table: Table, tag: str, after_version: int | None, started_at: float
     ) -> list[CommitEntry]:
         # Delta notes the version of the session's last commit: when it is this attempt's (its tag is in that
         # commit file), one small read answers. Anything else (no note, another table's commit, a commit file
@@ -103,9 +103,9 @@ class ConnectBackend:
                 return [entry]
         return history_commits(self.spark, table, tag, after_version, started_at)
 
-    def _commit_if_tagged(self, table: str, version: int, tag: str) -> CommitEntry | None:
+    def _commit_if_tagged(self, table: Table, version: int, tag: str) -> CommitEntry | None:
         """The commit ``version`` of ``table`` when its ``commitInfo`` carries ``tag``, else None."""
-        location = table if is_path(table) else getattr(self._describe(table), "location", None)
+        location = table.name if table.is_path else getattr(self._describe(table), "location", None)
         if location is None:
             return None
         # A table on this machine's file system (a Connect server beside the worker) is read here, not by a
@@ -124,7 +124,7 @@ class ConnectBackend:
         return _tagged_entry(lines, version, tag)
 
     def txn_commit(
-        self, table: str, app_id: str, txn_version: int, latest: int, max_versions: int
+        self, table: Table, app_id: str, txn_version: int, latest: int, max_versions: int
     ) -> int | None:
         from pyspark.sql.connect import functions as F
 
@@ -133,7 +133,7 @@ class ConnectBackend:
             return None
         log = _log_dir(described.location)
         limit = max(1, latest - max(-1, latest - max_versions))
-        history = self.spark.sql(f"DESCRIBE HISTORY {table_sql(table)} LIMIT {int(limit)}").collect()
+        history = self.spark.sql(f"DESCRIBE HISTORY {table.sql} LIMIT {int(limit)}").collect()
         versions = [int(r["version"]) for r in history if int(r["version"]) <= latest]
         if not versions:
             return None
@@ -179,32 +179,32 @@ class ConnectBackend:
         # than raised, so only a statement that does not parse raises here.
         self.spark.sql(f"EXPLAIN {statement}").collect()
 
-    def _describe(self, table: str) -> _Description | None:
+    def _describe(self, table: Table) -> _Description | None:
         """The table's partition columns and location; None when there is no table or it is not Delta.
 
         ``DESCRIBE TABLE EXTENDED`` reads the table's metadata only. ``DESCRIBE DETAIL`` would also count the
         table's files, which rebuilds the whole snapshot state (a Spark job) after every commit.
         """
-        if not is_path(table) and not self.spark.catalog.tableExists(table):
+        if not table.is_path and not self.spark.catalog.tableExists(table.name):
             return None  # asked first: a missing catalog table fails DESCRIBE with a logged error
         try:
-            rows = self.spark.sql(f"DESCRIBE TABLE EXTENDED {table_sql(table)}").collect()
+            rows = self.spark.sql(f"DESCRIBE TABLE EXTENDED {table.sql}").collect()
         except Exception as exc:
             if _condition(exc) in _NOT_FOUND:
                 return None
             raise
         return _Description.parse(table, [(str(r[0] or ""), str(r[1] or "")) for r in rows])
 
-    def _properties(self, table: str) -> dict[str, str]:
-        rows = self.spark.sql(f"SHOW TBLPROPERTIES {table_sql(table)}").collect()
+    def _properties(self, table: Table) -> dict[str, str]:
+        rows = self.spark.sql(f"SHOW TBLPROPERTIES {table.sql}").collect()
         return {
             str(r["key"]): str(r["value"])
             for r in rows
             if not str(r["key"]).startswith(_PROTOCOL_PROPERTIES)  # the protocol's, not the metadata's
         }
 
-    def _latest_version(self, table: str) -> int:
-        row = self.spark.sql(f"DESCRIBE HISTORY {table_sql(table)} LIMIT 1").first()
+    def _latest_version(self, table: Table) -> int:
+        row = self.spark.sql(f"DESCRIBE HISTORY {table.sql} LIMIT 1").first()
         assert row is not None
         return int(row["version"])
 
@@ -283,7 +283,7 @@ class _Description:
     location: str
 
     @classmethod
-    def parse(cls, table: str, rows: list[tuple[str, str]]) -> _Description | None:
+    def parse(cls, table: Table, rows: list[tuple[str, str]]) -> _Description | None:
         """Read the ``# Partition Information`` and ``# Detailed Table Information`` sections; None when the
         provider is not Delta.
 
@@ -307,7 +307,7 @@ class _Description:
                 details[name] = value
         if details.get("Provider", "").lower() != "delta":
             return None
-        return cls(tuple(partitions), details.get("Location") or table)
+        return cls(tuple(partitions), details.get("Location") or table.name)
 
 
 def _local_commit_lines(location: str, version: int) -> list[str]:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.commits import scan_for_txn_commit
-from airflow_provider_deltacc.contract.table import is_path
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.engine.backend import CommitEntry
 from airflow_provider_deltacc.engine.commits import history_commits
 from airflow_provider_deltacc.engine.jvm import DELTA_TABLE, HADOOP_PATH, IO_UTILS, java_class, scala_none
@@ -31,10 +31,10 @@ class JvmBackend:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
 
-    def table_exists(self, table: str) -> bool:
-        if is_path(table):
-            return bool(java_class(self.spark, DELTA_TABLE).isDeltaTable(self._jspark, table))
-        if not self.spark.catalog.tableExists(table):
+    def table_exists(self, table: Table) -> bool:
+        if table.is_path:
+            return bool(java_class(self.spark, DELTA_TABLE).isDeltaTable(self._jspark, table.name))
+        if not self.spark.catalog.tableExists(table.name):
             return False
         return provider(self.spark, table) == "delta"
 
@@ -43,7 +43,7 @@ class JvmBackend:
         fs = hadoop_path.getFileSystem(self._jspark.sessionState().newHadoopConf())
         return bool(fs.exists(hadoop_path))
 
-    def read_table_state(self, table: str, app_ids: tuple[str, ...]) -> TableState:
+    def read_table_state(self, table: Table, app_ids: tuple[str, ...]) -> TableState:
         from pyspark.sql.types import StructType
 
         snapshot = _fresh_snapshot(self.delta_log(table), scala_none(self.spark))
@@ -66,14 +66,14 @@ class JvmBackend:
         _ = state.version  # known from the snapshot: no read later
         return state
 
-    def state_if_exists(self, table: str, app_ids: tuple[str, ...]) -> TableState | None:
+    def state_if_exists(self, table: Table, app_ids: tuple[str, ...]) -> TableState | None:
         return self.read_table_state(table, app_ids) if self.table_exists(table) else None
 
     def forget_last_commit(self) -> None:
         """Nothing to forget: commits are found in the log after the attempt's snapshot version."""
 
     def tagged_commits(
-        self, table: str, tag: str, after_version: int | None, started_at: float
+        self, table: Table, tag: str, after_version: int | None, started_at: float
     ) -> list[CommitEntry]:
         from py4j.protocol import Py4JError, Py4JJavaError
 
@@ -86,7 +86,7 @@ class JvmBackend:
                 pass
         return history_commits(self.spark, table, tag, after_version, started_at)
 
-    def _tagged_from_log(self, table: str, tag: str, after_version: int) -> list[CommitEntry]:
+    def _tagged_from_log(self, table: Table, tag: str, after_version: int) -> list[CommitEntry]:
         # DeltaLog.getChanges is (long, Option[CatalogTable], boolean) in Delta 4.x, (long, boolean) before.
         start = after_version + 1
         changes = call_known_signature(
@@ -113,7 +113,7 @@ class JvmBackend:
         return found
 
     def txn_commit(
-        self, table: str, app_id: str, txn_version: int, latest: int, max_versions: int
+        self, table: Table, app_id: str, txn_version: int, latest: int, max_versions: int
     ) -> int | None:
         from py4j.protocol import Py4JJavaError
 
@@ -150,14 +150,16 @@ class JvmBackend:
     def check_parses(self, statement: str) -> None:
         self._jspark.sessionState().sqlParser().parsePlan(statement)
 
-    def delta_log(self, table: str) -> Any:
+    def delta_log(self, table: Table) -> Any:
         """The JVM ``DeltaLog`` of a path or catalog table.
 
         :param table: the table.
         """
         jtables = java_class(self.spark, DELTA_TABLE)
         handle = (
-            jtables.forPath(self._jspark, table) if is_path(table) else jtables.forName(self._jspark, table)
+            jtables.forPath(self._jspark, table.name)
+            if table.is_path
+            else jtables.forName(self._jspark, table.name)
         )
         return handle.deltaLog()
 

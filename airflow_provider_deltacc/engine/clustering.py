@@ -12,19 +12,19 @@ from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.literals import quote_identifier
-from airflow_provider_deltacc.contract.table import table_sql
+from airflow_provider_deltacc.contract.table import Table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
-def clustering_columns(spark: SparkSession, table: str) -> tuple[str, ...]:
+def clustering_columns(spark: SparkSession, table: Table) -> tuple[str, ...]:
     """The table's clustering columns from ``DESCRIBE DETAIL`` (empty when it is not clustered).
 
     :param spark: the session.
     :param table: an existing Delta table.
     """
-    row = spark.sql(f"DESCRIBE DETAIL {table_sql(table)}").select("clusteringColumns").collect()[0]
+    row = spark.sql(f"DESCRIBE DETAIL {table.sql}").select("clusteringColumns").collect()[0]
     return tuple(str(c) for c in (row["clusteringColumns"] or ()))
 
 
@@ -45,7 +45,7 @@ def check_cluster_by_source(source: DataFrame, cluster_by: Sequence[str]) -> Non
             )
 
 
-def check_existing_clustering(spark: SparkSession, table: str, cluster_by: Sequence[str]) -> None:
+def check_existing_clustering(spark: SparkSession, table: Table, cluster_by: Sequence[str]) -> None:
     """Refuse ``cluster_by`` that differs from an existing table's clustering columns.
 
     :param spark: the session.
@@ -65,7 +65,7 @@ def check_existing_clustering(spark: SparkSession, table: str, cluster_by: Seque
 
 
 def create_clustered_table(
-    spark: SparkSession, table: str, source: DataFrame, cluster_by: Sequence[str]
+    spark: SparkSession, table: Table, source: DataFrame, cluster_by: Sequence[str]
 ) -> None:
     """Create the table empty with the source's schema, clustered by ``cluster_by`` (no-op if it exists).
 
@@ -80,7 +80,7 @@ def create_clustered_table(
         f"{quote_identifier(f.name)} {f.dataType.simpleString()}{'' if f.nullable else ' NOT NULL'}"
         for f in source.schema.fields
     )
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {table_sql(table)} ({ddl}) USING delta CLUSTER BY ({columns})")
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {table.sql} ({ddl}) USING delta CLUSTER BY ({columns})")
 
 
 def is_unsupported_full(exc: BaseException) -> bool:

@@ -28,7 +28,7 @@ from airflow_provider_deltacc.contract.commits import (
     metric_value,
     run_tag_prefix,
 )
-from airflow_provider_deltacc.contract.table import table_sql
+from airflow_provider_deltacc.contract.table import Table
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -94,7 +94,7 @@ class TaggedCommits:
 
 
 def find_tagged_commits(
-    spark: SparkSession, table: str, tag: str, after_version: int | None, started_at: float
+    spark: SparkSession, table: Table, tag: str, after_version: int | None, started_at: float
 ) -> TaggedCommits:
     """Return the commits whose ``userMetadata`` is ``tag`` (those of one attempt).
 
@@ -121,7 +121,7 @@ def find_tagged_commits(
 
 
 def history_commits(
-    spark: SparkSession, table: str, tag: str, after_version: int | None, started_at: float
+    spark: SparkSession, table: Table, tag: str, after_version: int | None, started_at: float
 ) -> list[CommitEntry]:
     """The commits tagged ``tag``, ascending, from ``DESCRIBE HISTORY``, newest first.
 
@@ -136,7 +136,7 @@ def history_commits(
     :param after_version: the version the attempt started from, or None.
     :param started_at: when the attempt started (epoch seconds).
     """
-    ref = table_sql(table)
+    ref = table.sql
     floor = -1 if after_version is None else after_version
     oldest_wanted = started_at - CLOCK_SKEW_S
     limit = _HISTORY_SLACK
@@ -167,7 +167,7 @@ def _epoch(value: Any) -> float:
 
 def find_txn_commit(
     spark: SparkSession,
-    table: str,
+    table: Table,
     app_id: str,
     txn_version: int,
     latest: int,

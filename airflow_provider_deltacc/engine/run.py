@@ -70,7 +70,7 @@ def run_operation(
         return run_commit_loop(
             work,
             operation=prepared.name,
-            table=spec.table,
+            table=spec.table.name,
             op_class=prepared.op_class,
             policy=spec.commit_retry,
             owns_txn_identity=spec.txn is not None,

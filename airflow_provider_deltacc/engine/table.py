@@ -1,9 +1,7 @@
 """Read a Delta table's latest snapshot on Spark.
 
 The snapshot is read by the session's backend (:mod:`airflow_provider_deltacc.engine.backend`): the JVM
-``DeltaLog`` on a classic session, the server's ``DESCRIBE DETAIL`` on a Spark Connect session. Naming a
-table without Spark (``is_path``, ``check_table_name``, ``table_sql``, ...) is
-:mod:`airflow_provider_deltacc.contract.table`'s.
+``DeltaLog`` on a classic session, the server's ``DESCRIBE DETAIL`` on a Spark Connect session.
 """
 
 from __future__ import annotations
@@ -14,10 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.contract.exceptions import InputError
-from airflow_provider_deltacc.contract.table import (
-    is_path,
-    table_sql,
-)
+from airflow_provider_deltacc.contract.table import Table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -35,13 +30,13 @@ __all__ = [
 ]
 
 
-def table_frame(spark: SparkSession, table: str) -> DataFrame:
+def table_frame(spark: SparkSession, table: Table) -> DataFrame:
     """Return the table's latest data as a DataFrame (for analysing expressions against its columns).
 
     :param spark: the session.
     :param table: the table.
     """
-    return spark.read.format("delta").load(table) if is_path(table) else spark.read.table(table)
+    return spark.read.format("delta").load(table.name) if table.is_path else spark.read.table(table.name)
 
 
 @dataclass(frozen=True)
@@ -108,7 +103,7 @@ class TableState:
         return self.txn_versions.get(app_id, -1)
 
 
-def table_exists(spark: SparkSession, table: str) -> bool:
+def table_exists(spark: SparkSession, table: Table) -> bool:
     """Return True when the table exists and is a Delta table.
 
     :param spark: the session.
@@ -119,7 +114,7 @@ def table_exists(spark: SparkSession, table: str) -> bool:
     return backend_for(spark).table_exists(table)
 
 
-def require_delta_table(spark: SparkSession, table: str, field_name: str = "table") -> None:
+def require_delta_table(spark: SparkSession, table: Table, field_name: str = "table") -> None:
     """Raise an :class:`InputError` that says why the table cannot be written, if it cannot.
 
     :param spark: the session.
@@ -129,21 +124,23 @@ def require_delta_table(spark: SparkSession, table: str, field_name: str = "tabl
     from airflow_provider_deltacc.engine.backend import backend_for
 
     backend = backend_for(spark)
-    if is_path(table):
+    if table.is_path:
         if backend.table_exists(table):
             return
-        if backend.path_exists(table):
-            raise InputError(field_name, table, "the path exists but is not a Delta table (no _delta_log)")
-        raise InputError(field_name, table, "no table at this path; create it first (e.g. with append)")
-    if not spark.catalog.tableExists(table):
-        raise InputError(field_name, table, "no such catalog table; check the name or create it first")
+        if backend.path_exists(table.name):
+            raise InputError(
+                field_name, table.name, "the path exists but is not a Delta table (no _delta_log)"
+            )
+        raise InputError(field_name, table.name, "no table at this path; create it first (e.g. with append)")
+    if not spark.catalog.tableExists(table.name):
+        raise InputError(field_name, table.name, "no such catalog table; check the name or create it first")
     found = provider(spark, table)
     if found != "delta":
-        raise InputError(field_name, table, f"is a {found or 'non-Delta'} table, not a Delta table")
+        raise InputError(field_name, table.name, f"is a {found or 'non-Delta'} table, not a Delta table")
 
 
 def read_table_state_if_exists(
-    spark: SparkSession, table: str, app_ids: tuple[str, ...] = ()
+    spark: SparkSession, table: Table, app_ids: tuple[str, ...] = ()
 ) -> TableState | None:
     """Read the latest snapshot of a Delta table; None when there is no Delta table there.
 
@@ -156,7 +153,7 @@ def read_table_state_if_exists(
     return backend_for(spark).state_if_exists(table, app_ids)
 
 
-def require_table_state(spark: SparkSession, table: str, field_name: str = "table") -> TableState:
+def require_table_state(spark: SparkSession, table: Table, field_name: str = "table") -> TableState:
     """Read the latest snapshot of the table an operation writes; say why when it cannot be written.
 
     :param spark: the session.
@@ -167,11 +164,11 @@ def require_table_state(spark: SparkSession, table: str, field_name: str = "tabl
     state = read_table_state_if_exists(spark, table)
     if state is None:
         require_delta_table(spark, table, field_name)
-        raise InputError(field_name, table, "the table disappeared or is not a Delta table")
+        raise InputError(field_name, table.name, "the table disappeared or is not a Delta table")
     return state
 
 
-def read_table_state(spark: SparkSession, table: str, app_ids: tuple[str, ...] = ()) -> TableState:
+def read_table_state(spark: SparkSession, table: Table, app_ids: tuple[str, ...] = ()) -> TableState:
     """Read the latest snapshot of a Delta table.
 
     :param spark: the session.
@@ -183,13 +180,13 @@ def read_table_state(spark: SparkSession, table: str, app_ids: tuple[str, ...] =
     return backend_for(spark).read_table_state(table, app_ids)
 
 
-def provider(spark: SparkSession, table: str) -> str | None:
+def provider(spark: SparkSession, table: Table) -> str | None:
     """The data source of a catalog table (``delta``, ``parquet``, ...), from ``DESCRIBE TABLE EXTENDED``.
 
     :param spark: the session.
     :param table: a catalog name.
     """
-    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {table_sql(table)}").collect()
+    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {table.sql}").collect()
     for row in rows:
         if str(row[0]).strip().lower() == "provider":
             return str(row[1]).strip().lower()

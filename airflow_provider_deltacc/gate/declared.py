@@ -17,7 +17,8 @@ from croniter import croniter
 
 from airflow_provider_deltacc.contract.exceptions import refuse_renamed
 from airflow_provider_deltacc.contract.op_kinds import OpKind
-from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import table_key
 from airflow_provider_deltacc.leases.clock import require_aware
 from airflow_provider_deltacc.leases.lease import parse_op_kind
 from airflow_provider_deltacc.leases.partitions import PartitionScope, format_scope, normalize_scope
@@ -305,8 +306,8 @@ def windows_for(table: str, windows: Iterable[WriteWindow]) -> list[WriteWindow]
     """The windows declared for ``table``.
 
     :param table: the table's name or path (any spelling: see
-        :func:`~airflow_provider_deltacc.contract.table_identity.table_key`).
+        :attr:`~airflow_provider_deltacc.contract.table.Table.key`).
     :param windows: windows for any tables.
     """
-    key = table_key(table)
-    return [window for window in windows if table_key(window.table) == key]
+    key = table_key(Table(table))
+    return [window for window in windows if table_key(Table(window.table)) == key]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from airflow.sdk import BaseHook
 
 from airflow_provider_deltacc.contract.spec import JobSpec
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.job_exit import report_or_raise
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, check_spark_log_level
@@ -128,7 +129,7 @@ class DeltaCCHook(BaseHook):
 
         return delta_rs_options_of(self.store_credentials) or None
 
-    def check_deployment(self, table: str) -> None:
+    def check_deployment(self, table: Table) -> None:
         """Refuse a deployment that cannot work, at the task's start (``spark_submit``: cluster deploy mode
         on a standalone or local master, or with nowhere to leave the driver's report; see
         :meth:`~airflow_provider_deltacc.hooks.submit.SparkSubmitRunner.check_deployment`).

@@ -32,6 +32,7 @@ from airflow.sdk.exceptions import AirflowException
 from airflow_provider_deltacc.contract.redaction import redact_text, sensitive_values
 from airflow_provider_deltacc.contract.spec import JobSpec, ReportTrailSpec
 from airflow_provider_deltacc.contract.spec_json import spec_to_json
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL, driver_log_env
 from airflow_provider_deltacc.hooks.submit_options import (
@@ -149,7 +150,7 @@ class SparkSubmitRunner:
         """True unless the deploy mode is ``cluster``: in client mode spark-submit's JVM is the driver."""
         return self.deploy_mode != "cluster"
 
-    def check_deployment(self, table: str) -> None:
+    def check_deployment(self, table: Table) -> None:
         """Refuse, before anything is leased or submitted, a deployment that cannot work.
 
         Spark refuses cluster deploy mode for Python applications on a standalone master, and on a local
@@ -174,10 +175,10 @@ class SparkSubmitRunner:
             )
         if self.chosen_report_dir() is None and default_report_dir(table) is None:
             raise DeltaCCInputError(
-                f"report_dir: in cluster deploy mode the driver of a job on the catalog table {table!r} has "
-                "nowhere to leave its report for this worker. Set [deltacc] report_dir (or the hook's "
-                "report_dir) to a directory both the cluster and the Airflow workers can reach, e.g. "
-                "s3a://bucket/deltacc-reports.",
+                "report_dir: in cluster deploy mode the driver of a job on the catalog table "
+                f"{table.name!r} has nowhere to leave its report for this worker. Set [deltacc] report_dir "
+                "(or the hook's report_dir) to a directory both the cluster and the Airflow workers can "
+                "reach, e.g. s3a://bucket/deltacc-reports.",
                 field="report_dir",
                 value=None,
             )
@@ -188,7 +189,7 @@ class SparkSubmitRunner:
 
         return self.report_dir or configured_report_dir()
 
-    def report_dir_for(self, table: str, work: Path) -> str | None:
+    def report_dir_for(self, table: Table, work: Path) -> str | None:
         """Where the driver leaves its report: the chosen ``report_dir``; else, in client mode, the run's
         own temporary directory (the driver runs on this machine); else :func:`default_report_dir`.
 
@@ -421,18 +422,16 @@ class SparkSubmitRunner:
         return env
 
 
-def default_report_dir(table: str) -> str | None:
+def default_report_dir(table: Table) -> str | None:
     """The report directory of a cluster-mode driver when none is configured: ``_deltacc_reports`` in the
     directory that holds a path table (outside the table, so Delta, VACUUM and readers never see it; on the
     storage the driver writes and this worker's log fast path already reads); None for a catalog table.
 
     :param table: the job's table.
     """
-    from airflow_provider_deltacc.contract.table import is_path
-
-    if not is_path(table):
+    if not table.is_path:
         return None
-    parent = table.rstrip("/").rpartition("/")[0]
+    parent = table.name.rstrip("/").rpartition("/")[0]
     if not parent or parent.endswith(":/") or parent.endswith("://"):
         return None  # a table at the root of a bucket or file system: nothing above it to use
     return f"{parent}/{DEFAULT_REPORT_SUBDIR}"

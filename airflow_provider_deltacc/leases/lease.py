@@ -8,7 +8,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from airflow_provider_deltacc.contract.op_kinds import OpKind
-from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import table_key
 from airflow_provider_deltacc.leases.clock import require_aware
 from airflow_provider_deltacc.leases.partitions import PartitionScope, format_scope, normalize_scope
 
@@ -55,8 +56,8 @@ class LeaseRequest:
     """What a task asks a lease store for.
 
     :param table: the Delta table's name or path, in any spelling; kept as its key
-        (:func:`~airflow_provider_deltacc.contract.table_identity.table_key`), so that every task on the table
-        shares its leases however it spells it.
+        (:attr:`~airflow_provider_deltacc.contract.table.Table.key`), so that every task on the table shares
+        its leases however it spells it.
     :param holder: who holds the lease, e.g. ``ingest.merge_orders[3]/scheduled__2026-11-20`` (see
         :func:`format_holder`).
     :param op_kind: the operation the holder runs.
@@ -76,7 +77,7 @@ class LeaseRequest:
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"{name}={value!r} must be a non-empty string")
         _check_ttl(self.ttl_s)
-        object.__setattr__(self, "table", table_key(self.table))
+        object.__setattr__(self, "table", table_key(Table(self.table)))
         object.__setattr__(self, "op_kind", parse_op_kind(self.op_kind))
         object.__setattr__(self, "partitions", normalize_scope(self.partitions))
 

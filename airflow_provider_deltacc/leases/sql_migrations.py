@@ -15,7 +15,8 @@ from collections.abc import Callable
 from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import table_key
 from airflow_provider_deltacc.leases.sql_schema import leases, schema_versions
 
 log = logging.getLogger(__name__)
@@ -26,7 +27,7 @@ COMPONENT = "leases"
 def key_every_table(conn: Connection) -> None:
     """Version 1: leases recorded under a table's other spellings are keyed by the table's key."""
     for (spelled,) in conn.execute(select(leases.c.table_name).distinct()).all():
-        key = table_key(spelled)
+        key = table_key(Table(spelled))
         if key != spelled:
             conn.execute(update(leases).where(leases.c.table_name == spelled).values(table_name=key))
 

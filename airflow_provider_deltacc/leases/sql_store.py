@@ -15,7 +15,8 @@ from typing import TypeVar
 from sqlalchemy import Connection, Engine, delete, insert, or_, select, update
 
 from airflow_provider_deltacc.contract.exceptions import LeaseStoreUnavailable
-from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import table_key
 from airflow_provider_deltacc.leases.clock import Clock, require_aware, utc_now
 from airflow_provider_deltacc.leases.lease import Lease, LeaseRequest
 from airflow_provider_deltacc.leases.partitions import format_scope
@@ -272,7 +273,7 @@ class SqlLeaseStore(LeaseStore):
         return self._run(step, table=table, write=True)
 
     def active(self, table: str, now: datetime | None = None) -> list[Lease]:
-        table = table_key(table)
+        table = table_key(Table(table))
 
         def step(conn: Connection, store_now: datetime) -> list[Lease]:
             at = require_aware(now, field="now") if now is not None else store_now
@@ -294,7 +295,7 @@ class SqlLeaseStore(LeaseStore):
         return self._run(step, table=None, write=False)
 
     def history(self, table: str) -> list[Lease]:
-        table = table_key(table)
+        table = table_key(Table(table))
 
         def step(conn: Connection, _now: datetime) -> list[Lease]:
             rows = conn.execute(

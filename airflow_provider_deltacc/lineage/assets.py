@@ -3,9 +3,10 @@
 Every writer and maintenance operator declares its target table as an outlet (``emit_asset=False`` turns it
 off). The asset's URI is derived from the ``table`` argument when the DAG is parsed:
 
-* a path table is its normalized location: ``/data/orders`` → ``file:///data/orders``, ``s3a://b/orders`` and
-  ``s3n://…`` → ``s3://b/orders`` (the URI the Amazon provider's normalizer gives), any other scheme kept,
-  lower-cased, without trailing slashes;
+* a path table is its normalized location, the one its lease key names: ``/data/orders`` →
+  ``file:///data/orders``, ``s3a://b/orders`` and ``s3n://…`` → ``s3://b/orders`` (the URI the Amazon
+  provider's normalizer gives), ``abfs``/``wasb[s]`` → ``abfss`` on the account's ``dfs`` host, any other
+  scheme kept; scheme and host lower-cased, credentials dropped, without trailing slashes;
 * a catalog table is ``x-deltacc-table://<catalog>/<schema>/<table>`` (``orders`` →
   ``x-deltacc-table://spark_catalog/default/orders``). The ``x-`` prefix marks a private scheme Airflow
   leaves as it is.
@@ -24,14 +25,15 @@ other way to withdraw it. ``tests/integration/airflow_face/test_asset_events.py`
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from airflow.sdk import Asset, AssetAlias
 
+from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.operations import OPERATIONS
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import asset_uri
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.retries.tries import report_tries
 
@@ -40,16 +42,11 @@ if TYPE_CHECKING:
 
     from airflow_provider_deltacc.contract.spec import JobSpec
 
-CATALOG_SCHEME = "x-deltacc-table"
-DEFAULT_CATALOG = "spark_catalog"
-DEFAULT_SCHEMA = "default"
 ASSET_GROUP = "delta"
-_SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def table_asset_uri(table: str, *, task_id: str = "") -> str:
-    """The asset URI of a Delta table (see the module docstring).
+    """The asset URI of a Delta table (:attr:`~airflow_provider_deltacc.contract.table.Table.asset_uri`).
 
     :param table: the operator's ``table`` argument: a path or a catalog name.
     :param task_id: the task, for the error.
@@ -65,44 +62,10 @@ def table_asset_uri(table: str, *, task_id: str = "") -> str:
             field="table",
             value=table,
         )
-    if "/" in table or "\\" in table:
-        return _path_uri(table, where, fix)
-    parts = table.split(".")
-    if not 1 <= len(parts) <= 3 or not all(part and set(part) <= _NAME_CHARS for part in parts):
-        raise DeltaCCInputError(
-            f"{where}table={table!r} is neither a path nor a catalog name like 'db.table'; {fix}",
-            field="table",
-            value=table,
-        )
-    catalog, schema, name = [DEFAULT_CATALOG, DEFAULT_SCHEMA][: 3 - len(parts)] + parts
-    return f"{CATALOG_SCHEME}://{catalog}/{schema}/{name}".lower()
-
-
-def _path_uri(table: str, where: str, fix: str) -> str:
-    parsed = urlsplit(table)
-    if not parsed.scheme:
-        if not table.startswith("/"):
-            raise DeltaCCInputError(
-                f"{where}table={table!r} is a relative path: its asset URI would depend on the worker's "
-                f"working directory; {fix}",
-                field="table",
-                value=table,
-            )
-        return urlunsplit(("file", "", _clean_path(table), "", ""))
-    scheme = parsed.scheme.lower()
-    if len(scheme) == 1:  # a Windows drive letter, not a scheme
-        raise DeltaCCInputError(
-            f"{where}table={table!r} is a Windows path; {fix}", field="table", value=table
-        )
-    scheme = _SCHEME_ALIASES.get(scheme, scheme)
-    # A password (a key) never goes into an asset URI; a user part alone is kept (abfss' container).
-    netloc = parsed.netloc.rpartition("@")[2] if parsed.password else parsed.netloc
-    return urlunsplit((scheme, netloc, _clean_path(parsed.path), "", ""))
-
-
-def _clean_path(path: str) -> str:
-    cleaned = posixpath.normpath(path) if path else "/"
-    return "/" + cleaned.lstrip("/") if cleaned != "." else "/"
+    try:
+        return asset_uri(Table(table))
+    except InputError as exc:
+        raise DeltaCCInputError(f"{where}{exc}; {fix}", field="table", value=table) from None
 
 
 def table_asset(table: str, *, task_id: str = "") -> Asset:

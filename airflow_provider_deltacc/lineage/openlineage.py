@@ -14,8 +14,9 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from airflow_provider_deltacc.contract.table_location import CATALOG_ASSET_SCHEME
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
-from airflow_provider_deltacc.lineage.assets import CATALOG_SCHEME, table_asset_uri
+from airflow_provider_deltacc.lineage.assets import table_asset_uri
 
 if TYPE_CHECKING:
     from airflow.providers.openlineage.extractors import OperatorLineage
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 def dataset_name(table: str) -> tuple[str, str]:
     """OpenLineage ``(namespace, name)`` of a Delta table or a file source (a path or a catalog name)."""
     parsed = urlsplit(table_asset_uri(table))
-    if parsed.scheme == CATALOG_SCHEME:
+    if parsed.scheme == CATALOG_ASSET_SCHEME:
         schema, _, name = parsed.path.strip("/").partition("/")
         return parsed.netloc, f"{schema}.{name}"
     if parsed.scheme == "file":

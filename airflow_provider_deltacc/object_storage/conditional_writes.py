@@ -27,7 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from airflow_provider_deltacc.contract.storage_safety import S3_SCHEMES, table_scheme
+from airflow_provider_deltacc.contract.storage_safety import S3_SCHEMES
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.object_storage.sigv4 import canonical_uri, signed_headers
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,7 @@ def conditional_writes(
     :param timeout_s: how long each probe request may take.
     :raises ValueError: for a table that is not on S3.
     """
-    if table_scheme(table) not in S3_SCHEMES:
+    if Table(table).scheme not in S3_SCHEMES:
         raise ValueError(f"table={table!r} is not on S3; the conditional-write probe is for s3:// and s3a://")
     target = _target(table, storage_options)
     if target.endpoint == AWS_S3:

@@ -30,8 +30,8 @@ from airflow_provider_deltacc.contract.storage_safety import (
     is_truthy,
     override_fix,
     spark_storage_safety,
-    table_scheme,
 )
+from airflow_provider_deltacc.contract.table import Table
 
 
 def without_conditional_writes(verdict: StorageSafety, endpoint: str, why: str) -> StorageSafety:
@@ -68,26 +68,26 @@ def _first(options: Mapping[str, str], *names: str) -> str | None:
 
 
 def delta_rs_storage_safety(
-    table: str,
+    table: Table,
     storage_options: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> StorageSafety:
     """Whether delta-rs (``deltalake`` >= 1.0) writers can safely commit to ``table`` at the same time.
 
-    :param table: the table path.
+    :param table: the table.
     :param storage_options: the writers' delta-rs ``storage_options`` (keys in any case).
     :param environ: the environment the writers see (``AWS_*`` variables count like storage options).
     """
-    scheme = table_scheme(table)
+    scheme = table.scheme
     if scheme not in S3_SCHEMES:
         return StorageSafety(
-            table, scheme, "delta-rs", True, f"{scheme}: delta-rs commits with an atomic put-if-absent"
+            table.name, scheme, "delta-rs", True, f"{scheme}: delta-rs commits with an atomic put-if-absent"
         )
     options = _options(storage_options, environ)
     unsafe_rename = _first(options, "aws_s3_allow_unsafe_rename", "allow_unsafe_rename")
     if unsafe_rename is not None and is_truthy(unsafe_rename):
         return StorageSafety(
-            table,
+            table.name,
             scheme,
             "delta-rs",
             False,
@@ -99,7 +99,7 @@ def delta_rs_storage_safety(
     conditional = _first(options, "aws_conditional_put", "conditional_put")
     if endpoint and (conditional or "").lower() != "etag":
         return StorageSafety(
-            table,
+            table.name,
             scheme,
             "delta-rs",
             False,
@@ -110,7 +110,7 @@ def delta_rs_storage_safety(
             f"pass {OVERRIDE_ARGUMENT}=True if there is one writer",
         )
     return StorageSafety(
-        table,
+        table.name,
         scheme,
         "delta-rs",
         True,
@@ -119,14 +119,14 @@ def delta_rs_storage_safety(
 
 
 def mixed_storage_safety(
-    table: str,
+    table: Table,
     spark_conf: Mapping[str, Any] | None = None,
     storage_options: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> StorageSafety:
     """Whether Spark *and* delta-rs writers can safely commit to ``table`` at the same time.
 
-    :param table: the table path.
+    :param table: the table.
     :param spark_conf: the Spark writers' settings.
     :param storage_options: the delta-rs writers' storage options.
     :param environ: the delta-rs writers' environment.
@@ -138,10 +138,10 @@ def mixed_storage_safety(
     for verdict in verdicts:
         if not verdict.safe:
             return verdict
-    scheme = table_scheme(table)
+    scheme = table.scheme
     if scheme in S3_SCHEMES and verdicts[0].log_store == PUT_IF_ABSENT_LOG_STORE:
         return StorageSafety(
-            table,
+            table.name,
             scheme,
             "spark+delta-rs",
             True,
@@ -151,7 +151,7 @@ def mixed_storage_safety(
         )
     if scheme in S3_SCHEMES:
         return StorageSafety(
-            table,
+            table.name,
             scheme,
             "spark+delta-rs",
             False,
@@ -159,4 +159,6 @@ def mixed_storage_safety(
             "mechanisms that do not exclude each other",
             fix="let one engine write the table, or serialize the writers",
         )
-    return StorageSafety(table, scheme, "spark+delta-rs", True, SAFE_SCHEMES.get(scheme, f"{scheme}: not S3"))
+    return StorageSafety(
+        table.name, scheme, "spark+delta-rs", True, SAFE_SCHEMES.get(scheme, f"{scheme}: not S3")
+    )

@@ -4,7 +4,7 @@ deployment's ``[metrics]`` section configures them (nothing is sent where it con
 Every metric is emitted twice: under a fixed name with tags (``table``, ``operation`` and, for conflicts,
 ``kind``) for backends that take tags (DogStatsD, OpenTelemetry, StatsD with InfluxDB tags), and under a
 per-table name for plain StatsD, which drops tags: ``deltacc.table.<table>.<metric>``. ``<table>`` is the
-table's key (:func:`~airflow_provider_deltacc.contract.table_identity.table_key`) with every character a
+table's key (:attr:`~airflow_provider_deltacc.contract.table.Table.key`) with every character a
 metric name cannot hold replaced by ``_``, cut to its last 40 characters, and followed by ``_`` and the
 first 8 hex digits of the key's SHA-1: ``/lake/orders`` is ``lake_orders_e906b2f7``. So a long or unusual
 table name never breaks a metric name, and two tables never share one. docs/metrics.md lists them all.
@@ -20,7 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import table_key
 from airflow_provider_deltacc.contract.try_times import TryTimes
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ def table_metric_name(table: str) -> str:
 
     :param table: the table in any spelling.
     """
-    key = table_key(table)
+    key = table_key(Table(table))
     readable = _NAME_CHARS.sub("_", key).strip("_")[-_READABLE_CHARS:].strip("_") or "table"
     return f"{readable}_{hashlib.sha1(key.encode()).hexdigest()[:8]}"
 
@@ -110,7 +111,7 @@ class _Emitter:
         from airflow.sdk.observability.stats import Stats
 
         self.stats = Stats
-        self.tags = {"table": table_key(table), "operation": operation.lower()}
+        self.tags = {"table": table_key(Table(table)), "operation": operation.lower()}
         self.per_table = f"{PREFIX}.table.{table_metric_name(table)}"
 
     def incr(self, metric: str, count: int = 1, **tags: str) -> None:

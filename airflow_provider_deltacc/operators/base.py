@@ -23,6 +23,7 @@ from airflow.sdk import BaseOperator, XComArg
 from airflow_provider_deltacc.api_support.arguments import RefusesRenamedArguments
 from airflow_provider_deltacc.contract.exceptions import refuse_renamed
 from airflow_provider_deltacc.contract.operations import OperationClass, operation_class
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.exceptions import DeltaCCError, DeltaCCInfrastructureError, DeltaCCInputError
 from airflow_provider_deltacc.hooks.lease_store import UsesLeaseStore
 from airflow_provider_deltacc.hooks.spark_log import DEFAULT_SPARK_LOG_LEVEL
@@ -251,7 +252,7 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
         does not store it a second time as ``return_value``.
         """
         spec = self.build_spec(context)
-        self.hook.check_deployment(self.table)
+        self.hook.check_deployment(spec.table)
         self.check_lease_store()
         self.log.info("Running Delta %s on %s", self.operation.upper(), self.table)
         from airflow_provider_deltacc.leases.heartbeat import LEASE_OBSERVER
@@ -438,7 +439,7 @@ class DeltaBaseOperator(RefusesRenamedArguments, UsesLeaseStore, BaseOperator, A
         conf = visible_spark_conf(self.execution_mode, self.spark_conf)
         if self.execution_mode != "spark_connect":
             conf = {**log_store_defaults(conf), **conf}
-        verdict = spark_storage_safety(self.table, conf)
+        verdict = spark_storage_safety(Table(self.table), conf)
         if verdict.log_store != PUT_IF_ABSENT_LOG_STORE:
             return verdict
         from airflow_provider_deltacc.object_storage.conditional_writes import (

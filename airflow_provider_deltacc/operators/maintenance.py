@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.spec import OptimizeOptions, VacuumOptions
 from airflow_provider_deltacc.contract.spec_options import optimize_options, vacuum_options
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.operators.maintenance_base import DeltaMaintenanceOperator
@@ -107,7 +108,7 @@ class DeltaOptimizeOperator(DeltaMaintenanceOperator):
                 )
             return None
         try:
-            found = table_partitions(self.table, self.delta_rs_options)
+            found = table_partitions(Table(self.table), self.delta_rs_options)
         except Exception as exc:
             self.log.warning(
                 "cannot list the partitions of %s (%s); waiting for the whole table", self.table, exc

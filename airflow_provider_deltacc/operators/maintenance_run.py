@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_provider_deltacc.api_support.durations import optional_seconds
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class MaintenanceRun:
         from airflow_provider_deltacc.delta_log.table_facts import read_table_facts
 
         try:
-            return read_table_facts(self.task.table, self.task.delta_rs_options)
+            return read_table_facts(Table(self.task.table), self.task.delta_rs_options)
         except Exception as exc:
             self.task.log.warning(
                 "cannot read %s with delta-rs (%s: %s)", self.task.table, type(exc).__name__, exc

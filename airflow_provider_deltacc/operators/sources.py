@@ -25,6 +25,7 @@ from airflow_provider_deltacc.contract.source_function import (
 )
 from airflow_provider_deltacc.contract.spec import SourceSpec
 from airflow_provider_deltacc.contract.spec_sources import callable_source, source_of, travelled_source
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.spark_job.source_travel import travel_form
 
@@ -102,7 +103,7 @@ def source_form(source: str | dict[str, Any] | None, *, field: str = "source") -
     for suffix, kind in _FILE_KINDS.items():
         if text.lower().rstrip("/").endswith(suffix):
             return {"kind": kind, "path": text}
-    if "/" in text:
+    if Table(text).is_path:
         return {"kind": "delta", "path": text}
     return {"kind": "table", "name": text}
 

@@ -134,7 +134,7 @@ class DeltaTableVersionSensor(RefusesRenamedArguments, BaseSensorOperator):
 
         self.defer(
             trigger=DeltaTableTrigger(
-                table=require_table_location(self.table),
+                table=require_table_location(self.table).name,
                 condition=self._condition().to_dict(),
                 poll_interval=seconds_argument(self.poke_interval, "poke_interval"),
                 storage_options=self.storage_options,

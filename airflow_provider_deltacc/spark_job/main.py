@@ -27,6 +27,7 @@ from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.redaction import hide_jvm_protocol_log
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.occ.classifier import classify
 from airflow_provider_deltacc.spark_jars.connect_mode import running_classic_session
 from airflow_provider_deltacc.spark_job.leave_report import leave_report
@@ -81,7 +82,7 @@ def run_job(
 
         service = parsed.turn_service
         turns = RemoteTurns(
-            service.url, service.token, service.timeout_s, fenced=service.fenced, table=parsed.table
+            service.url, service.token, service.timeout_s, fenced=service.fenced, table=parsed.table.name
         )
     start_session = session_factory or get_or_create_session
     try:
@@ -140,10 +141,9 @@ def check_storage_safety(session: SparkSession, spec: JobSpec) -> dict[str, Any]
         LEGACY_LOG_STORE_CONF,
         S3_SCHEMES,
         spark_storage_safety,
-        table_scheme,
     )
 
-    if spec.operation == "vacuum" or table_scheme(spec.table) not in S3_SCHEMES:
+    if spec.operation == "vacuum" or spec.table.scheme not in S3_SCHEMES:
         return None  # VACUUM deletes files but commits nothing (unless VACUUM logging is on)
     from airflow_provider_deltacc.engine.backend import is_connect
 
@@ -253,7 +253,7 @@ def _error(exc: BaseException) -> dict[str, Any]:
     return error
 
 
-def _gone(exc: BaseException, table: str) -> str | None:
+def _gone(exc: BaseException, table: Table) -> str | None:
     """What went away, when ``exc`` is an infrastructure failure: Spark, the storage, or the lease that kept
     the write safe (a lapsed lease abandons the attempt before its commit)."""
     if isinstance(exc, LeaseLapsedError):
@@ -297,7 +297,7 @@ def bare_report(
     """
     raw = raw or {}
     operation = parsed.operation if parsed else raw.get("operation")
-    table = parsed.table if parsed else raw.get("table")
+    table = parsed.table.name if parsed else raw.get("table")
     txn = parsed.txn if parsed else None
     return {
         "operation": str(operation).upper() if isinstance(operation, str) else None,

@@ -10,6 +10,8 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from airflow_provider_deltacc.contract.exceptions import InputError
+from airflow_provider_deltacc.contract.storage_safety import S3_SCHEMES
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.spark_job.unavailable import exception_chain
 
 _NO_BUCKET = ("UnknownStoreException", "NoSuchBucket")
@@ -30,21 +32,20 @@ _UNREACHABLE = (
 )
 
 
-def storage_input_error(exc: BaseException, table: str) -> InputError | None:
+def storage_input_error(exc: BaseException, table: Table) -> InputError | None:
     """The bad input ``exc`` reports about the table's storage, or None.
 
     :param exc: what the job caught.
     :param table: the job's table.
     """
     text = _text(exc)
-    location = urlsplit(table)
-    if location.scheme not in ("s3", "s3a", "s3n") or not location.netloc:
+    bucket = urlsplit(table.name).netloc
+    if table.scheme not in S3_SCHEMES or not bucket:
         return None
-    bucket = location.netloc
     if any(marker in text for marker in _NO_BUCKET):
         return InputError(
             "table",
-            table,
+            table.name,
             f"the bucket {bucket!r} does not exist on the S3 endpoint; create it, or fix the table",
         )
     if any(marker in text for marker in _REFUSED):
@@ -58,18 +59,17 @@ def storage_input_error(exc: BaseException, table: str) -> InputError | None:
     return None
 
 
-def storage_unreachable(exc: BaseException, table: str) -> str | None:
+def storage_unreachable(exc: BaseException, table: Table) -> str | None:
     """What could not be reached, when ``exc`` says the table's object store did not answer; else None.
 
     :param exc: what the job caught.
     :param table: the job's table.
     """
-    location = urlsplit(table)
-    if location.scheme not in ("s3", "s3a", "s3n"):
+    if table.scheme not in S3_SCHEMES:
         return None
     text = _text(exc)
     if any(marker in text for marker in _UNREACHABLE):
-        return f"the S3 endpoint of bucket {location.netloc!r}"
+        return f"the S3 endpoint of bucket {urlsplit(table.name).netloc!r}"
     return None
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from airflow_provider_deltacc.contract.literals import quote_identifier, string_literal
-from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, table_sql
+from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, Table
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators.sources import source_form
 
@@ -64,7 +64,7 @@ def merge_source_query(
         where = f"{column} IN ({', '.join(string_literal(b, escaped=True) for b in batch_ids)})"
     else:
         where = "false"
-    return f"SELECT * EXCEPT ({column}) FROM {table_sql(staging_table)} WHERE {where}"
+    return f"SELECT * EXCEPT ({column}) FROM {Table(staging_table).sql} WHERE {where}"
 
 
 def tag_source(

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from airflow_provider_deltacc.contract.spec import PARTITION_AND_CLUSTER
-from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, is_path
-from airflow_provider_deltacc.contract.table_identity import same_table
+from airflow_provider_deltacc.contract.table import CATALOG_NAME_RE, Table
+from airflow_provider_deltacc.contract.table_location import same_table
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.operators import parse_time
 from airflow_provider_deltacc.task_groups._checks import (
@@ -75,7 +75,7 @@ def check_arguments(group: StagingGroup) -> CheckedColumns:
     """
     staging = table_argument(FACTORY, "staging_table", group.staging_table)
     target = table_argument(FACTORY, "target_table", group.target_table)
-    if same_table(staging, target):  # any two spellings of one table
+    if same_table(Table(staging), Table(target)):  # any two spellings of one table
         raise fail(FACTORY, "staging_table", staging, "must not be the target_table")
     columns = ddl_columns(FACTORY, "schema", group.schema)
     batch_column = group.batch_column
@@ -131,7 +131,7 @@ def check_arguments(group: StagingGroup) -> CheckedColumns:
                 f"sets {clash}, which the group sets itself; use the factory's own arguments",
             )
     _check_sources(group.sources)
-    if not is_templated(staging) and not is_path(staging) and not CATALOG_NAME_RE.fullmatch(staging):
+    if not is_templated(staging) and not Table(staging).is_path and not CATALOG_NAME_RE.fullmatch(staging):
         raise fail(FACTORY, "staging_table", staging, "is neither a path (with '/') nor a catalog name")
     return CheckedColumns(keys, partitions, clustering)
 

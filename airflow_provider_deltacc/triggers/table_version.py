@@ -9,6 +9,7 @@ from typing import Any
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_deltacc.contract.exceptions import refuse_renamed
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log.reads import TableCondition, check_table
 
 
@@ -77,7 +78,7 @@ class DeltaTableTrigger(BaseTrigger):
         while True:
             try:
                 # delta-rs reads are blocking I/O; keep them off the triggerer's event loop.
-                match = await asyncio.to_thread(check_table, self.table, condition, options)
+                match = await asyncio.to_thread(check_table, Table(self.table), condition, options)
             except Exception as exc:
                 yield TriggerEvent({"status": "error", "message": f"{type(exc).__name__}: {exc}"})
                 return

@@ -242,7 +242,7 @@ def _leased(
 def _request(spec: JobSpec, guard: WriteGuard, *, partitions: bool) -> LeaseRequest:
     """The writer's lease: kind from the spec, partitions when known (an exclusive lease takes the table)."""
     return LeaseRequest(
-        table=spec.table,
+        table=spec.table.name,
         holder=guard.holder,
         op_kind=writer_op_kind(spec),
         partitions=writer_partitions(spec) if partitions else None,

@@ -20,10 +20,10 @@ from airflow_provider_deltacc.contract.op_kinds import OpKind, spec_op_kind
 from airflow_provider_deltacc.contract.operations import OPERATIONS
 from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
 from airflow_provider_deltacc.contract.spec_facts import merge_pin_columns
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log.table_facts import (
     TableFacts,
     canonical_partition_value,
-    is_table_location,
     read_table_facts,
 )
 from airflow_provider_deltacc.leases.conflicts import any_lease, maintenance_lease_conflicts
@@ -51,7 +51,7 @@ def writer_op_kind(job: JobSpec) -> OpKind:
     return spec_op_kind(job)
 
 
-def _facts(table: str, loader: Callable[[str], TableFacts | None]) -> TableFacts | None:
+def _facts(table: Table, loader: Callable[[Table], TableFacts | None]) -> TableFacts | None:
     try:
         return loader(table)
     except Exception as exc:  # no table yet, unreachable storage: the scope is the whole table
@@ -114,7 +114,7 @@ def _merge_source_partitions(spec: JobSpec, facts: TableFacts) -> PartitionScope
 def writer_partitions(
     job: JobSpec,
     *,
-    facts_loader: Callable[[str], TableFacts | None] = read_table_facts,
+    facts_loader: Callable[[Table], TableFacts | None] = read_table_facts,
 ) -> PartitionScope:
     """The partitions a writer's lease names, or None for the whole table.
 
@@ -128,9 +128,9 @@ def writer_partitions(
     """
     explicit = getattr(job.options, "partition_values", None)
     if explicit:
-        facts = _facts(job.table, facts_loader) if is_table_location(job.table) else None
+        facts = _facts(job.table, facts_loader) if job.table.is_path else None
         return canonical_scope(explicit, facts)
-    if job.operation == "merge" and is_table_location(job.table):
+    if job.operation == "merge" and job.table.is_path:
         facts = _facts(job.table, facts_loader)
         if facts is not None:
             return _merge_source_partitions(job, facts)

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import table_key
 from airflow_provider_deltacc.contract.try_times import TryTimes
 from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY
 from airflow_provider_deltacc.ui.data import (
@@ -256,13 +257,13 @@ def _day(number: Any) -> str:
 def _add_totals(summary: ViewSummary, rows: Sequence[Any], table: str | None) -> set[str]:
     """Fill ``summary`` from the grouped rows; returns the spellings of the chosen table (every spelling
     when none is chosen)."""
-    wanted = table_key(table) if table else None
+    wanted = table_key(Table(table)) if table else None
     days: dict[str, dict[str, Bucket]] = {}
     tasks: dict[str, dict[tuple[str, str], TaskWaits]] = {}
     names: set[str] = set()
     spellings: set[str] = set()
     for row in rows:
-        key = table_key(row.tbl) if row.tbl.strip() else ""
+        key = table_key(Table(row.tbl)) if row.tbl.strip() else ""
         names.add(key)
         if wanted is not None and key != wanted:
             continue
@@ -337,7 +338,7 @@ def summary_from_reports(reports: Sequence[TaskReport], filters: ViewFilters) ->
     """The same summary from reports read in Python (a database without JSON functions)."""
     from airflow_provider_deltacc.ui.data import buckets_by_table
 
-    wanted = table_key(filters.table) if filters.table else None
+    wanted = table_key(Table(filters.table)) if filters.table else None
     chosen = [r for r in reports if wanted is None or r.table == wanted]
     summary = ViewSummary(
         tables=buckets_by_table(chosen),

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import table_key
 from airflow_provider_deltacc.contract.try_times import TryTimes
 from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY, TRIES_KEY, report_tries
 
@@ -52,7 +53,7 @@ class TaskReport:
 def report_table(report: Mapping[str, Any]) -> str:
     """The key of the table a report names (one per table, however the task spelled it), "" when none."""
     table = report.get("table")
-    return table_key(table) if isinstance(table, str) and table.strip() else ""
+    return table_key(Table(table)) if isinstance(table, str) and table.strip() else ""
 
 
 @dataclass

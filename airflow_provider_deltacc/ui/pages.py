@@ -11,7 +11,8 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import table_key
 from airflow_provider_deltacc.ui.aggregate import TaskWaits, ViewSummary
 from airflow_provider_deltacc.ui.data import Bucket, TryRow
 from airflow_provider_deltacc.ui.filters import ViewFilters
@@ -182,7 +183,7 @@ def _filter_form(filters: ViewFilters, table_names: Sequence[str], dag_ids: Sequ
             items.append(f"<option value='{escape(value, quote=True)}'{picked}>{escape(value)}</option>")
         return "".join(items)
 
-    chosen_table = table_key(filters.table) if filters.table else None
+    chosen_table = table_key(Table(filters.table)) if filters.table else None
     return (
         "<form class='filters' method='get'>"
         f"<label>table <select name='table'>{options(chosen_table, table_names, 'every table')}"

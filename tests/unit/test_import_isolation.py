@@ -27,7 +27,7 @@ AIRFLOW_FACE = [
     "import airflow_provider_deltacc.gate",
     "import airflow_provider_deltacc.turns",
     "import airflow_provider_deltacc.task_groups",
-    "import airflow_provider_deltacc.contract.table_identity",
+    "import airflow_provider_deltacc.contract.table",
     "import airflow_provider_deltacc.object_storage.connections",
 ]
 BUNDLED_CORE = [
@@ -39,7 +39,7 @@ BUNDLED_CORE = [
     "import airflow_provider_deltacc.spark_jars.delta_jars, airflow_provider_deltacc.spark_jars.delta_conf",
     "import airflow_provider_deltacc.conflict_safe as m; [getattr(m, n) for n in m.__all__]",
     "import airflow_provider_deltacc.engine.source_function",
-    "import airflow_provider_deltacc.contract.table_identity",
+    "import airflow_provider_deltacc.contract.table",
     "import airflow_provider_deltacc.spark_jars.s3_jars",
     "import airflow_provider_deltacc.contract.spec, airflow_provider_deltacc.contract.storage_safety",
     "from airflow_provider_deltacc.object_storage import aws, azure, gcp",

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.spec import AppendOptions, JobSpec
-from airflow_provider_deltacc.contract.table import is_path
 from airflow_provider_deltacc.engine.clustering import (
     check_cluster_by_source,
     check_existing_clustering,
@@ -42,7 +41,7 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
     initial = read_table_state_if_exists(spark, spec.table)
     if initial is None and not opts.create_if_missing:
         raise InputError(
-            "table", spec.table, "does not exist (or is not Delta) and create_if_missing is false"
+            "table", spec.table.name, "does not exist (or is not Delta) and create_if_missing is false"
         )
     if initial is not None and opts.cluster_by:
         check_existing_clustering(spark, spec.table, opts.cluster_by)
@@ -69,10 +68,10 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
                 writer = writer.option("mergeSchema", "true")
             if state is None and opts.partition_by:
                 writer = writer.partitionBy(*opts.partition_by)
-            if is_path(spec.table):
-                writer.save(spec.table)
+            if spec.table.is_path:
+                writer.save(spec.table.name)
             else:
-                writer.saveAsTable(spec.table)
+                writer.saveAsTable(spec.table.name)
             return WriteResult(metrics={"created_table": state is None, **reader.metrics()})
 
         return tracked_attempt(

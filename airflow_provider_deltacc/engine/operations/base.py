@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.operations import OperationClass, operation, operation_class
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.contract.txn import (
     TxnIdentity,
     already_committed,
@@ -114,7 +115,7 @@ class KnownState:
 
 def tracked_attempt(
     spark: SparkSession,
-    table: str,
+    table: Table,
     write: WriteStep,
     *,
     txn: TxnIdentity | None,
@@ -150,7 +151,7 @@ def tracked_attempt(
     else:
         before = read_table_state_if_exists(spark, table, app_ids if checks_txn_here else ())
     if before is None and not may_create:
-        raise InputError("table", table, "the table disappeared or is not a Delta table")
+        raise InputError("table", table.name, "the table disappeared or is not a Delta table")
     if before is not None and txn is not None and checks_txn_here:
         duplicate = _duplicate_before_write(spark, table, txn, before)
         if duplicate is not None:
@@ -182,7 +183,7 @@ def _checks_txn_before_write(
 
 
 def _duplicate_before_write(
-    spark: SparkSession, table: str, txn: TxnIdentity, before: TableState
+    spark: SparkSession, table: Table, txn: TxnIdentity, before: TableState
 ) -> WorkResult | None:
     """The skipped duplicate when the snapshot before the write already records ``txn``; else None.
 
@@ -235,7 +236,7 @@ def _tagged_write(
 
 def _what_was_committed(
     spark: SparkSession,
-    table: str,
+    table: Table,
     txn: TxnIdentity | None,
     before: TableState | None,
     tag: str,
@@ -288,7 +289,7 @@ def _what_was_committed(
 
 
 def _duplicate_metrics(
-    spark: SparkSession, table: str, txn: TxnIdentity, recorded: int, latest: int, reason: str
+    spark: SparkSession, table: Table, txn: TxnIdentity, recorded: int, latest: int, reason: str
 ) -> dict[str, Any]:
     """The metrics of a skipped duplicate, with the commit that recorded this exact identity looked up in the
     table's log (see :func:`airflow_provider_deltacc.contract.txn.duplicate_metrics`)."""

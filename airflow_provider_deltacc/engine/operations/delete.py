@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.contract.spec import DeleteOptions, JobSpec
-from airflow_provider_deltacc.contract.table import table_sql
 from airflow_provider_deltacc.engine.literals import escaped_string_literals
 from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
@@ -40,7 +39,7 @@ def build_delete(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
             assert current is not None
             condition = _filter(spark, opts, current)
             # The alias is not optional: without it the parser reads ``WHERE (`` as an alias and its columns.
-            spark.sql(f"DELETE FROM {table_sql(spec.table)} AS t WHERE {condition}")
+            spark.sql(f"DELETE FROM {spec.table.sql} AS t WHERE {condition}")
             return WriteResult(metrics={"condition": condition})
 
         return tracked_attempt(

@@ -13,7 +13,6 @@ from airflow_provider_deltacc.contract.literals import embedded_expression, quot
 from airflow_provider_deltacc.contract.operations import SCHEMA_AUTO_MERGE_CONF, evolves_schema
 from airflow_provider_deltacc.contract.spec import JobSpec, MergeOptions
 from airflow_provider_deltacc.contract.spec_facts import merge_pin_columns
-from airflow_provider_deltacc.contract.table import table_sql
 from airflow_provider_deltacc.engine.literals import escaped_string_literals
 from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
@@ -92,7 +91,7 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
             elif frame.isEmpty():
                 return WriteResult(noop_reason="the source is empty; nothing to merge")
             frame = apply_hook(frame, hook, attempt)
-            statement = merge_statement(table_sql(spec.table), SOURCE_PLACEHOLDER, condition, opts)
+            statement = merge_statement(spec.table.sql, SOURCE_PLACEHOLDER, condition, opts)
             # The source travels with the statement (a view of the statement's own, no temporary view to
             # create and drop: two round trips over Spark Connect).
             spark.sql(formattable(statement, SOURCE_PLACEHOLDER, "source"), source=frame)
@@ -152,7 +151,7 @@ def _dedup(frame: DataFrame, opts: MergeOptions) -> DataFrame:
 def merge_statement(target: str, source: str, condition: str, opts: MergeOptions) -> str:
     """The MERGE statement: ``target`` aliased ``t``, ``source`` aliased ``s``, the clauses of ``opts``.
 
-    :param target: the target's SQL reference (see :func:`~airflow_provider_deltacc.engine.table.table_sql`).
+    :param target: the target's SQL reference (:attr:`~airflow_provider_deltacc.contract.table.Table.sql`).
     :param source: the source view's quoted name.
     :param condition: the ON condition (already analysed, and pinned where pinning applies).
     :param opts: the MERGE options; every user expression in them has been analysed as one expression.

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.literals import quote_identifier
 from airflow_provider_deltacc.contract.spec import JobSpec, OptimizeOptions
-from airflow_provider_deltacc.contract.table import table_sql
 from airflow_provider_deltacc.engine.clustering import clustering_columns, is_unsupported_full
 from airflow_provider_deltacc.engine.literals import escaped_string_literals
 from airflow_provider_deltacc.engine.operations.base import (
@@ -55,7 +54,7 @@ def build_optimize(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     def work(attempt: int) -> WorkResult:
         def write(current: TableState | None) -> WriteResult:
             assert current is not None
-            statement = f"OPTIMIZE {table_sql(spec.table)}"
+            statement = f"OPTIMIZE {spec.table.sql}"
             where = None
             if opts.partition_values is not None:
                 values = check_partition_values(opts.partition_values, current)

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.spec import JobSpec, OverwritePartitionsOptions
-from airflow_provider_deltacc.contract.table import is_path
 from airflow_provider_deltacc.engine.literals import escaped_string_literals
 from airflow_provider_deltacc.engine.operations.append import check_type_families
 from airflow_provider_deltacc.engine.operations.base import (
@@ -46,7 +45,7 @@ def build_overwrite_partitions(
     state = require_table_state(spark, spec.table)
     if not state.partition_columns:
         raise InputError(
-            "table", spec.table, "is not partitioned; overwrite_partitions needs a partitioned table"
+            "table", spec.table.name, "is not partitioned; overwrite_partitions needs a partitioned table"
         )
     if opts.partition_values is not None:
         check_partition_values(opts.partition_values, state)
@@ -89,10 +88,10 @@ def build_overwrite_partitions(
             )
             if spec.txn is not None:
                 writer = writer.options(**spec.txn.writer_options())
-            if is_path(spec.table):
-                writer.save(spec.table)
+            if spec.table.is_path:
+                writer.save(spec.table.name)
             else:
-                writer.saveAsTable(spec.table)
+                writer.saveAsTable(spec.table.name)
             return WriteResult(
                 metrics={"replace_where": predicate, "partitions": len(values), **reader.metrics()}
             )

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.spec import JobSpec, SqlOptions
-from airflow_provider_deltacc.contract.table import table_sql
 from airflow_provider_deltacc.engine.operations.base import (
     PreparedOperation,
     SourceHook,
@@ -40,7 +39,7 @@ def build_sql(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = None
     opts = spec.options
     assert isinstance(opts, SqlOptions)
     require_delta_table(spark, spec.table)
-    statement = opts.statement.replace(TABLE_PLACEHOLDER, table_sql(spec.table))
+    statement = opts.statement.replace(TABLE_PLACEHOLDER, spec.table.sql)
     _check_parses(spark, statement)
     source_spec = spec.source
 

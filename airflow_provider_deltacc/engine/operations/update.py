@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 from airflow_provider_deltacc.contract.exceptions import InputError, LiteralError
 from airflow_provider_deltacc.contract.literals import embedded_expression, quote_identifier, sql_literal
 from airflow_provider_deltacc.contract.spec import JobSpec, UpdateOptions
-from airflow_provider_deltacc.contract.table import table_sql
 from airflow_provider_deltacc.engine.literals import escaped_string_literals
 from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
@@ -52,7 +51,7 @@ def build_update(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
                 f"{column} = {embedded_expression(value)}" for column, value in assignments.items()
             )
             where = "" if condition is None else f" WHERE {condition}"
-            spark.sql(f"UPDATE {table_sql(spec.table)} SET {settings}{where}")
+            spark.sql(f"UPDATE {spec.table.sql} SET {settings}{where}")
             return WriteResult(metrics={"condition": condition})
 
         return tracked_attempt(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.retention import RETENTION_PROPERTY, table_retention_hours
 from airflow_provider_deltacc.contract.spec import JobSpec, VacuumOptions
-from airflow_provider_deltacc.contract.table import table_sql
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.engine.operations.base import (
     KnownState,
     PreparedOperation,
@@ -73,7 +73,7 @@ def build_vacuum(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
 
 
 def _plan(
-    spark: SparkSession, table: str, opts: VacuumOptions, state: TableState
+    spark: SparkSession, table: Table, opts: VacuumOptions, state: TableState
 ) -> tuple[str, dict[str, str], dict[str, Any]]:
     requested = opts.retention_hours
     if requested is not None and requested < 0:
@@ -109,7 +109,7 @@ def _plan(
     metrics["requested_retention_honored"] = requested is not None
     metrics["effective_retention_hours"] = requested if requested is not None else table_hours
     metrics["warnings"] = warnings
-    statement = f"VACUUM {table_sql(table)}"
+    statement = f"VACUUM {table.sql}"
     if requested is not None:
         statement += f" RETAIN {_hours(requested)} HOURS"
     if opts.dry_run:

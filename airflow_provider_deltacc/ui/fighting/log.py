@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from airflow_provider_deltacc.contract.table import is_path, local_path
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import is_relative
 from airflow_provider_deltacc.ui.fighting.commits import COMMIT_LIMIT, commit_time
 
 #: The most commits read from the log for one page, however far back the range goes.
@@ -36,16 +37,17 @@ class LogRead:
     whole_log: bool
 
 
-def _log_location(location: str) -> str:
-    """``location`` when delta-rs can open it from here, else a ValueError saying why not."""
-    if not is_path(location):
+def _log_location(location: str) -> Table:
+    """The table at ``location`` when delta-rs can open it from here, else a ValueError saying why not."""
+    table = Table(location)
+    if not table.is_path:
         raise ValueError(
             f"{location!r} is a catalog table name: delta-rs reads the log from the table's storage location "
             "(a path or URI such as s3://bucket/orders), which only Spark's catalog knows"
         )
-    if "://" not in location and local_path(location) is None and not location.startswith("file:"):
+    if is_relative(table):
         raise ValueError(f"{location!r} is a relative path: only the Spark job knows what it is relative to")
-    return location
+    return table
 
 
 def read_log(

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from airflow_provider_deltacc.contract.redaction import redact_text, sensitive_values
-from airflow_provider_deltacc.contract.table import local_path
-from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.table import Table, local_path
+from airflow_provider_deltacc.contract.table_location import table_key
 from airflow_provider_deltacc.ui.fighting.commits import Commits, table_commits
 from airflow_provider_deltacc.ui.fighting.leases import LeaseView, read_leases
 from airflow_provider_deltacc.ui.fighting.log import PAGE_READ_OPTIONS, read_log, task_storage_options
@@ -88,7 +88,7 @@ def table_view(table: str, time_range: TimeRange, dag_ids: Iterable[str]) -> Tab
     :param time_range: the range.
     :param dag_ids: the DAGs the user may read.
     """
-    key = table_key(table)
+    key = table_key(Table(table))
     view = TableView(key, time_range, leases=read_leases(key))
     found, view.reports_bounded = read_table_reports(key, dag_ids, time_range.since)
     view.reports = len(found)

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from airflow_provider_deltacc.contract.table_identity import table_key
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import table_key
 from airflow_provider_deltacc.observability.metrics import table_metric_name
 from airflow_provider_deltacc.operators import DeltaMergeOperator, DeltaOptimizeOperator
 from tests.integration.airflow_face.rival import Rival
@@ -186,7 +187,7 @@ def test_a_run_with_a_conflict_sends_its_metrics_to_an_otlp_collector(
     flush_otel_metrics()
 
     points = otlp_stats.latest_points()
-    table = table_key(orders)
+    table = table_key(Table(orders))
     merge = {"table": table, "operation": "merge"}
     optimize = {"table": table, "operation": "optimize"}
     # Counters (cumulative): the MERGE and the OPTIMIZE each committed once; one conflict, one retry.

@@ -712,7 +712,8 @@ def test_a_connect_server_killed_while_writers_wait_in_their_turns_leaves_each_w
     (a try that loses its session to the restart fails as infrastructure and is retried, as Airflow would);
     every writer commits exactly once and no lease is left behind."""
     import airflow_provider_deltacc.spark_job.main as job_main
-    from airflow_provider_deltacc.contract.table_identity import table_key
+    from airflow_provider_deltacc.contract.table import Table
+    from airflow_provider_deltacc.contract.table_location import table_key
     from airflow_provider_deltacc.leases import SqliteLeaseStore
     from airflow_provider_deltacc.operators import DeltaMergeOperator
     from tests.support.delta_log import log_commits
@@ -768,7 +769,7 @@ def test_a_connect_server_killed_while_writers_wait_in_their_turns_leaves_each_w
     gate.wait_entered()
     for thread in threads[1:]:
         thread.start()
-    key = table_key(table)
+    key = table_key(Table(table))
     with SqliteLeaseStore(store_path) as store:
         deadline = time.monotonic() + 120
         while len(store.active(key)) < 3:  # the two later writers hold their leases and wait for their turns

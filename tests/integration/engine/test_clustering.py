@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from airflow_provider_deltacc.contract.exit_codes import ExitCode
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log.table_facts import read_table_facts
 from airflow_provider_deltacc.spark_job.main import run_job
 from tests.integration.engine.helpers import contents, history, rows_source
@@ -56,7 +57,7 @@ def test_append_creates_a_clustered_table_and_optimize_clusters_it(
     assert operations.count("OPTIMIZE") >= 1 and operations[-1] == "CREATE TABLE"
     assert contents(spark, table_path) == [("1", "eu", "a"), ("2", "us", "b"), ("3", "eu", "c")]
 
-    facts = read_table_facts(table_path)
+    facts = read_table_facts(Table(table_path))
     assert facts is not None and facts.clustered and facts.clustering_columns == ("region",)
     assert facts.traits().clustered and not facts.traits().partitioned
 
@@ -65,7 +66,7 @@ def test_append_creates_a_clustered_table_and_optimize_clusters_it(
 def test_changed_clustering_columns_are_read_from_the_log(spark: SparkSession, table_path: str) -> None:
     _ok(spark, _append(table_path, [[1, "eu", "a"]], cluster_by=["region"]))
     spark.sql(f"ALTER TABLE delta.`{table_path}` CLUSTER BY (region, id)")
-    facts = read_table_facts(table_path)
+    facts = read_table_facts(Table(table_path))
     assert facts is not None and facts.clustering_columns == ("region", "id")
 
 
@@ -92,5 +93,5 @@ def test_clustering_input_errors_name_the_field(spark: SparkSession, table_path:
     _ok(spark, _append(plain, [[1, "eu", "a"]]))
     full = {"operation": "optimize", "table": plain, "options": {"full": True}}
     assert "not clustered" in _bad(spark, full, "options.full")
-    facts = read_table_facts(plain)
+    facts = read_table_facts(Table(plain))
     assert facts is not None and not facts.clustered and facts.clustering_columns == ()

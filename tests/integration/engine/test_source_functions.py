@@ -300,6 +300,7 @@ def test_racing_read_modify_writes_take_turns_and_add_up_exactly(
     in the table's queue. Each calls its function after its turn, so none loses an attempt and none loses an
     update."""
     from airflow_provider_deltacc.contract.storage_safety import spark_storage_safety
+    from airflow_provider_deltacc.contract.table import Table
     from airflow_provider_deltacc.leases import SqliteLeaseStore
     from airflow_provider_deltacc.turns import WriteGuard, guarded_write
 
@@ -320,7 +321,7 @@ def test_racing_read_modify_writes_take_turns_and_add_up_exactly(
         guard = WriteGuard(holder=f"test.w{amount}", ttl_s=60.0, turn_wait_timeout_s=300.0)
         session = new_session()
         barrier.wait()
-        verdict = spark_storage_safety(table_path, {})
+        verdict = spark_storage_safety(Table(table_path), {})
         with guarded_write(
             parse_spec(spec), guard, verdict=verdict, open_store=lambda: SqliteLeaseStore(store)
         ) as write:

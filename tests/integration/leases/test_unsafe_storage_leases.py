@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_deltacc.contract.storage_safety import DYNAMODB_LOG_STORE, OVERRIDE_ENV
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 from airflow_provider_deltacc.exceptions import DeltaCCInputError, DeltaUnsafeStorageError
 from airflow_provider_deltacc.leases import store_from_url
@@ -45,7 +46,7 @@ class StandInJob:
         if not block:
             self.release.set()
 
-    def check_deployment(self, table: str) -> None:
+    def check_deployment(self, table: Table) -> None:
         return None
 
     def consult_log(self, spec: Any) -> LogAnswer:

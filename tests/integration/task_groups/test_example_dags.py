@@ -194,6 +194,7 @@ def test_clustered_table_example_stages_merges_and_maintains_a_clustered_target(
     optimizes (incremental clustering) and vacuums it. delta-rs reads the result independently."""
     from deltalake import DeltaTable
 
+    from airflow_provider_deltacc.contract.table import Table
     from airflow_provider_deltacc.delta_log.table_facts import read_table_facts
 
     dag = load_example_dag(CLUSTERED_DAG)
@@ -204,7 +205,7 @@ def test_clustered_table_example_stages_merges_and_maintains_a_clustered_target(
 
     states = _states(dr)
     assert str(dr.state) == "success", states
-    facts = read_table_facts(module.TARGET_TABLE)
+    facts = read_table_facts(Table(module.TARGET_TABLE))
     assert facts is not None and facts.clustered and facts.clustering_columns == ("region",)
     assert facts.traits().clustered and not facts.partitioned
     assert _rows(module.TARGET_TABLE, "customer_id") == module.expected_rows(2)

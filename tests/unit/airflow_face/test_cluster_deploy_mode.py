@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.exceptions import DeltaCCInputError
 from airflow_provider_deltacc.hooks.deltacc import DeltaCCHook
 from airflow_provider_deltacc.hooks.submit import default_report_dir
@@ -42,7 +43,7 @@ def test_cluster_mode_on_a_standalone_or_local_master_is_refused_naming_deploy_m
         _connection(monkeypatch, master)
         hook = DeltaCCHook(conn_id=CONN_ID, submit_options={"deploy_mode": "cluster"})
     with pytest.raises(DeltaCCInputError) as raised:
-        hook.check_deployment("s3a://lake/orders")
+        hook.check_deployment(Table("s3a://lake/orders"))
     error = raised.value
     assert (error.field, error.value) == ("deploy_mode", "cluster")
     message = str(error)
@@ -56,28 +57,28 @@ def test_cluster_mode_on_yarn_or_kubernetes_with_a_path_table_is_accepted(
     monkeypatch: pytest.MonkeyPatch, master: str
 ) -> None:
     _connection(monkeypatch, master, **{"deploy-mode": "cluster"})
-    DeltaCCHook(conn_id=CONN_ID).check_deployment("s3a://lake/orders")
+    DeltaCCHook(conn_id=CONN_ID).check_deployment(Table("s3a://lake/orders"))
 
 
 def test_client_mode_on_a_standalone_master_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     _connection(monkeypatch, "spark://master:7077", **{"deploy-mode": "client"})
-    DeltaCCHook(conn_id=CONN_ID).check_deployment("sales.orders")
+    DeltaCCHook(conn_id=CONN_ID).check_deployment(Table("sales.orders"))
 
 
 def test_cluster_mode_with_a_catalog_table_needs_a_report_dir(monkeypatch: pytest.MonkeyPatch) -> None:
     _connection(monkeypatch, "yarn", **{"deploy-mode": "cluster"})
     with pytest.raises(DeltaCCInputError) as raised:
-        DeltaCCHook(conn_id=CONN_ID).check_deployment("sales.orders")
+        DeltaCCHook(conn_id=CONN_ID).check_deployment(Table("sales.orders"))
     assert raised.value.field == "report_dir"
     assert "Set [deltacc] report_dir" in str(raised.value) and "'sales.orders'" in str(raised.value)
-    DeltaCCHook(conn_id=CONN_ID, report_dir="hdfs:///deltacc/reports").check_deployment("sales.orders")
+    DeltaCCHook(conn_id=CONN_ID, report_dir="hdfs:///deltacc/reports").check_deployment(Table("sales.orders"))
     monkeypatch.setenv("AIRFLOW__DELTACC__REPORT_DIR", "s3a://lake/deltacc-reports")
-    DeltaCCHook(conn_id=CONN_ID).check_deployment("sales.orders")
+    DeltaCCHook(conn_id=CONN_ID).check_deployment(Table("sales.orders"))
 
 
 def test_other_execution_modes_have_no_deployment_to_check(monkeypatch: pytest.MonkeyPatch) -> None:
     _connection(monkeypatch, "spark://master:7077", **{"deploy-mode": "cluster"})
-    DeltaCCHook(conn_id=CONN_ID, execution_mode="in_process").check_deployment("sales.orders")
+    DeltaCCHook(conn_id=CONN_ID, execution_mode="in_process").check_deployment(Table("sales.orders"))
 
 
 @pytest.mark.parametrize(
@@ -93,19 +94,20 @@ def test_other_execution_modes_have_no_deployment_to_check(monkeypatch: pytest.M
     ],
 )
 def test_default_report_dir(table: str, expected: str | None) -> None:
-    assert default_report_dir(table) == expected
+    assert default_report_dir(Table(table)) == expected
 
 
 def test_where_the_report_goes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _connection(monkeypatch, "local[1]")
-    assert DeltaCCHook(conn_id=CONN_ID).submit_runner.report_dir_for("s3a://l/t", tmp_path) == str(tmp_path)
+    table = Table("s3a://l/t")
+    assert DeltaCCHook(conn_id=CONN_ID).submit_runner.report_dir_for(table, tmp_path) == str(tmp_path)
     _connection(monkeypatch, "yarn", **{"deploy-mode": "cluster"})
     runner = DeltaCCHook(conn_id=CONN_ID).submit_runner
-    assert runner.report_dir_for("s3a://l/t", tmp_path) == "s3a://l/_deltacc_reports"
+    assert runner.report_dir_for(Table("s3a://l/t"), tmp_path) == "s3a://l/_deltacc_reports"
     monkeypatch.setenv("AIRFLOW__DELTACC__REPORT_DIR", "hdfs:///reports")
-    assert runner.report_dir_for("s3a://l/t", tmp_path) == "hdfs:///reports"
+    assert runner.report_dir_for(Table("s3a://l/t"), tmp_path) == "hdfs:///reports"
     explicit = DeltaCCHook(conn_id=CONN_ID, report_dir="gs://b/r").submit_runner
-    assert explicit.report_dir_for("s3a://l/t", tmp_path) == "gs://b/r"
+    assert explicit.report_dir_for(Table("s3a://l/t"), tmp_path) == "gs://b/r"
 
 
 def test_the_spec_file_travels_with_files_in_cluster_mode(

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_provider_deltacc.contract.exceptions import TableNotFoundError, UnsupportedLog
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log import log_reader
 from airflow_provider_deltacc.delta_log.log_reader import (
     LogState,
@@ -79,8 +80,8 @@ def assert_same_as_delta_rs(table: str, storage_options: dict[str, str] | None =
     """Every answer of the reader (alone, no fallback) equals delta-rs's on ``table``."""
     from deltalake import DeltaTable
 
-    ours = read_log_state(table, storage_options, app_ids=APPS, partitions=True)
-    theirs = delta_rs_state(table, storage_options, app_ids=APPS, partitions=True)
+    ours = read_log_state(Table(table), storage_options, app_ids=APPS, partitions=True)
+    theirs = delta_rs_state(Table(table), storage_options, app_ids=APPS, partitions=True)
     assert (ours.read_by, theirs.read_by) == ("log-reader", "delta-rs")
     for name in (
         "version",
@@ -98,7 +99,7 @@ def assert_same_as_delta_rs(table: str, storage_options: dict[str, str] | None =
     assert len(ours.partitions or ()) == len(_partition_set(ours))
     delta = DeltaTable(table, storage_options=storage_options)
     for limit in (1, 3, None):
-        assert read_commit_infos(table, storage_options, limit) == delta.history(limit), limit
+        assert read_commit_infos(Table(table), storage_options, limit) == delta.history(limit), limit
     return ours
 
 
@@ -151,7 +152,7 @@ def test_a_stale_last_checkpoint_is_not_trusted(tmp_path: Path) -> None:
     # stale one would find the log broken.
     for version in range(3, 8):
         (_log(table) / f"{version:020d}.json").unlink()
-    state = read_log_state(table, app_ids=APPS)
+    state = read_log_state(Table(table), app_ids=APPS)
     assert state.version == 8 and state.txn_versions == {"dag/task/0": 8, "dag/other/0": 7}
 
 
@@ -161,7 +162,7 @@ def test_a_last_checkpoint_naming_a_checkpoint_that_is_gone_is_passed_over(tmp_p
     (_log(table) / f"{5:020d}.checkpoint.parquet").unlink()
     assert json.loads((_log(table) / "_last_checkpoint").read_text())["version"] == 5
     # As Delta does: the older checkpoint and the commits after it (delta-rs 1.6.6 refuses the table).
-    assert read_log_state(table, app_ids=APPS, partitions=True) == before
+    assert read_log_state(Table(table), app_ids=APPS, partitions=True) == before
 
 
 def _split_into_parts(table: str, version: int, parts: int) -> list[Path]:
@@ -188,7 +189,7 @@ def test_a_multi_part_checkpoint_is_read_whole(tmp_path: Path) -> None:
 def test_an_incomplete_multi_part_checkpoint_is_passed_over(tmp_path: Path) -> None:
     table = _table(tmp_path / "t", 8, checkpoint_every=4)
     _split_into_parts(table, 7, 3)[1].unlink()
-    state = read_log_state(table, app_ids=APPS)  # from the checkpoint at 3 and the commits after it
+    state = read_log_state(Table(table), app_ids=APPS)  # from the checkpoint at 3 and the commits after it
     assert state.version == 7 and state.txn_versions == {"dag/task/0": 6, "dag/other/0": 7}
 
 
@@ -226,11 +227,11 @@ def _as_v2(table: str, version: int, *, json_top: bool) -> None:
 def test_a_v2_checkpoint_with_sidecars_reads_as_the_classic_one_did(tmp_path: Path, json_top: bool) -> None:
     table = _table(tmp_path / "t", 6, checkpoint_every=4)
     (_log(table) / "_last_checkpoint").unlink()
-    before = read_log_state(table, app_ids=APPS, partitions=True)
+    before = read_log_state(Table(table), app_ids=APPS, partitions=True)
     _as_v2(table, 3, json_top=json_top)
     for version in range(3):  # only the v2 checkpoint can answer now
         (_log(table) / f"{version:020d}.json").unlink()
-    after = read_log_state(table, app_ids=APPS, partitions=True)
+    after = read_log_state(Table(table), app_ids=APPS, partitions=True)
     assert after == before and after.partitions
 
 
@@ -239,9 +240,9 @@ def test_a_sidecar_is_opened_only_for_the_partitions(tmp_path: Path) -> None:
     _as_v2(table, 3, json_top=True)
     for sidecar in (_log(table) / "_sidecars").iterdir():
         sidecar.write_bytes(b"not parquet")
-    assert read_log_state(table, app_ids=APPS).txn_versions == {"dag/task/0": 2, "dag/other/0": 3}
+    assert read_log_state(Table(table), app_ids=APPS).txn_versions == {"dag/task/0": 2, "dag/other/0": 3}
     with pytest.raises(Exception, match=r"(?i)parquet"):
-        read_log_state(table, partitions=True)
+        read_log_state(Table(table), partitions=True)
 
 
 def _commit(table: str, version: int, *actions: dict[str, Any]) -> None:
@@ -256,11 +257,11 @@ def test_an_unknown_reader_feature_is_read_by_delta_rs(
     protocol = {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["catalogManaged"]}
     _commit(table, 2, {"commitInfo": {"operation": "UPGRADE PROTOCOL"}}, {"protocol": protocol})
     with pytest.raises(UnsupportedLog, match="catalogManaged"):
-        read_log_state(table)
+        read_log_state(Table(table))
     sentinel = LogState(2, 3, 7, frozenset(), frozenset(), (), {}, "", read_by="delta-rs")
     monkeypatch.setattr(log_reader, "delta_rs_state", lambda *a, **k: sentinel)
     with caplog.at_level(logging.DEBUG, logger=log_reader.__name__):
-        assert log_state(table) is sentinel
+        assert log_state(Table(table)) is sentinel
     assert "read with delta-rs: reader features the log reader does not know: catalogManaged" in caplog.text
 
 
@@ -268,20 +269,20 @@ def test_a_missing_commit_is_read_by_delta_rs(tmp_path: Path, monkeypatch: pytes
     table = _table(tmp_path / "t", 4)
     (_log(table) / f"{1:020d}.json").unlink()
     with pytest.raises(UnsupportedLog, match="lacks commit 1"):
-        read_log_state(table)
-    called: list[str] = []
+        read_log_state(Table(table))
+    called: list[Table] = []
     monkeypatch.setattr(log_reader, "delta_rs_state", lambda table, *a, **k: called.append(table))
-    log_state(table)
-    assert called == [table]
+    log_state(Table(table))
+    assert called == [Table(table)]
 
 
 def test_a_checkpoint_that_does_not_parse_is_read_by_delta_rs(tmp_path: Path) -> None:
     table = _table(tmp_path / "t", 3, checkpoint_every=3)
     (_log(table) / f"{2:020d}.checkpoint.parquet").write_bytes(b"not parquet")
     with pytest.raises(Exception, match=r"(?i)parquet"):
-        read_log_state(table)
+        read_log_state(Table(table))
     with pytest.raises(Exception):  # noqa: B017 - delta-rs cannot read it either; it says why
-        log_state(table)
+        log_state(Table(table))
 
 
 def test_partitions_under_column_mapping_are_read_by_delta_rs(tmp_path: Path) -> None:
@@ -290,16 +291,16 @@ def test_partitions_under_column_mapping_are_read_by_delta_rs(tmp_path: Path) ->
     assert "schemaString" in metadata
     metadata["configuration"] = {"delta.columnMapping.mode": "name"}
     _commit(table, 1, {"commitInfo": {"operation": "SET TBLPROPERTIES"}}, {"metaData": metadata})
-    assert read_log_state(table).configuration == {"delta.columnMapping.mode": "name"}
+    assert read_log_state(Table(table)).configuration == {"delta.columnMapping.mode": "name"}
     with pytest.raises(UnsupportedLog, match="column mapping"):
-        read_log_state(table, partitions=True)
+        read_log_state(Table(table), partitions=True)
 
 
 def test_a_path_without_a_table_is_no_table(tmp_path: Path) -> None:
     with pytest.raises(TableNotFoundError):
-        log_state(str(tmp_path / "nothing"))
+        log_state(Table(str(tmp_path / "nothing")))
     with pytest.raises(TableNotFoundError):
-        commit_infos(str(tmp_path / "nothing"))
+        commit_infos(Table(str(tmp_path / "nothing")))
 
 
 @pytest.mark.parametrize(
@@ -319,7 +320,7 @@ def test_storage_it_has_no_file_system_for_is_left_to_delta_rs(
     table: str, options: dict[str, str], reason: str
 ) -> None:
     with pytest.raises(UnsupportedLog, match=reason):
-        open_log_files(table, options)
+        open_log_files(Table(table), options)
 
 
 def test_a_table_on_s3_reads_as_delta_rs_reads_it(s3_server: S3Server) -> None:

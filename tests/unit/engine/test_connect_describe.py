@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.engine.backend_connect import _Description
 
 pytestmark = pytest.mark.unit
@@ -28,15 +29,15 @@ CATALOG_TABLE = [
 
 
 def test_partitions_and_location_of_a_partitioned_catalog_table() -> None:
-    described = _Description.parse("cat_t", CATALOG_TABLE)
+    described = _Description.parse(Table("cat_t"), CATALOG_TABLE)
     assert described == _Description(("d", "e"), "file:/warehouse/cat_t")
 
 
 def test_an_unpartitioned_path_table_without_a_location_row_uses_its_path() -> None:
     rows = [("id", "int"), ("", ""), ("# Detailed Table Information", ""), ("Provider", "delta")]
-    assert _Description.parse("/lake/t", rows) == _Description((), "/lake/t")
+    assert _Description.parse(Table("/lake/t"), rows) == _Description((), "/lake/t")
 
 
 def test_a_table_of_another_provider_is_not_delta() -> None:
     rows = [("id", "int"), ("", ""), ("# Detailed Table Information", ""), ("Provider", "parquet")]
-    assert _Description.parse("pq_t", rows) is None
+    assert _Description.parse(Table("pq_t"), rows) is None

@@ -11,6 +11,7 @@ from airflow_provider_deltacc.contract.storage_safety import (
     PUT_IF_ABSENT_LOG_STORE,
     spark_storage_safety,
 )
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.object_storage.writer_safety import (
     mixed_storage_safety,
     without_conditional_writes,
@@ -55,7 +56,7 @@ def test_without_its_jar_nothing_names_it(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_it_makes_s3_safe_unless_the_store_lacks_conditional_writes() -> None:
-    verdict = spark_storage_safety("s3a://lake/t", DEFAULTS)
+    verdict = spark_storage_safety(Table("s3a://lake/t"), DEFAULTS)
     assert verdict.safe and verdict.log_store == PUT_IF_ABSENT_LOG_STORE
     unsafe = without_conditional_writes(verdict, "http://minio:9000", "it ignores If-None-Match")
     assert not unsafe.safe
@@ -64,10 +65,10 @@ def test_it_makes_s3_safe_unless_the_store_lacks_conditional_writes() -> None:
 
 
 def test_spark_with_it_and_delta_rs_exclude_each_other_on_one_table() -> None:
-    both = mixed_storage_safety("s3a://lake/t", DEFAULTS)
+    both = mixed_storage_safety(Table("s3a://lake/t"), DEFAULTS)
     assert both.safe and both.engine == "spark+delta-rs"
     dynamodb = {"spark.delta.logStore.s3a.impl": DYNAMODB_LOG_STORE}
-    assert not mixed_storage_safety("s3a://lake/t", dynamodb).safe
+    assert not mixed_storage_safety(Table("s3a://lake/t"), dynamodb).safe
 
 
 def test_spark_submit_drivers_and_the_connect_server_get_it_unless_a_log_store_is_set(

@@ -11,8 +11,8 @@ from airflow_provider_deltacc.contract.storage_safety import (
     OVERRIDE_ARGUMENT,
     SINGLE_DRIVER_LOG_STORE,
     spark_storage_safety,
-    table_scheme,
 )
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.object_storage.writer_safety import (
     delta_rs_storage_safety,
     mixed_storage_safety,
@@ -39,7 +39,7 @@ pytestmark = pytest.mark.unit
     ],
 )
 def test_table_scheme(table: str, scheme: str) -> None:
-    assert table_scheme(table) == scheme
+    assert Table(table).scheme == scheme
 
 
 DYNAMO = DYNAMODB_LOG_STORE
@@ -73,7 +73,7 @@ DYNAMO = DYNAMODB_LOG_STORE
     ],
 )
 def test_spark_decision_table(table: str, conf: dict[str, str], safe: bool, setting: str | None) -> None:
-    verdict = spark_storage_safety(table, conf)
+    verdict = spark_storage_safety(Table(table), conf)
     assert verdict.safe is safe, verdict
     assert verdict.engine == "spark"
     assert verdict.reason
@@ -112,7 +112,7 @@ def test_spark_decision_table(table: str, conf: dict[str, str], safe: bool, sett
 def test_delta_rs_decision_table(
     table: str, options: dict[str, Any], environ: dict[str, str], safe: bool, setting: str | None
 ) -> None:
-    verdict = delta_rs_storage_safety(table, options, environ)
+    verdict = delta_rs_storage_safety(Table(table), options, environ)
     assert verdict.safe is safe, verdict
     assert verdict.engine == "delta-rs"
     if not safe:
@@ -121,8 +121,8 @@ def test_delta_rs_decision_table(
 
 def test_spark_and_delta_rs_writers_never_share_an_s3_table() -> None:
     dynamo = {"spark.delta.logStore.s3a.impl": DYNAMO}
-    mixed = mixed_storage_safety("s3a://b/t", dynamo, {}, {})
+    mixed = mixed_storage_safety(Table("s3a://b/t"), dynamo, {}, {})
     assert not mixed.safe and mixed.engine == "spark+delta-rs" and "do not exclude each other" in mixed.reason
     # an unsafe side is reported as itself
-    assert mixed_storage_safety("s3a://b/t", {}, {}, {}).engine == "spark"
-    assert mixed_storage_safety("gs://b/t", {}, {}, {}).safe
+    assert mixed_storage_safety(Table("s3a://b/t"), {}, {}, {}).engine == "spark"
+    assert mixed_storage_safety(Table("gs://b/t"), {}, {}, {}).safe

@@ -182,10 +182,11 @@ def test_a_store_outage_is_warned_about_once_and_its_end_is_logged(
 def test_the_lease_observer_sees_the_grant_and_the_release_only_where_it_is_set(
     store: SqliteLeaseStore,
 ) -> None:
-    from airflow_provider_deltacc.contract.table_identity import table_key
+    from airflow_provider_deltacc.contract.table import Table
+    from airflow_provider_deltacc.contract.table_location import table_key
     from airflow_provider_deltacc.leases.heartbeat import LEASE_OBSERVER
 
-    key = table_key(TABLE)
+    key = table_key(Table(TABLE))
     seen: list[tuple[str, int]] = []
     with hold_lease(store, optimize_request(), conflicts=lambda _l: False, wait_timeout_s=0):
         pass  # no observer: a library caller runs nothing extra

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_deltacc.contract.op_kinds import OpKind
+from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log.fast_path import LogAnswer
 from airflow_provider_deltacc.leases import Lease, LeaseRequest, LeaseStore, store_from_url
 from tests.support.spec_views import json_view
@@ -48,7 +49,7 @@ class RecordingHook:
     def consult_log(self, spec: Any) -> LogAnswer:
         return LogAnswer()
 
-    def check_deployment(self, table: str) -> None:
+    def check_deployment(self, table: Table) -> None:
         return None
 
     def run(self, spec: Any, *, consult_log: bool = True, turns: Any = None) -> dict[str, Any]:

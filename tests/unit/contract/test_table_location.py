@@ -1,10 +1,13 @@
-"""One key per table, however a task spells it; different tables keep different keys."""
+"""One key per table however a task spells it, different keys for different tables, and the asset URI from
+the same normalized location."""
 
 from __future__ import annotations
 
 import pytest
 
-from airflow_provider_deltacc.contract.table_identity import same_table, table_key
+from airflow_provider_deltacc.contract.exceptions import InputError
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.contract.table_location import asset_uri, same_table, table_key
 
 pytestmark = pytest.mark.unit
 
@@ -63,7 +66,7 @@ pytestmark = pytest.mark.unit
     ],
 )
 def test_every_spelling_of_a_table_has_its_key(spellings: list[str], key: str) -> None:
-    assert {spelling: table_key(spelling) for spelling in spellings} == dict.fromkeys(spellings, key)
+    assert {spelling: table_key(Table(spelling)) for spelling in spellings} == dict.fromkeys(spellings, key)
 
 
 @pytest.mark.parametrize(
@@ -79,10 +82,30 @@ def test_every_spelling_of_a_table_has_its_key(spellings: list[str], key: str) -
     ],
 )
 def test_different_tables_keep_different_keys(a: str, b: str) -> None:
-    assert not same_table(a, b)
+    assert not same_table(Table(a), Table(b))
 
 
-@pytest.mark.parametrize("bad", ["", "   ", None, 7])
-def test_a_table_must_be_a_non_empty_string(bad: object) -> None:
-    with pytest.raises(ValueError, match="must be a non-empty string"):
-        table_key(bad)  # type: ignore[arg-type]
+@pytest.mark.parametrize(
+    ("name", "uri"),
+    [
+        ("/data//x/../orders/", "file:///data/orders"),
+        ("file://localhost/data/orders", "file:///data/orders"),
+        ("s3a://AKIA:secret@Lake/orders/", "s3://lake/orders"),
+        ("wasbs://c@ACCT.blob.core.windows.net/t", "abfss://c@acct.dfs.core.windows.net/t"),
+        ("`Sales`.Orders", "x-deltacc-table://spark_catalog/sales/orders"),
+        ("unity.sales.orders", "x-deltacc-table://unity/sales/orders"),
+    ],
+)
+def test_the_asset_uri_is_the_normalized_location_every_spelling_shares(name: str, uri: str) -> None:
+    if "`" in name:
+        with pytest.raises(InputError, match="neither a path nor a catalog name"):
+            asset_uri(Table(name))
+        return
+    assert asset_uri(Table(name)) == uri
+
+
+@pytest.mark.parametrize(("name", "why"), [("rel/orders", "relative path"), ("C:\\t\\o", "Windows path")])
+def test_no_asset_uri_for_a_location_only_the_worker_can_resolve(name: str, why: str) -> None:
+    with pytest.raises(InputError, match=why) as caught:
+        asset_uri(Table(name))
+    assert caught.value.field == "table"
