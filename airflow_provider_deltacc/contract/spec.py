@@ -260,7 +260,7 @@ class JobSpec:
     """One job: an operation on a table.
 
     :param operation: one of :data:`~airflow_provider_deltacc.contract.operations.OPERATIONS`.
-    :param table: the target table (a path or a catalog name).
+    :param table: a path or a catalog name.
     :param options: the operation's options.
     :param source: the source, for operations that read one.
     :param commit_retry: in-job conflict retries (the spec's ``commit_retry``).

@@ -59,7 +59,7 @@ def job_spec(
     """One job, checked as a whole: the operation, the table, and whether the parts fit the operation.
 
     :param operation: one of :data:`~airflow_provider_deltacc.contract.operations.OPERATIONS`.
-    :param table: the target table: a path or a catalog name, or a :class:`Table`.
+    :param table: a path or a catalog name.
     :param options: the operation's options (its factory in
         :mod:`~airflow_provider_deltacc.contract.spec_options`).
     :param source: the source, for operations that read one.
@@ -108,7 +108,7 @@ def check_operation(operation: Any) -> str:
 def check_table(table: Any) -> Table:
     """The table, when it is a path or a catalog name.
 
-    :param table: the spec's ``table``: a path or a catalog name, or a :class:`Table`.
+    :param table: the spec's ``table``.
     :raises SpecError: naming ``table``.
     """
     return _spec_error(lambda: Table.of(table))

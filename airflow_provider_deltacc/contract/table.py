@@ -18,7 +18,7 @@ CATALOG_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*
 
 @dataclass(frozen=True)
 class Table:
-    """A table as a task names it: ``Table(name)`` takes any non-empty name, :meth:`of` checks an argument.
+    """A table as a task names it (any non-empty name; :meth:`of` checks a task's argument).
 
     :param name: the path or catalog name, as the task spelled it.
     """

@@ -151,4 +151,4 @@ def _json_view(spec: Any) -> dict[str, Any] | None:
         return json_view(spec)
     except ValueError:  # a source function that runs in this process has no JSON form
         txn = spec.txn.to_dict() if spec.txn is not None else None
-        return {"operation": spec.operation, "table": spec.table, "txn": txn}
+        return {"operation": spec.operation, "table": spec.table.name, "txn": txn}

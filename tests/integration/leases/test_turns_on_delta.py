@@ -40,7 +40,7 @@ def _merge(table: str, index: int, *, pin: Any) -> dict[str, Any]:
 
 def _request(spec: dict[str, Any], holder: str) -> LeaseRequest:
     job = parse_spec(spec)
-    return LeaseRequest(job.table, holder, writer_op_kind(job), writer_partitions(job), ttl_s=60)
+    return LeaseRequest(job.table.name, holder, writer_op_kind(job), writer_partitions(job), ttl_s=60)
 
 
 def test_unpinned_merges_take_turns_and_never_conflict(

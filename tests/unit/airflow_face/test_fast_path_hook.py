@@ -62,7 +62,7 @@ class StubRunner:
 
     def run(self, spec: Any, *, turns: Any = None) -> tuple[int, dict[str, Any]]:
         self.specs.append(json_view(spec))
-        return 0, {"status": "committed", "table": spec.table, "table_version": 2, "attempts": []}
+        return 0, {"status": "committed", "table": spec.table.name, "table_version": 2, "attempts": []}
 
     def on_kill(self) -> None:
         return None

@@ -28,7 +28,7 @@ SCHEMA = "id BIGINT, day STRING"
 
 
 def _committed(spec: JobSpec) -> dict[str, Any]:
-    return {"status": "committed", "table": spec.table, "table_version": 1, "attempts": [{"number": 1}]}
+    return {"status": "committed", "table": spec.table.name, "table_version": 1, "attempts": [{"number": 1}]}
 
 
 class _FakeSession:

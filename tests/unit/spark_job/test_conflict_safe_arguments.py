@@ -52,7 +52,7 @@ def test_commit_retry_reaches_the_job_spec(
 
     def fake_run(spark: Any, spec: JobSpec, *, logger: Any = None) -> CommitReport:
         seen.append(spec)
-        return CommitReport(operation=spec.operation.upper(), table=spec.table)
+        return CommitReport(operation=spec.operation.upper(), table=spec.table.name)
 
     monkeypatch.setattr(run, "run_operation", fake_run)
     monkeypatch.setattr(main, "check_storage_safety", lambda spark, spec: None)
