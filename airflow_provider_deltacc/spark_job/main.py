@@ -29,7 +29,7 @@ from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
 from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.occ.classifier import classify
-from airflow_provider_deltacc.spark_jars.connect_mode import running_classic_session
+from airflow_provider_deltacc.spark_jars.connect_mode import CONNECT_MODE_ENV, running_classic_session
 from airflow_provider_deltacc.spark_job.leave_report import leave_report
 from airflow_provider_deltacc.spark_job.report_line import format_report_line
 from airflow_provider_deltacc.spark_job.storage_errors import storage_input_error, storage_unreachable
@@ -215,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # A driver is classic: a Connect mark inherited from its worker would make pyspark build Connect sessions.
+    os.environ.pop(CONNECT_MODE_ENV, None)
     try:
         text = sys.stdin.read() if args.spec == "-" else _read(args.spec)
     except OSError as exc:

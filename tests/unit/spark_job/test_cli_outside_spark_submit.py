@@ -4,6 +4,7 @@ it starts no JVM of its own and says how to run it (the in-process mode starts i
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,28 @@ def test_the_cli_outside_spark_submit_writes_nothing_and_says_to_use_spark_submi
     from pyspark import SparkContext
 
     assert SparkContext._active_spark_context is None
+
+
+def test_the_driver_drops_a_spark_connect_mark_it_inherited_before_the_job_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker thread running a spark_connect task holds pyspark's process-wide Connect mark; a spark-submit
+    started meanwhile by another thread inherits it, and pyspark in the driver would build a Connect session
+    (CONNECT_URL_NOT_SET) instead of the application's classic one."""
+    import airflow_provider_deltacc.spark_job.main as job_main
+    from airflow_provider_deltacc.spark_jars.connect_mode import CONNECT_MODE_ENV
+
+    monkeypatch.setenv(CONNECT_MODE_ENV, "1")
+    seen: list[bool] = []
+
+    def run_job(text: str) -> tuple[ExitCode, dict[str, object]]:
+        seen.append(CONNECT_MODE_ENV in os.environ)
+        return ExitCode.SUCCESS, {"status": "committed"}
+
+    monkeypatch.setattr(job_main, "run_job", run_job)
+    monkeypatch.setattr(job_main, "leave_report", lambda *args: None)
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text("{}")
+
+    assert main(["--spec", str(spec_file)]) == ExitCode.SUCCESS
+    assert seen == [False]
