@@ -24,15 +24,21 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from airflow_provider_deltacc.contract.checkpoint_names import complete_checkpoints
 from airflow_provider_deltacc.contract.exceptions import TableNotFoundError, UnsupportedLog
 from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log.checkpoint import CheckpointActions, read_checkpoint
+from airflow_provider_deltacc.delta_log.log_segment import (
+    LogSegment,
+    commit_name,
+    commit_versions,
+    forward_segment,
+    listed_segment,
+    no_commit,
+)
 from airflow_provider_deltacc.delta_log.log_storage import LogFiles, open_log_files
 
 log = logging.getLogger(__name__)
 
-LAST_CHECKPOINT = "_last_checkpoint"
 #: Reader features whose tables this reader replays exactly: they change what a data file means or how a
 #: checkpoint is laid out (``v2Checkpoint``), not which actions make the snapshot.
 KNOWN_READER_FEATURES = frozenset(
@@ -49,8 +55,6 @@ KNOWN_READER_FEATURES = frozenset(
     }
 )
 _COLUMN_MAPPING_MODE = "delta.columnMapping.mode"
-_COMMIT_SUFFIX = ".json"
-_COMMIT_NAME_LENGTH = 20 + len(_COMMIT_SUFFIX)
 
 ReadBy = Literal["log-reader", "delta-rs"]
 _T = TypeVar("_T")
@@ -175,21 +179,29 @@ def read_log_state(
     :raises TableNotFoundError: when the location has no Delta log.
     """
     files = open_log_files(table, storage_options)
-    names = files.names()
-    listing = _Listing.of(files, names)
-    commits = [_parse_commit(files.read(f"{v:020d}{_COMMIT_SUFFIX}")) for v in listing.commits_after()]
+    segment = forward_segment(files)
+    if segment is not None:
+        try:
+            return _state(files, segment, tuple(app_ids), partitions)
+        except FileNotFoundError as exc:  # the checkpoint _last_checkpoint names is gone
+            log.debug("the log of %s is read from its listing: %s", table, exc)
+    return _state(files, listed_segment(files), tuple(app_ids), partitions)
+
+
+def _state(files: LogFiles, segment: LogSegment, app_ids: tuple[str, ...], partitions: bool) -> LogState:
+    commits = [_parse_commit(data) for data in segment.commits]
     removed = {path for commit in commits for path in commit.removed}
     state = CheckpointActions()
-    if listing.checkpoint is not None:
+    if segment.checkpoint is not None:
         add_columns = ((("path",) if removed else ()) + ("partitionValues",)) if partitions else ()
-        state = read_checkpoint(files, listing.checkpoint, txn=bool(app_ids), add_columns=add_columns)
+        state = read_checkpoint(files, segment.checkpoint, txn=bool(app_ids), add_columns=add_columns)
     protocol, metadata, txns = state.protocol, state.metadata, dict(state.txns)
     for commit in commits:
         protocol = commit.protocol or protocol
         metadata = commit.metadata or metadata
         txns.update(commit.txns)
     if protocol is None or metadata is None:
-        raise UnsupportedLog(f"no protocol or metadata by version {listing.version}")
+        raise UnsupportedLog(f"no protocol or metadata by version {segment.version}")
     _check_protocol(protocol)
     configuration = {str(k): str(v) for k, v in (metadata.get("configuration") or {}).items()}
     found = None
@@ -198,7 +210,7 @@ def read_log_state(
             raise UnsupportedLog("partitions under column mapping are keyed by physical names")
         found = _partitions(metadata, state, commits, removed)
     return LogState(
-        version=listing.version,
+        version=segment.version,
         min_reader_version=int(protocol["minReaderVersion"]),
         min_writer_version=int(protocol["minWriterVersion"]),
         reader_features=frozenset(protocol.get("readerFeatures") or ()),
@@ -224,14 +236,26 @@ def read_commit_infos(
     :raises TableNotFoundError: when the location has no Delta log.
     """
     files = open_log_files(table, storage_options)
-    versions = set(_commit_versions(files.names()))
-    if not versions:
-        _no_table(files, table.name)
+    segment = forward_segment(files)
+    known: dict[int, bytes] = {}
+    if segment is not None:
+        first = segment.version - len(segment.commits) + 1
+        known = {first + i: data for i, data in enumerate(segment.commits)}
+        newest = segment.version
+    else:
+        versions = commit_versions(files.names())
+        if not versions:
+            no_commit(files)
+        newest = max(versions)
     rows: list[dict[str, Any]] = []
-    version = max(versions)
-    while version in versions and (limit is None or len(rows) < limit):
+    version = newest
+    while version >= 0 and (limit is None or len(rows) < limit):
+        try:
+            data = known[version] if version in known else files.read(commit_name(version))
+        except FileNotFoundError:
+            break
         info: dict[str, Any] = {}
-        for line in files.read(f"{version:020d}{_COMMIT_SUFFIX}").splitlines():
+        for line in data.splitlines():
             if b'"commitInfo"' in line[:64]:
                 action = json.loads(line)
                 if "commitInfo" in action:
@@ -310,74 +334,6 @@ def _parse_commit(data: bytes) -> _Commit:
         elif "protocol" in action:
             protocol = action["protocol"]
     return _Commit(protocol, metadata, txns, tuple(added), frozenset(removed))
-
-
-def _commit_versions(names: Iterable[str]) -> list[int]:
-    return [
-        int(name[:20])
-        for name in names
-        if len(name) == _COMMIT_NAME_LENGTH and name.endswith(_COMMIT_SUFFIX) and name[:20].isdigit()
-    ]
-
-
-def _no_table(files: LogFiles, where: str) -> None:
-    from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles
-
-    if isinstance(files, LocalLogFiles):
-        raise TableNotFoundError(f"no Delta table at {where}: its _delta_log holds no commit")
-    # On object storage an empty listing may be this reader's view only: delta-rs has the last word.
-    raise UnsupportedLog("the log's listing holds no commit")
-
-
-@dataclass(frozen=True)
-class _Listing:
-    """The newest complete checkpoint and the commits after it, from the log folder's file names."""
-
-    version: int
-    checkpoint: Any
-    commits: frozenset[int]
-
-    @classmethod
-    def of(cls, files: LogFiles, names: list[str]) -> _Listing:
-        floor = _last_checkpoint_version(files, names)
-        listing = None
-        if floor is not None:
-            prefix = f"{floor:020d}"
-            listing = cls._from([name for name in names if name >= prefix])
-            if listing is not None and listing.checkpoint is None:
-                listing = None  # the checkpoint it names is gone or incomplete: read the whole listing
-        listing = listing or cls._from(names)
-        if listing is None:
-            _no_table(files, files.location)
-            raise AssertionError("unreachable")
-        missing = [v for v in listing.commits_after() if v not in listing.commits]
-        if missing:
-            raise UnsupportedLog(f"the log lacks commit {missing[0]} before version {listing.version}")
-        return listing
-
-    @classmethod
-    def _from(cls, names: list[str]) -> _Listing | None:
-        commits = frozenset(_commit_versions(names))
-        checkpoints = complete_checkpoints(names)
-        checkpoint = checkpoints[0] if checkpoints else None
-        if not commits and checkpoint is None:
-            return None
-        return cls(max([*commits, *([checkpoint.version] if checkpoint else [])]), checkpoint, commits)
-
-    def commits_after(self) -> range:
-        start = 0 if self.checkpoint is None else self.checkpoint.version + 1
-        return range(start, self.version + 1)
-
-
-def _last_checkpoint_version(files: LogFiles, names: list[str]) -> int | None:
-    """The version ``_last_checkpoint`` names, or None when there is none or it does not parse."""
-    if LAST_CHECKPOINT not in names:
-        return None
-    try:
-        return int(json.loads(files.read(LAST_CHECKPOINT))["version"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        log.debug("ignoring an unreadable %s in %s: %r", LAST_CHECKPOINT, files.location, exc)
-        return None
 
 
 def _check_protocol(protocol: Mapping[str, Any]) -> None:

@@ -27,7 +27,7 @@ from airflow_provider_deltacc.delta_log.log_reader import (
     read_commit_infos,
     read_log_state,
 )
-from airflow_provider_deltacc.delta_log.log_storage import open_log_files
+from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, open_log_files
 from tests.support.s3_server import S3Server
 
 pytestmark = pytest.mark.unit
@@ -143,6 +143,45 @@ def test_files_removed_after_the_checkpoint_leave_its_partitions(tmp_path: Path)
     DeltaTable(table).delete(f"day = '{_day(0)}'")
     state = assert_same_as_delta_rs(table)
     assert all(p["day"] != _day(0) for p in state.partitions or ())
+
+
+def _listings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every listing of a local ``_delta_log``, as the folder listed."""
+    listed: list[str] = []
+    real = LocalLogFiles.names
+
+    def names(self: LocalLogFiles) -> list[str]:
+        listed.append(self.location)
+        return real(self)
+
+    monkeypatch.setattr(LocalLogFiles, "names", names)
+    return listed
+
+
+@pytest.mark.parametrize("parts", [None, 3])
+def test_the_latest_snapshot_is_read_forward_from_last_checkpoint_without_a_listing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parts: int | None
+) -> None:
+    table = _table(tmp_path / "t", 10, checkpoint_every=4)  # checkpoints at 3 and 7, commits 8 and 9 after
+    if parts:
+        _split_into_parts(table, 7, parts)
+        (_log(table) / "_last_checkpoint").write_text(json.dumps({"version": 7, "size": 20, "parts": parts}))
+    listed = _listings(monkeypatch)
+    state = assert_same_as_delta_rs(table)  # the state, and the commit infos back to version 0
+    assert state.version == 9 and listed == []
+
+
+def test_a_last_checkpoint_far_behind_the_log_is_read_from_the_listing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow_provider_deltacc.delta_log import log_segment
+
+    table = _table(tmp_path / "t", 10, checkpoint_every=4)
+    (_log(table) / "_last_checkpoint").write_text(json.dumps({"version": 3, "size": 1}))
+    monkeypatch.setattr(log_segment, "FORWARD_COMMITS", 2)  # 6 commits follow the checkpoint it names
+    listed = _listings(monkeypatch)
+    assert assert_same_as_delta_rs(table).version == 9
+    assert listed, "more commits than FORWARD_COMMITS after the named checkpoint: the listing finds 7's"
 
 
 def test_a_stale_last_checkpoint_is_not_trusted(tmp_path: Path) -> None:
