@@ -306,7 +306,7 @@ def windows_for(table: str, windows: Iterable[WriteWindow]) -> list[WriteWindow]
     """The windows declared for ``table``.
 
     :param table: the table's name or path (any spelling: see
-        :attr:`~airflow_provider_deltacc.contract.table.Table.key`).
+        :func:`~airflow_provider_deltacc.contract.table_location.table_key`).
     :param windows: windows for any tables.
     """
     key = table_key(Table(table))

@@ -56,8 +56,8 @@ class LeaseRequest:
     """What a task asks a lease store for.
 
     :param table: the Delta table's name or path, in any spelling; kept as its key
-        (:attr:`~airflow_provider_deltacc.contract.table.Table.key`), so that every task on the table shares
-        its leases however it spells it.
+        (:func:`~airflow_provider_deltacc.contract.table_location.table_key`), so that every task on the
+        table shares its leases however it spells it.
     :param holder: who holds the lease, e.g. ``ingest.merge_orders[3]/scheduled__2026-11-20`` (see
         :func:`format_holder`).
     :param op_kind: the operation the holder runs.

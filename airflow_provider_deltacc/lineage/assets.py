@@ -46,7 +46,7 @@ ASSET_GROUP = "delta"
 
 
 def table_asset_uri(table: str, *, task_id: str = "") -> str:
-    """The asset URI of a Delta table (:attr:`~airflow_provider_deltacc.contract.table.Table.asset_uri`).
+    """The asset URI of a Delta table (:func:`~airflow_provider_deltacc.contract.table_location.asset_uri`).
 
     :param table: the operator's ``table`` argument: a path or a catalog name.
     :param task_id: the task, for the error.

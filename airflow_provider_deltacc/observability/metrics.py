@@ -4,7 +4,7 @@ deployment's ``[metrics]`` section configures them (nothing is sent where it con
 Every metric is emitted twice: under a fixed name with tags (``table``, ``operation`` and, for conflicts,
 ``kind``) for backends that take tags (DogStatsD, OpenTelemetry, StatsD with InfluxDB tags), and under a
 per-table name for plain StatsD, which drops tags: ``deltacc.table.<table>.<metric>``. ``<table>`` is the
-table's key (:attr:`~airflow_provider_deltacc.contract.table.Table.key`) with every character a
+table's key (:func:`~airflow_provider_deltacc.contract.table_location.table_key`) with every character a
 metric name cannot hold replaced by ``_``, cut to its last 40 characters, and followed by ``_`` and the
 first 8 hex digits of the key's SHA-1: ``/lake/orders`` is ``lake_orders_e906b2f7``. So a long or unusual
 table name never breaks a metric name, and two tables never share one. docs/metrics.md lists them all.
