@@ -21,6 +21,7 @@ other. Spark and delta-rs are always given the table as the task spelled it.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from enum import StrEnum
 from urllib.parse import SplitResult, urlsplit, urlunsplit
@@ -76,8 +77,10 @@ def is_relative(table: Table) -> bool:
     return table.is_path and not _scheme(table) and not table.name.strip().startswith("/")
 
 
+@functools.lru_cache(maxsize=4096)
 def table_key(table: Table) -> str:
-    """The key every task on the same table shares (see the module docstring).
+    """The key every task on the same table shares (see the module docstring). Remembered per spelling: the
+    conflicts page keys every report it reads.
 
     :param table: the table, as a task spelled it.
     """
