@@ -1,6 +1,5 @@
-"""A target table, named once, as the job spec carries it: a path (a name holding ``/``) or a catalog name.
-Its storage, key and asset URI are :mod:`~airflow_provider_deltacc.contract.table_location`'s (the worker's).
-"""
+"""A target table as the job spec carries it: a path (a name holding ``/``) or a catalog name. Its storage,
+key and asset URI: :mod:`.table_location` (the worker's)."""
 
 from __future__ import annotations
 
@@ -31,10 +30,7 @@ class Table:
 
     @classmethod
     def of(cls, value: Any, field_name: str = "table") -> Table:
-        """A task's table argument (or a :class:`Table`), checked.
-
-        :raises InputError: naming ``field_name`` when it is neither a path nor a plain catalog name.
-        """
+        """A task's table argument (or a :class:`Table`), checked; else an InputError naming ``field_name``."""
         if isinstance(value, Table):
             return value
         if not isinstance(value, str) or not value.strip():
@@ -60,12 +56,15 @@ class Table:
         return "/" in self.name or "\\" in self.name
 
     @property
+    def uri_scheme(self) -> str:
+        """The URI scheme as spelled, lower-cased; empty without one (a Windows drive, ``C:``, is none)."""
+        scheme = urlsplit(self.name.strip()).scheme.lower() if self.is_path else ""
+        return scheme if len(scheme) > 1 else ""
+
+    @property
     def scheme(self) -> str:
-        """The scheme as spelled, lower-cased; ``file`` without one, ``catalog`` for a catalog name."""
-        if not self.is_path:
-            return "catalog"
-        scheme = urlsplit(self.name.strip()).scheme.lower()
-        return scheme if len(scheme) > 1 else "file"  # a one-letter "scheme" is a Windows drive (C:\\...)
+        """:attr:`uri_scheme`, ``file`` without one, ``catalog`` for a catalog name."""
+        return (self.uri_scheme or "file") if self.is_path else "catalog"
 
     @property
     def local_path(self) -> Path | None:

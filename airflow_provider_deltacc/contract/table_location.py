@@ -117,7 +117,7 @@ def asset_uri(table: Table) -> str:
             raise InputError("table", table.name, "is neither a path nor a catalog name like 'db.table'")
         catalog, schema, name = _catalog_parts(table)
         return f"{CATALOG_ASSET_SCHEME}://{catalog}/{schema}/{name}".lower()
-    if len(_parts(table).scheme) == 1:
+    if _parts(table).scheme and not table.uri_scheme:  # a drive letter
         raise InputError("table", table.name, "is a Windows path")
     if is_relative(table):
         raise InputError(
@@ -133,8 +133,7 @@ def _parts(table: Table) -> SplitResult:
 
 def _scheme(table: Table) -> str:
     """The scheme every spelling of the table's storage shares (``s3a`` -> ``s3``); empty for none."""
-    scheme = _parts(table).scheme.lower()
-    return "" if len(scheme) < 2 else SCHEME_ALIASES.get(scheme, scheme)
+    return SCHEME_ALIASES.get(table.uri_scheme, table.uri_scheme)
 
 
 def _netloc(table: Table) -> str:

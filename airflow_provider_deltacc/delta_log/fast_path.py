@@ -39,7 +39,6 @@ This runs in the Airflow worker, not on the Spark driver: it imports neither Air
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -77,7 +76,6 @@ _TIMESTAMP_TYPE_CONF = "spark.sql.timestampType"
 # Column metadata that makes Delta check more than the type when a column is written.
 _IDENTITY_PREFIX = "delta.identity."
 _CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"
-_URI_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
 
 Verdict = Literal["duplicate", "table_exists"]
 
@@ -212,8 +210,7 @@ def log_may_answer(job: JobSpec) -> bool:
         return False  # a catalog table: its location is the catalog's to resolve
     if is_relative(job.table):
         return False  # relative to the Spark driver's working directory, not ours
-    scheme_less = not _URI_RE.match(job.table.name)
-    if scheme_less and not job.spark_conf.get(_DEFAULT_FS_CONF, "file:").startswith("file:"):
+    if not job.table.uri_scheme and not job.spark_conf.get(_DEFAULT_FS_CONF, "file:").startswith("file:"):
         return False  # Spark resolves a scheme-less path on another file system
     return _storage_accepted(job)
 

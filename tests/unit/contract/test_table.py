@@ -19,27 +19,29 @@ def test_a_table_must_be_a_non_empty_string(bad: object) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "kind", "scheme"),
+    ("name", "kind", "scheme", "uri_scheme"),
     [
-        ("/data/orders", Storage.LOCAL, "file"),
-        ("file:///data/orders", Storage.LOCAL, "file"),
-        ("rel/orders", Storage.LOCAL, "file"),
-        ("s3a://lake/orders", Storage.S3, "s3a"),
-        ("S3N://lake/orders", Storage.S3, "s3n"),
-        ("wasbs://c@acct.blob.core.windows.net/t", Storage.ABFS, "wasbs"),
-        ("az://c/t", Storage.ABFS, "az"),
-        ("gs://bucket/t", Storage.GCS, "gs"),
-        ("hdfs://nn:8020/t", Storage.HDFS, "hdfs"),
-        ("dbfs:/mnt/t", Storage.OTHER, "dbfs"),
-        ("C:\\data\\orders", Storage.LOCAL, "file"),
-        ("sales.orders", Storage.CATALOG, "catalog"),
+        ("/data/orders", Storage.LOCAL, "file", ""),
+        ("file:///data/orders", Storage.LOCAL, "file", "file"),
+        ("rel/orders", Storage.LOCAL, "file", ""),
+        ("s3a://lake/orders", Storage.S3, "s3a", "s3a"),
+        ("S3N://lake/orders", Storage.S3, "s3n", "s3n"),
+        ("wasbs://c@acct.blob.core.windows.net/t", Storage.ABFS, "wasbs", "wasbs"),
+        ("az://c/t", Storage.ABFS, "az", "az"),
+        ("gs://bucket/t", Storage.GCS, "gs", "gs"),
+        ("hdfs://nn:8020/t", Storage.HDFS, "hdfs", "hdfs"),
+        ("dbfs:/mnt/t", Storage.OTHER, "dbfs", "dbfs"),
+        ("C:\\data\\orders", Storage.LOCAL, "file", ""),  # a drive letter is no scheme
+        ("c:/data/orders", Storage.LOCAL, "file", ""),
+        ("sales.orders", Storage.CATALOG, "catalog", ""),
     ],
 )
 def test_a_table_knows_its_storage_and_the_scheme_it_was_spelled_with(
-    name: str, kind: Storage, scheme: str
+    name: str, kind: Storage, scheme: str, uri_scheme: str
 ) -> None:
     table = Table(name)
     assert (storage(table), table.scheme, table.is_path) == (kind, scheme, kind is not Storage.CATALOG)
+    assert table.uri_scheme == uri_scheme
 
 
 @pytest.mark.parametrize(
