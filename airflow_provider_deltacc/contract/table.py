@@ -30,7 +30,7 @@ class Table:
 
     @classmethod
     def of(cls, value: Any, field_name: str = "table") -> Table:
-        """A task's table argument (or a :class:`Table`), checked; else an InputError naming ``field_name``."""
+        """A task's table argument (or a :class:`Table`), checked; an InputError names ``field_name``."""
         if isinstance(value, Table):
             return value
         if not isinstance(value, str) or not value.strip():
