@@ -133,7 +133,8 @@ def _parts(table: Table) -> SplitResult:
 
 def _scheme(table: Table) -> str:
     """The scheme every spelling of the table's storage shares (``s3a`` -> ``s3``); empty for none."""
-    return SCHEME_ALIASES.get(table.uri_scheme, table.uri_scheme)
+    scheme = table.uri_scheme
+    return SCHEME_ALIASES.get(scheme, scheme)
 
 
 def _netloc(table: Table) -> str:
