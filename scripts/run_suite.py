@@ -12,7 +12,11 @@
   server costs less than one per worker;
 - the **light lane** runs, meanwhile, the class archive the test JVMs map (made once per machine), ruff
   and mypy, the unit tests, and the integration tests marked ``jvm_free`` (lease stores on PostgreSQL and
-  SQLite, the UI's aggregation, the api-server's pages, ...).
+  SQLite, the UI's aggregation, the api-server's pages, ...). Its steps after the class archive run at
+  :data:`LIGHT_NICE`: the JVM lane is the run's critical path and leaves about a fifth of the two cores idle
+  (its tests wait on servers, subprocesses and leases), so the light lane takes the cores when the JVM lane
+  does not want them instead of slowing it down in its busiest first ten minutes. The class archive runs as
+  is: the JVMs started before it is made run without it.
 
 The JVM lane streams to the terminal; the light lane writes ``.test-reports/light.log``, printed when both
 lanes are done. The closing lines (``scripts/suite_summary.py``) give each phase's and each module's wall
@@ -43,20 +47,29 @@ import suite_summary  # noqa: E402
 from tests.support import spark_connect  # noqa: E402
 from tests.support.jvm_options import spark_submit_opts  # noqa: E402
 
+#: The niceness of the light lane's steps after the class archive (see the module's notes).
+LIGHT_NICE = 10
+
 
 @dataclass(frozen=True)
 class Step:
-    """One command of a lane: its name in the breakdown, its argv, and its JUnit report (pytest steps)."""
+    """One command of a lane: its name in the breakdown, its argv, its JUnit report (pytest steps), and the
+    niceness it runs at (``nice -n``; 0 runs it as is)."""
 
     name: str
     argv: tuple[str, ...]
     report: str | None = None
+    nice: int = 0
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        return ("nice", "-n", str(self.nice), *self.argv) if self.nice else self.argv
 
 
-def _pytest(name: str, marks: str, *extra: str) -> Step:
+def _pytest(name: str, marks: str, *extra: str, nice: int = 0) -> Step:
     report = f"{name}.xml"
     argv = (str(VENV_BIN / "pytest"), "-m", marks, f"--junitxml={REPORTS / report}", *extra)
-    return Step(name, argv, report)
+    return Step(name, argv, report, nice)
 
 
 #: Two workers, a module at a time each, in collection order (``slow_module`` first: tests/conftest.py).
@@ -73,10 +86,11 @@ LIGHT_LANE = (
             "check",
             *(d for d in ("airflow_provider_deltacc", "tests", "demo", "dags", "bench", "scripts")),
         ),
+        nice=LIGHT_NICE,
     ),
-    Step("mypy", (str(VENV_BIN / "mypy"),)),
-    _pytest("unit", "unit", "-q"),
-    _pytest("integration-light", "jvm_free and not unit", "-q"),
+    Step("mypy", (str(VENV_BIN / "mypy"),), nice=LIGHT_NICE),
+    _pytest("unit", "unit", "-q", nice=LIGHT_NICE),
+    _pytest("integration-light", "jvm_free and not unit", "-q", nice=LIGHT_NICE),
 )
 
 
@@ -88,12 +102,12 @@ def run_lane(
     for step in steps:
         started = time.monotonic()
         if log is None:
-            code = subprocess.run(step.argv, cwd=ROOT).returncode
+            code = subprocess.run(step.command, cwd=ROOT).returncode
         else:
             with log.open("a") as out:
-                out.write(f"\n=== {step.name}: {' '.join(step.argv[:1] + step.argv[1:])}\n")
+                out.write(f"\n=== {step.name}: {' '.join(step.command)}\n")
                 out.flush()
-                code = subprocess.run(step.argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
+                code = subprocess.run(step.command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT).returncode
         timings[step.name] = time.monotonic() - started
         # pytest's "no tests collected" (5) is a failure here too: every lane must run what it selects.
         codes[step.name] = code
