@@ -8,7 +8,8 @@ writes, as delta-rs reads them back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -158,20 +159,29 @@ def client_only(spark: SparkSession) -> DataFrame:
     return _orders(spark).select("id", scaled("amount").alias("amount"))
 
 
-def all_families(spark: SparkSession) -> DataFrame:
-    """Every family but ``inputs`` in one source function, each row as JSON beside its family's name: what a
-    ``spark_submit`` run writes, one driver for the families instead of one each (a driver is the costly
-    part of that mode; the families' code runs in it all the same, shipped by value with this module)."""
-    combined = None
-    for name, family in FAMILIES.items():
-        if name == "inputs":
-            continue
-        frame = family(spark)
-        rows = F.to_json(F.struct(*frame.columns), {"ignoreNullFields": "false"})
-        tagged = frame.select(F.lit(name).alias("family"), rows.alias("row"))
-        combined = tagged if combined is None else combined.unionByName(tagged)
-    assert combined is not None
-    return combined
+def all_families(
+    spark: SparkSession, folder: str, more: Mapping[str, Callable[[SparkSession], DataFrame]]
+) -> DataFrame:
+    """Every family, and each frame ``more`` builds, in one source function, each row as JSON beside its
+    family's name: what a ``spark_submit`` run writes, one driver for them all instead of one each (a driver
+    is the costly part of that mode; the families' code runs in it all the same).
+
+    :param folder: where :func:`write_inputs` left the files ``inputs`` reads.
+    :param more: frames to write beside the families, by name (the DAG file's own UDF).
+    """
+    frames = {
+        name: family(spark, folder) if name == "inputs" else family(spark)
+        for name, family in FAMILIES.items()
+    }
+    frames.update((name, build(spark)) for name, build in more.items())
+    tagged = [
+        frame.select(
+            F.lit(name).alias("family"),
+            F.to_json(F.struct(*frame.columns), {"ignoreNullFields": "false"}).alias("row"),
+        )
+        for name, frame in frames.items()
+    ]
+    return functools.reduce(lambda left, right: left.unionByName(right), tagged)
 
 
 def write_inputs(folder: Path) -> None:

@@ -2,12 +2,12 @@
 
 Each family of :mod:`tests.integration.airflow_face.pyspark_families` is a source function of one writer
 task of a DAG file (``pyspark_dags/``); each mode parses it and runs it with ``dag.test()`` in a fresh Python
-process (the ``spark_connect`` one holds no JVM, as a task of that mode does not). In ``spark_submit`` mode,
-where every task starts a driver, the families but ``inputs`` run in one task's source function, each
-family's rows as JSON beside its name. One more task's UDF is a function of the DAG file itself. Every task
-must succeed and every family's rows be exactly its own, read back with delta-rs. Over Spark Connect, a
-UDF whose Python the server cannot load fails its task as bad input naming the function and the fix, on its
-first try, with nothing written.
+process (the ``spark_connect`` one holds no JVM, as a task of that mode does not). One more task's UDF is a
+function of the DAG file itself. In ``spark_submit`` mode, where every task starts a driver, one decorated
+writer's source function (a function of the DAG file, given the inputs' folder) runs every family and that
+UDF, each family's rows as JSON beside its name. Every task must succeed and every family's rows be exactly
+its own, read back with delta-rs. Over Spark Connect, a UDF whose Python the server cannot load fails its
+task as bad input naming the function and the fix, on its first try, with nothing written.
 """
 
 from __future__ import annotations
@@ -29,6 +29,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow_module(4.5)]
 
 ROOT = Path(__file__).resolve().parents[3]
 MODES = ("in_process", "spark_submit", "spark_connect")
+#: The writer tasks of the DAG file but in ``spark_submit`` mode (one task there, ``all_families``).
+WRITERS = (*families.FAMILIES, "dag_file_udf")
+#: The rows every writer writes: a UDF made of the DAG file's own function (the file is pickled by value,
+#: as to a ``spark_submit`` driver) tiers the orders.
+EXPECTED = {
+    **families.EXPECTED,
+    "dag_file_udf": [{"id": i + 1, "tier": tier} for i, tier in enumerate([1, 2, 1, 1])],
+}
 
 
 def _run_mode(mode: str, root: Path, env: dict[str, str]) -> tuple[dict[str, Any], str]:
@@ -57,14 +65,14 @@ def _rows(table: Path) -> list[dict[str, Any]]:
 
 
 def _rows_by_family(tables: Path, mode: str) -> dict[str, list[dict[str, Any]]]:
-    """Each family's rows: from its own table, or in ``spark_submit`` mode from the one that
-    :func:`~tests.integration.airflow_face.pyspark_families.all_families` wrote (and ``inputs``'s own)."""
+    """Each family's rows (and ``dag_file_udf``'s): from its own table, or in ``spark_submit`` mode from the
+    one that :func:`~tests.integration.airflow_face.pyspark_families.all_families` wrote."""
     if mode != "spark_submit":
-        return {name: _rows(tables / name) for name in families.FAMILIES}
+        return {name: _rows(tables / name) for name in WRITERS}
     combined: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in _rows(tables / families.ALL_FAMILIES):
         combined[row["family"]].append(json.loads(row["row"]))
-    return {"inputs": _rows(tables / "inputs"), **{name: _sorted(rows) for name, rows in combined.items()}}
+    return {name: _sorted(rows) for name, rows in combined.items()}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -83,20 +91,13 @@ def test_every_pyspark_family_writes_its_rows_from_a_task_process(
 
     result, output = _run_mode(mode, tmp_path, env)
 
-    writers = [*families.FAMILIES, "dag_file_udf"]
-    if mode == "spark_submit":  # one driver for the families but inputs, not one each
-        writers = [families.ALL_FAMILIES, "inputs", "dag_file_udf"]
+    writers = [families.ALL_FAMILIES] if mode == "spark_submit" else WRITERS
     expected_states = {name: ["success", 1] for name in writers}
     if mode == "spark_connect":
         expected_states["client_only"] = ["failed", 1]  # retries=2, and no retry: bad input
     assert result["states"] == expected_states, output[-6000:]
     assert result["jvm"] is (mode == "in_process")  # a spark_connect task process holds no JVM
-    assert _rows_by_family(tmp_path / "tables", mode) == families.EXPECTED
-    # A UDF made of the DAG file's own function: the file is pickled by value, as to a spark_submit driver.
-    tiers = [1, 2, 1, 1]
-    assert _rows(tmp_path / "tables" / "dag_file_udf") == [
-        {"id": i + 1, "tier": t} for i, t in enumerate(tiers)
-    ]
+    assert _rows_by_family(tmp_path / "tables", mode) == EXPECTED
     if mode == "spark_connect":
         # Nothing committed (a failed Spark job may leave data files that no commit names).
         assert not list((tmp_path / "tables" / "client_only" / "_delta_log").glob("*.json"))

@@ -4,9 +4,9 @@ from ``inputs``.
 
 Parsed by a DagBag as Airflow parses a DAG file (a module no other process can import), so ``dag_file_udf``,
 whose UDF is a function of this file, shows that such a UDF reaches Spark's Python workers in every mode.
-In ``spark_submit`` mode the families but ``inputs`` write from one task (``all_families``), one driver
-instead of one each. In ``spark_connect`` mode one more task, ``client_only``, uses a module only the task
-process can import.
+In ``spark_submit`` mode one decorated writer (``all_families``, given the inputs' folder as a TaskFlow task
+is given its arguments) writes every family and ``dag_file_udf``'s rows: one driver instead of one each. In
+``spark_connect`` mode one more task, ``client_only``, uses a module only the task process can import.
 """
 
 from __future__ import annotations
@@ -44,21 +44,23 @@ def dag_file_udf(spark: SparkSession) -> DataFrame:
 
 with DAG(DAG_ID, schedule=None, start_date=datetime(2026, 1, 1),
          default_args={"execution_mode": MODE, "retries": 0}) as dag:  # fmt: skip
-    for name, function in families.FAMILIES.items():
-        if name == "inputs":  # a decorated writer, given its argument as a TaskFlow task is
-            writer = task.delta_append(table=str(ROOT / "tables" / name), task_id=name)(function)
-            writer(folder=str(ROOT / "inputs"))
-        elif MODE != "spark_submit":  # a classic writer with the function as its source
-            DeltaAppendOperator(task_id=name, table=str(ROOT / "tables" / name), source=function)
-    if MODE == "spark_submit":  # one driver for the other families, not one each
+    if MODE == "spark_submit":  # one driver for every writer, not one each
+
+        @task.delta_append(table=str(ROOT / "tables" / families.ALL_FAMILIES), task_id=families.ALL_FAMILIES)
+        def all_families(spark: SparkSession, folder: str) -> DataFrame:
+            return families.all_families(spark, folder, {"dag_file_udf": dag_file_udf})
+
+        all_families(folder=str(ROOT / "inputs"))
+    else:
+        for name, function in families.FAMILIES.items():
+            if name == "inputs":  # a decorated writer, given its argument as a TaskFlow task is
+                writer = task.delta_append(table=str(ROOT / "tables" / name), task_id=name)(function)
+                writer(folder=str(ROOT / "inputs"))
+            else:  # a classic writer with the function as its source
+                DeltaAppendOperator(task_id=name, table=str(ROOT / "tables" / name), source=function)
         DeltaAppendOperator(
-            task_id=families.ALL_FAMILIES,
-            table=str(ROOT / "tables" / families.ALL_FAMILIES),
-            source=families.all_families,
+            task_id="dag_file_udf", table=str(ROOT / "tables" / "dag_file_udf"), source=dag_file_udf
         )
-    DeltaAppendOperator(
-        task_id="dag_file_udf", table=str(ROOT / "tables" / "dag_file_udf"), source=dag_file_udf
-    )
     if MODE == "spark_connect":
         DeltaAppendOperator(
             task_id="client_only",
