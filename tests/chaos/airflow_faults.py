@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from airflow_provider_deltacc.retries.tries import TryDecision
 
 PLAN_ENV = "DELTACC_CHAOS_PLAN"
+#: The connections the chaos DAGs name, so they run beside a deployment's own: the lease store the run stops
+#: and starts again, and the Spark Connect server the transfers run on.
+LEASES_CONN_ID = "deltacc_chaos_leases"
+CONNECT_CONN_ID = "deltacc_chaos_connect"
 #: How long a task at a fault point waits to be killed before it gives up (and fails its try).
 HOLD_S = 600.0
 

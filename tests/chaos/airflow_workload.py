@@ -2,7 +2,9 @@
 
 The DAGs (``airflow_dags/``) run the transfers of :func:`tests.chaos.workload.plan` as a mapped
 :class:`~tests.chaos.airflow_faults.ChaosMergeOperator` over Spark Connect, with write leases in a PostgreSQL
-lease store, and a gated OPTIMIZE (deferred) on the same table. While the transfers run, the driver here:
+lease store of their own, and a gated OPTIMIZE (deferred) on the same table. They run on a stack that was
+started with :func:`chaos_env` in its environment (the topology module's Celery deployment in the tests,
+a LocalExecutor stack of its own in ``bench/chaos.py --airflow``). While the transfers run, the driver here:
 
 - SIGKILLs task processes mid-MERGE (the server holds the MERGE's first attempt; the gate is opened after
   the kill, so the orphaned MERGE may still commit) and after their commit, before the report. Airflow sees
@@ -10,8 +12,8 @@ lease store, and a gated OPTIMIZE (deferred) on the same table. While the transf
 - fires the maintenance DAG once the first task was killed;
 - while the last task with a planned fault is held at its fault point (so the run is certainly still going),
   stops the lease store's PostgreSQL for a few seconds, then starts it again on the same port, and SIGKILLs
-  the scheduler (its process group: the LocalExecutor's workers and the task supervisors go with it) and
-  starts a new one.
+  the scheduler (its process group: a LocalExecutor's workers and task supervisors go with it, while
+  Celery's tasks run on in their workers) and starts a new one.
 
 A task keeps its planned fault until one of its tries reaches the fault point, so every planned fault is
 injected whatever the machine's timing; one that is not is a violation that says what became of its task.
@@ -35,11 +37,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.chaos.airflow_faults import PLAN_ENV, FaultPoint, claimant, fault_dir, process_alive
+from tests.chaos.airflow_faults import (
+    CONNECT_CONN_ID,
+    LEASES_CONN_ID,
+    PLAN_ENV,
+    FaultPoint,
+    claimant,
+    fault_dir,
+    process_alive,
+)
 from tests.chaos.workload import ChaosConfig, Transfer, adds_up_to, every_version, initial_accounts, plan
-from tests.support.airflow_stack import AirflowStack, RunDidNotSucceed, StackOptions, running_stack
+from tests.support.airflow_stack import AirflowStack, RunDidNotSucceed
 from tests.support.delta_log import log_commits
-from tests.support.postgres import PostgresServer
+from tests.support.postgres import PostgresServer, airflow_connection
 
 ROOT = Path(__file__).resolve().parents[2]
 DAG_FILES = Path(__file__).resolve().parent / "airflow_dags"
@@ -68,7 +78,7 @@ class AirflowChaosConfig:
     :param seed: decides the transfers and which of them die.
     :param branches: partitions of the accounts table.
     :param accounts_per_branch: accounts opened before the run.
-    :param parallelism: the LocalExecutor's task slots.
+    :param parallelism: the task slots of a stack of its own (``bench/chaos.py --airflow``).
     :param retries: Airflow retries of every task.
     :param lease_ttl_s: the tasks' lease TTL (a killed task's lease lasts this long).
     :param lease_store_down_s: how long the lease store stays down.
@@ -268,71 +278,71 @@ def _account(directory: Path) -> str:
     return f"its claimant (pid {pid}) ended before the fault point, and no later try claimed it"
 
 
-def run_airflow_chaos(
-    work: Path,
-    cfg: AirflowChaosConfig,
-    *,
-    metadata_url: str,
-    connect_uri: str,
-    lease_server: PostgresServer,
-    lease_url: str,
-) -> AirflowChaosResult:
-    """Run the transfers in a new Airflow stack under ``work`` with the faults of ``cfg``; check them.
+def chaos_env(work: Path, *, lease_url: str, connect_uri: str) -> dict[str, str]:
+    """What a stack's environment needs, from its start, to run :func:`run_airflow_chaos` with ``work``: the
+    plan's path (the DAG files read it when parsed), the chaos DAGs' lease store and Spark Connect server
+    as connections of their own, and the repository on ``PYTHONPATH`` (the DAG files import
+    :mod:`tests.chaos.airflow_faults`).
 
-    :param work: a new or empty directory (the table, the plan, the stack's home and logs).
-    :param cfg: the run's size and faults.
-    :param metadata_url: an empty PostgreSQL database for Airflow's metadata.
-    :param connect_uri: the Spark Connect server's connection URI (``AIRFLOW_CONN_SPARK_CONNECT_DEFAULT``).
-    :param lease_server: the lease store's server (stopped and started by the run); not Airflow's.
-    :param lease_url: the lease store's URL on ``lease_server``.
+    :param work: the run's directory (the table, the plan, the fault points).
+    :param lease_url: the lease store's URL, on a PostgreSQL server that is not Airflow's (the run stops it).
+    :param connect_uri: the Spark Connect server's connection URI.
     """
+    return {
+        PLAN_ENV: str(work / "plan.json"),
+        f"AIRFLOW_CONN_{LEASES_CONN_ID.upper()}": airflow_connection(lease_url),
+        f"AIRFLOW_CONN_{CONNECT_CONN_ID.upper()}": connect_uri,
+        "PYTHONPATH": str(ROOT),
+    }
+
+
+def run_airflow_chaos(
+    stack: AirflowStack, cfg: AirflowChaosConfig, *, lease_server: PostgresServer
+) -> AirflowChaosResult:
+    """Run the transfers on ``stack`` with the faults of ``cfg``; check them.
+
+    :param stack: a running stack started with :func:`chaos_env` (and, for quick recovery after the
+        scheduler's restart, :data:`FAST_RECOVERY_ENV`) in its environment; the run installs its DAGs in it.
+    :param cfg: the run's size and faults.
+    :param lease_server: the server of :func:`chaos_env`'s lease store (stopped and started by the run).
+    """
+    plan_path = Path(stack.env[PLAN_ENV])
+    work = plan_path.parent
     work.mkdir(parents=True, exist_ok=True)
     table = str(work / "accounts")
     faults_dir = work / "faults"
-    plan_path = work / "plan.json"
     transfers = write_plan(plan_path, cfg, table, faults_dir)
     result = AirflowChaosResult(config=cfg)
-    options = StackOptions(
-        env={
-            "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": connect_uri,
-            "DELTACC_LEASE_STORE_URL": lease_url,
-            PLAN_ENV: str(plan_path),
-            "PYTHONPATH": str(ROOT),  # the DAG files import tests.chaos.airflow_faults
-            **FAST_RECOVERY_ENV,
-        },
-        parallelism=cfg.parallelism,
-    )
-    with running_stack(work / "airflow", metadata_url, options) as stack:
-        for name in (TRANSFERS_DAG, MAINTENANCE_DAG):
-            shutil.copy(DAG_FILES / f"{name}.py", stack.dags_folder / f"{name}.py")
-        for name in (TRANSFERS_DAG, MAINTENANCE_DAG):
-            stack.wait_for_dag(name)
-            stack.unpause(name)
-        started = time.monotonic()
-        run_id = stack.trigger(TRANSFERS_DAG)
-        driver = _Driver(stack, cfg, faults_dir, lease_server, result)
-        deadline = started + cfg.timeout_s
-        while not driver.done and time.monotonic() < deadline:
-            driver.poll()
-            if stack.run_state(TRANSFERS_DAG, run_id) in ("success", "failed"):
-                break
-            time.sleep(0.5)
-        for index, why in driver.unreached().items():
-            point = driver.points[index]
-            result.violations.append(f"transfer[{index}]'s planned {point} fault never came: {why}")
-        if driver.maintenance_run is None:
-            result.violations.append("the maintenance DAG was never fired (no task reached its fault point)")
-        runs = [(TRANSFERS_DAG, run_id)]
-        if driver.maintenance_run is not None:
-            runs.append((MAINTENANCE_DAG, driver.maintenance_run))
-        for dag_id, run in runs:
-            remaining = max(60.0, deadline - time.monotonic())
-            try:
-                stack.wait_for_run(dag_id, run, timeout_s=remaining)
-            except RunDidNotSucceed as exc:
-                result.violations.append(str(exc))
-        result.wall_s = time.monotonic() - started
-        _read_tasks(stack, run_id, runs, cfg, result)
+    for name in (TRANSFERS_DAG, MAINTENANCE_DAG):
+        shutil.copy(DAG_FILES / f"{name}.py", stack.dags_folder / f"{name}.py")
+    for name in (TRANSFERS_DAG, MAINTENANCE_DAG):
+        stack.wait_for_dag(name)
+        stack.unpause(name)
+    started = time.monotonic()
+    run_id = stack.trigger(TRANSFERS_DAG)
+    driver = _Driver(stack, cfg, faults_dir, lease_server, result)
+    deadline = started + cfg.timeout_s
+    while not driver.done and time.monotonic() < deadline:
+        driver.poll()
+        if stack.run_state(TRANSFERS_DAG, run_id) in ("success", "failed"):
+            break
+        time.sleep(0.5)
+    for index, why in driver.unreached().items():
+        point = driver.points[index]
+        result.violations.append(f"transfer[{index}]'s planned {point} fault never came: {why}")
+    if driver.maintenance_run is None:
+        result.violations.append("the maintenance DAG was never fired (no task reached its fault point)")
+    runs = [(TRANSFERS_DAG, run_id)]
+    if driver.maintenance_run is not None:
+        runs.append((MAINTENANCE_DAG, driver.maintenance_run))
+    for dag_id, run in runs:
+        remaining = max(60.0, deadline - time.monotonic())
+        try:
+            stack.wait_for_run(dag_id, run, timeout_s=remaining)
+        except RunDidNotSucceed as exc:
+            result.violations.append(str(exc))
+    result.wall_s = time.monotonic() - started
+    _read_tasks(stack, run_id, runs, cfg, result)
     checked = time.monotonic()
     result.violations.extend(check_airflow_invariants(table, cfg, transfers, run_id, result))
     result.check_s = time.monotonic() - checked

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from airflow.sdk import dag
 
 from airflow_provider_deltacc.operators import DeltaOptimizeOperator
-from tests.chaos.airflow_faults import load_plan
+from tests.chaos.airflow_faults import CONNECT_CONN_ID, LEASES_CONN_ID, load_plan
 
 PLAN = load_plan()
 
@@ -19,6 +19,8 @@ PLAN = load_plan()
     catchup=False,
     default_args={
         "execution_mode": "spark_connect",
+        "conn_id": CONNECT_CONN_ID,
+        "lease_store_conn_id": LEASES_CONN_ID,
         "retries": PLAN["retries"],
         "retry_delay": timedelta(seconds=3),
         "lease_ttl": PLAN["lease_ttl_s"],

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from airflow.sdk import dag
 
 from airflow_provider_deltacc.operators import DeltaAppendOperator
-from tests.chaos.airflow_faults import ChaosMergeOperator, load_plan
+from tests.chaos.airflow_faults import CONNECT_CONN_ID, LEASES_CONN_ID, ChaosMergeOperator, load_plan
 
 PLAN = load_plan()
 TABLE = PLAN["table"]
@@ -33,6 +33,8 @@ def legs(transfer: dict[str, str | int]) -> dict[str, object]:
     max_active_tasks=16,
     default_args={
         "execution_mode": "spark_connect",
+        "conn_id": CONNECT_CONN_ID,
+        "lease_store_conn_id": LEASES_CONN_ID,
         "retries": PLAN["retries"],
         "retry_delay": timedelta(seconds=3),
         "lease_ttl": PLAN["lease_ttl_s"],

@@ -28,6 +28,12 @@ tries' hosts, the Connect server's log and the lease store's records:
   partitions no MERGE holds); VACUUM's lease overlapped no writer's lease.
 
 A task given a SQLite lease store, which lives on one host's disk, is refused before it writes anything.
+
+Before the host is lost, the same deployment runs the chaos through Airflow
+(:mod:`tests.chaos.airflow_workload`): mapped bank transfers over the shared Spark Connect server, with a
+lease store of their own, while task processes are killed mid-MERGE and after their commit, the scheduler is
+killed and started again, and the transfers' lease store is stopped for a while; every transfer must commit
+exactly once.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import json
 import re
 import shutil
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,17 +54,17 @@ from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases import Lease, LeaseStore, PostgresLeaseStore
 from airflow_provider_deltacc.leases.partitions import scopes_overlap
 from airflow_provider_deltacc.spark_jars.delta_conf import CORE_SIZED_SETTINGS
-from tests.chaos.airflow_workload import FAST_RECOVERY_ENV
+from tests.chaos.airflow_workload import FAST_RECOVERY_ENV, AirflowChaosConfig, chaos_env, run_airflow_chaos
 from tests.integration.topology import workload
 from tests.support.airflow_stack import AirflowStack, CeleryOptions, RunDidNotSucceed, StackOptions
 from tests.support.delta_log import log_commits
 from tests.support.gate import Gate
-from tests.support.postgres import airflow_connection, scratch_database
+from tests.support.postgres import PostgresServer, airflow_connection, scratch_database, throwaway_postgres
 from tests.support.redis_server import running_redis
 from tests.support.spark_connect import ConnectServer, running_connect_server
 from tests.support.spark_standalone import StandaloneCluster
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow_module(7), pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.integration, pytest.mark.slow_module(9), pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parents[3]
 DAG_FILES = Path(__file__).resolve().parent / "dags"
@@ -132,16 +138,35 @@ def sqlite_leases(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def chaos_lease_server() -> Iterator[tuple[PostgresServer, str]]:
+    """The chaos transfers' lease store: a PostgreSQL server of its own, as the run stops it and Airflow's
+    (which also holds the writers' lease store) must stay up."""
+    with throwaway_postgres() as server_and_url:
+        yield server_and_url
+
+
+@pytest.fixture(scope="module")
+def chaos_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("chaos-through-airflow")
+
+
+@pytest.fixture(scope="module")
 def airflow_stack_options(
     cluster_connect_server: ConnectServer,
+    spark_connect_server: ConnectServer,
     broker_url: str,
     lease_store_url: str,
     table: str,
     hold_dir: Path,
     sqlite_leases: Path,
+    chaos_lease_server: tuple[PostgresServer, str],
+    chaos_dir: Path,
 ) -> StackOptions:
     return StackOptions(
         env={
+            **chaos_env(
+                chaos_dir, lease_url=chaos_lease_server[1], connect_uri=spark_connect_server.conn_uri
+            ),
             "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": cluster_connect_server.conn_uri,
             # The lease store by connection, as a deployment configures it ([deltacc] lease_store_conn_id):
             # the task processes and the triggerer each resolve it.
@@ -296,6 +321,35 @@ def _spark_retries(connect_log: Path, lost: str) -> tuple[list[str], list[str], 
             lost_tasks.append(f"task {task} of stage {stage}")
     again = [line for line in lines if ("Lost task" in line and lost in line) or "resubmit" in line.lower()]
     return lost_executor, lost_tasks, again
+
+
+CHAOS = AirflowChaosConfig()
+
+
+@pytest.mark.timeout(1500)
+def test_transfers_survive_killed_tasks_scheduler_and_lease_store_exactly_once(
+    airflow_stack: AirflowStack, chaos_lease_server: tuple[PostgresServer, str]
+) -> None:
+    """Runs before the test that takes a host down, on the deployment with both hosts."""
+    result = run_airflow_chaos(airflow_stack, CHAOS, lease_server=chaos_lease_server[0])
+    report = "\n".join(result.lines())
+    print(report)
+
+    assert result.violations == [], report
+    assert (result.committed, result.lost, result.duplicated) == (CHAOS.transfers, [], []), report
+    assert result.faults == Counter(
+        {
+            "task_mid_merge": CHAOS.mid_merge_kills,
+            "task_after_commit": CHAOS.after_commit_kills,
+            "scheduler_restart": CHAOS.scheduler_restarts,
+            "lease_store_stop": CHAOS.lease_store_stops,
+        }
+    ), report
+    # A task killed after its commit is retried by Airflow, and the retry finds its commit in the log.
+    assert result.skipped_duplicates >= CHAOS.after_commit_kills, report
+    assert sum(n for tries, n in result.tries.items() if tries >= 2) >= CHAOS.mid_merge_kills + (
+        CHAOS.after_commit_kills
+    ), report
 
 
 def test_writers_on_two_hosts_lose_one_and_commit_exactly_once_with_gated_maintenance(
