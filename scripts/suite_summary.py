@@ -96,8 +96,9 @@ def read_reports(paths: list[Path]) -> Totals:
 
 
 def minutes(seconds: float) -> str:
-    """``12 min 34 s``."""
-    return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
+    """``12 min 34 s``, rounded to the second (59.6 s is ``1 min 00 s``, not ``0 min 60 s``)."""
+    whole_minutes, rest = divmod(round(seconds), 60)
+    return f"{whole_minutes} min {rest:02d} s"
 
 
 def calibration_line(calibration: dict[str, float]) -> str:

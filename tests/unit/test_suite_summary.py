@@ -86,3 +86,17 @@ def test_failed_lint_a_step_that_failed_without_a_failed_test_and_a_missing_repo
     closing = capsys.readouterr().out.splitlines()[-1]
     # mypy failed, unit exited 5 with nothing failed in its report, integration-jvm left no report.
     assert (status, closing) == (1, "suite: 4 passed, 3 failed")
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (0.4, "0 min 00 s"),
+        (59.4, "0 min 59 s"),
+        (59.6, "1 min 00 s"),
+        (1559.7, "26 min 00 s"),
+        (754.0, "12 min 34 s"),
+    ],
+)
+def test_a_duration_rounds_to_the_second_before_it_is_split(seconds: float, shown: str) -> None:
+    assert suite_summary.minutes(seconds) == shown
