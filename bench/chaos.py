@@ -82,12 +82,7 @@ def main() -> int:
 def run_through_airflow(args: argparse.Namespace) -> int:
     """``--airflow``: the transfers as mapped tasks in a real Airflow, under task, scheduler and lease
     store faults; ``--transfers`` defaults to the test's bounded size there."""
-    from tests.chaos.airflow_workload import (
-        FAST_RECOVERY_ENV,
-        AirflowChaosConfig,
-        chaos_env,
-        run_airflow_chaos,
-    )
+    from tests.chaos.airflow_workload import AirflowChaosConfig, chaos_env, run_airflow_chaos
     from tests.support.airflow_stack import StackOptions, running_stack
     from tests.support.postgres import throwaway_postgres
     from tests.support.spark_connect import running_connect_server
@@ -113,7 +108,7 @@ def run_through_airflow(args: argparse.Namespace) -> int:
         running_connect_server(workdir / "connect") as connect,
     ):
         env = chaos_env(workdir / "run", lease_url=lease_url, connect_uri=connect.conn_uri)
-        options = StackOptions(env={**env, **FAST_RECOVERY_ENV}, parallelism=cfg.parallelism)
+        options = StackOptions(env=env, parallelism=cfg.parallelism)
         with running_stack(workdir / "airflow", metadata_url, options) as stack:
             result = run_airflow_chaos(stack, cfg, lease_server=lease_server)
     print(f"load average before the run: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; work in {workdir}")

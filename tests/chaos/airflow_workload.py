@@ -281,8 +281,9 @@ def _account(directory: Path) -> str:
 def chaos_env(work: Path, *, lease_url: str, connect_uri: str) -> dict[str, str]:
     """What a stack's environment needs, from its start, to run :func:`run_airflow_chaos` with ``work``: the
     plan's path (the DAG files read it when parsed), the chaos DAGs' lease store and Spark Connect server
-    as connections of their own, and the repository on ``PYTHONPATH`` (the DAG files import
-    :mod:`tests.chaos.airflow_faults`).
+    as connections of their own, the repository on ``PYTHONPATH`` (the DAG files import
+    :mod:`tests.chaos.airflow_faults`), and :data:`FAST_RECOVERY_ENV` (the restarted scheduler finds the
+    killed tasks within seconds).
 
     :param work: the run's directory (the table, the plan, the fault points).
     :param lease_url: the lease store's URL, on a PostgreSQL server that is not Airflow's (the run stops it).
@@ -293,6 +294,7 @@ def chaos_env(work: Path, *, lease_url: str, connect_uri: str) -> dict[str, str]
         f"AIRFLOW_CONN_{LEASES_CONN_ID.upper()}": airflow_connection(lease_url),
         f"AIRFLOW_CONN_{CONNECT_CONN_ID.upper()}": connect_uri,
         "PYTHONPATH": str(ROOT),
+        **FAST_RECOVERY_ENV,
     }
 
 
@@ -301,8 +303,8 @@ def run_airflow_chaos(
 ) -> AirflowChaosResult:
     """Run the transfers on ``stack`` with the faults of ``cfg``; check them.
 
-    :param stack: a running stack started with :func:`chaos_env` (and, for quick recovery after the
-        scheduler's restart, :data:`FAST_RECOVERY_ENV`) in its environment; the run installs its DAGs in it.
+    :param stack: a running stack started with :func:`chaos_env` in its environment; the run installs its
+        DAGs in it.
     :param cfg: the run's size and faults.
     :param lease_server: the server of :func:`chaos_env`'s lease store (stopped and started by the run).
     """
