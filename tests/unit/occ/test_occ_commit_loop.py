@@ -24,6 +24,7 @@ from airflow_provider_deltacc.occ.advice import ADVICE
 from airflow_provider_deltacc.occ.commit_loop import Turns
 from tests.unit.occ.fakes import delta_class
 from tests.unit.occ.recorded import fixture_text
+from tests.unit.stepped_clock import SteppedClock
 
 pytestmark = pytest.mark.unit
 
@@ -38,28 +39,12 @@ ConcurrentWriteException = delta_class("ConcurrentWriteException")
 APPEND_TEXT = fixture_text("spark_4_1_append_with_hint.txt")
 
 
-class FakeTime:
-    """A monotonic clock that only moves when work runs or the loop sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        assert seconds >= 0
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-
 class ScriptedWork:
     """Raises the scripted exceptions in order, each after ``duration`` seconds, then succeeds."""
 
     def __init__(
         self,
-        fake: FakeTime,
+        fake: SteppedClock,
         failures: list[BaseException],
         *,
         duration: float = 1.0,
@@ -81,7 +66,7 @@ class ScriptedWork:
 
 def run(
     work: Callable[[int], WorkResult],
-    fake: FakeTime,
+    fake: SteppedClock,
     *,
     policy: CommitRetryPolicy | None = None,
     op_class: OperationClass = OperationClass.READ_MODIFY_WRITE,
@@ -99,7 +84,7 @@ def run(
         txn_app_id="app",
         txn_version=7,
         sleep=fake.sleep,
-        clock=fake.clock,
+        clock=fake.monotonic,
         rng=random.Random(seed),
         turns=turns,
     )
@@ -111,7 +96,7 @@ def warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 def test_first_attempt_commits(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger=LOGGER)
-    fake = FakeTime()
+    fake = SteppedClock()
     work = ScriptedWork(fake, [])
 
     report = run(work, fake)
@@ -131,7 +116,7 @@ def test_first_attempt_commits(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_conflicts_then_commit(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger=LOGGER)
-    fake = FakeTime()
+    fake = SteppedClock()
     work = ScriptedWork(
         fake, [ConcurrentAppendException(APPEND_TEXT), ConcurrentAppendException(APPEND_TEXT)]
     )
@@ -170,7 +155,7 @@ def test_conflicts_then_commit(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_log_records_use_lazy_formatting(caplog: pytest.LogCaptureFixture) -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     run(ScriptedWork(fake, [ConcurrentAppendException(APPEND_TEXT)]), fake)
 
     record = next(r for r in caplog.records if r.levelno == logging.WARNING)
@@ -179,7 +164,7 @@ def test_log_records_use_lazy_formatting(caplog: pytest.LogCaptureFixture) -> No
 
 
 def test_custom_logger() -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     seen: list[logging.LogRecord] = []
 
     class Collect(logging.Handler):
@@ -200,7 +185,7 @@ def test_custom_logger() -> None:
             owns_txn_identity=False,
             logger=logger,
             sleep=fake.sleep,
-            clock=fake.clock,
+            clock=fake.monotonic,
         )
     finally:
         logger.removeHandler(handler)
@@ -209,7 +194,7 @@ def test_custom_logger() -> None:
 
 
 def test_retries_exhausted(caplog: pytest.LogCaptureFixture) -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     failures: list[BaseException] = [ConcurrentAppendException(APPEND_TEXT) for _ in range(10)]
     work = ScriptedWork(fake, failures)
 
@@ -233,7 +218,7 @@ def test_retries_exhausted(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_fatal_conflict_is_not_retried(caplog: pytest.LogCaptureFixture) -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     text = fixture_text("spark_4_4_protocol_create_race.txt")
     work = ScriptedWork(fake, [ProtocolChangedException(text)])
 
@@ -262,7 +247,7 @@ def test_fatal_conflict_is_not_retried(caplog: pytest.LogCaptureFixture) -> None
 
 
 def test_non_conflict_error(caplog: pytest.LogCaptureFixture) -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     original = ValueError("bad literal for column date\nsecond line")
     work = ScriptedWork(fake, [original])
 
@@ -282,7 +267,7 @@ def test_non_conflict_error(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_total_timeout_stops_and_waits_never_pass_it(caplog: pytest.LogCaptureFixture) -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     failures: list[BaseException] = [ConcurrentAppendException(APPEND_TEXT) for _ in range(10)]
     work = ScriptedWork(fake, failures, duration=4.0)
     policy = CommitRetryPolicy(
@@ -300,7 +285,7 @@ def test_total_timeout_stops_and_waits_never_pass_it(caplog: pytest.LogCaptureFi
 
 
 def test_owned_txn_identity_turns_concurrent_transaction_into_a_reported_skip() -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     work = ScriptedWork(
         fake,
         [ConcurrentTransactionException(fixture_text("spark_4_4_concurrent_transaction.txt"))],
@@ -316,7 +301,7 @@ def test_owned_txn_identity_turns_concurrent_transaction_into_a_reported_skip() 
 
 
 def test_concurrent_transaction_without_identity_is_fatal() -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     work = ScriptedWork(fake, [ConcurrentTransactionException("A conflicting metadata domain d is added.")])
 
     with pytest.raises(ConflictFatalError):
@@ -324,7 +309,7 @@ def test_concurrent_transaction_without_identity_is_fatal() -> None:
 
 
 def test_metadata_changed_replans_once_then_fails() -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     work = ScriptedWork(fake, [MetadataChangedException("m1"), MetadataChangedException("m2")])
 
     with pytest.raises(ConflictFatalError) as info:
@@ -336,7 +321,7 @@ def test_metadata_changed_replans_once_then_fails() -> None:
 
 
 def test_metadata_changed_once_then_commit() -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     work = ScriptedWork(fake, [MetadataChangedException("m1"), ConcurrentAppendException("a")])
 
     report = run(work, fake)
@@ -346,7 +331,7 @@ def test_metadata_changed_once_then_commit() -> None:
 
 
 def test_schema_change_never_replans_metadata_conflict() -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     work = ScriptedWork(fake, [MetadataChangedException("m1")])
 
     with pytest.raises(ConflictFatalError):
@@ -364,7 +349,7 @@ def test_schema_change_never_replans_metadata_conflict() -> None:
     ],
 )
 def test_concurrent_write_by_operation_class(op_class: OperationClass, retried: bool) -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     work = ScriptedWork(fake, [ConcurrentWriteException(fixture_text("spark_4_0_concurrent_write.txt"))])
 
     if retried:
@@ -375,7 +360,7 @@ def test_concurrent_write_by_operation_class(op_class: OperationClass, retried: 
 
 
 def test_delta_rs_text_conflicts_are_retried() -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     work = ScriptedWork(fake, [RuntimeError(fixture_text("rs_max_commit_attempts.txt"))])
 
     report = run(work, fake)
@@ -385,14 +370,14 @@ def test_delta_rs_text_conflicts_are_retried() -> None:
 
 
 def test_work_must_return_a_work_outcome() -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
 
     with pytest.raises(TypeError, match="WorkResult"):
         run(lambda n: None, fake)  # type: ignore[arg-type,return-value]
 
 
 def test_keyboard_interrupt_is_not_swallowed() -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     work = ScriptedWork(fake, [KeyboardInterrupt()])
 
     with pytest.raises(KeyboardInterrupt):
@@ -400,7 +385,7 @@ def test_keyboard_interrupt_is_not_swallowed() -> None:
 
 
 def test_errors_pickle_with_their_report() -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     work = ScriptedWork(fake, [ProtocolChangedException("[DELTA_PROTOCOL_CHANGED] x")])
     with pytest.raises(ConflictFatalError) as info:
         run(work, fake)
@@ -424,7 +409,7 @@ def test_errors_pickle_with_their_report() -> None:
 class ScriptedTurns:
     """Turns that wait (on the fake clock) as scripted and record what they were asked."""
 
-    def __init__(self, fake: FakeTime, first: float | None, retry: float | None) -> None:
+    def __init__(self, fake: SteppedClock, first: float | None, retry: float | None) -> None:
         self.fake, self.first_wait, self.retry_wait = fake, first, retry
         self.asked: list[tuple[str, int] | str] = []
 
@@ -444,7 +429,7 @@ def test_turns_are_taken_before_the_first_attempt_and_a_retry_after_waiting_star
 ) -> None:
     """The writer waited for its turn, then lost a conflict and waited for the writers ahead: no backoff on
     top of that, and both waits are in the report."""
-    fake = FakeTime()
+    fake = SteppedClock()
     queue = ScriptedTurns(fake, first=1.5, retry=2.5)
     work = ScriptedWork(fake, [ConcurrentAppendException("Files were added to partition [p=a]")])
     report = run(work, fake, turns=queue)
@@ -463,7 +448,7 @@ def test_turns_are_taken_before_the_first_attempt_and_a_retry_after_waiting_star
 
 @pytest.mark.parametrize("answer", [0.0, None], ids=["nobody ahead", "no store"])
 def test_with_nobody_ahead_or_no_store_a_retry_backs_off(answer: float | None) -> None:
-    fake = FakeTime()
+    fake = SteppedClock()
     work = ScriptedWork(fake, [ConcurrentAppendException("Files were added to partition [p=a]")])
     report = run(work, fake, turns=ScriptedTurns(fake, first=answer, retry=answer))
     assert len(fake.sleeps) == 1 and fake.sleeps[0] > 0

@@ -17,8 +17,9 @@ from airflow_provider_deltacc.conflict_matrix import Level
 from airflow_provider_deltacc.contract.op_kinds import OpKind
 from airflow_provider_deltacc.leases import Lease, SqliteLeaseStore
 from airflow_provider_deltacc.leases.conflicts import writers_pair_level
-from airflow_provider_deltacc.turns import LeaseTurns
+from airflow_provider_deltacc.turns import LeaseTurns, lease_turns
 from tests.unit.leases.helpers import Watched, grant, release_after
+from tests.unit.stepped_clock import SteppedClock
 
 pytestmark = pytest.mark.unit
 
@@ -165,32 +166,24 @@ def test_an_unreachable_store_means_no_turns_and_one_warning(
 
 
 def test_a_writer_far_back_in_line_asks_the_store_less_often_than_the_next_in_line(
-    store: SqliteLeaseStore,
+    store: SqliteLeaseStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     leases = [grant(store, TABLE, OpKind.MERGE, holder=f"w{i}") for i in range(12)]
     nobody_leaves_s = 2.0
-    looks: dict[str, int] = {}
+    poll_s = 0.05
     waited: dict[str, float | None] = {}
+    pauses: dict[str, list[float]] = {}
+    for lease in (leases[1], leases[11]):
+        clock = SteppedClock()
+        monkeypatch.setattr(lease_turns, "time", clock)
+        waited[lease.holder] = LeaseTurns(store, lease, timeout_s=nobody_leaves_s, poll_s=poll_s).first()
+        pauses[lease.holder] = clock.sleeps
+    # A writer pauses after every look at the store but its last.
+    looks = {holder: len(paused) + 1 for holder, paused in pauses.items()}
 
-    def wait(lease: Lease) -> None:
-        queue = LeaseTurns(store, lease, timeout_s=nobody_leaves_s, poll_s=0.05)
-        real_ahead = queue.ahead
-
-        def counted(levels: frozenset[Level]) -> list[Lease]:
-            looks[lease.holder] = looks.get(lease.holder, 0) + 1
-            return real_ahead(levels)
-
-        queue.ahead = counted  # type: ignore[method-assign]
-        waited[lease.holder] = queue.first()
-
-    threads = [threading.Thread(target=wait, args=(lease,)) for lease in (leases[1], leases[11])]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    # The next in line looks every 0.05 s; the one with 11 writers ahead pauses up to 11 times as long.
+    # The next in line pauses poll_s between looks; the one with 11 writers ahead up to 11 times as long.
+    assert max(pauses["w1"]) == pytest.approx(poll_s)
+    assert max(pauses["w11"]) == pytest.approx(11 * poll_s)
     assert looks["w1"] >= 3 * looks["w11"], looks
-    # Both waits stay bounded by the timeout, however long the pause.
-    for holder in ("w1", "w11"):
-        assert nobody_leaves_s <= (waited[holder] or 0.0) < nobody_leaves_s + 0.5, waited
+    # Both waits end at the timeout, however long the pause.
+    assert waited == {"w1": pytest.approx(nobody_leaves_s), "w11": pytest.approx(nobody_leaves_s)}
