@@ -22,12 +22,11 @@ from airflow_provider_deltacc.delta_log import log_reader
 from airflow_provider_deltacc.delta_log.log_reader import (
     LogState,
     commit_infos,
-    delta_rs_state,
     log_state,
-    read_commit_infos,
     read_log_state,
 )
 from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, open_log_files
+from tests.support.log_reader_checks import assert_reads_as_delta_rs, partition_set
 from tests.support.s3_server import S3Server
 
 pytestmark = pytest.mark.unit
@@ -72,40 +71,9 @@ def _log(path: str) -> Path:
     return Path(path) / "_delta_log"
 
 
-def _partition_set(state: LogState) -> set[frozenset[tuple[str, str | None]]]:
-    return {frozenset(p.items()) for p in state.partitions or ()}
-
-
-def assert_same_as_delta_rs(table: str, storage_options: dict[str, str] | None = None) -> LogState:
-    """Every answer of the reader (alone, no fallback) equals delta-rs's on ``table``."""
-    from deltalake import DeltaTable
-
-    ours = read_log_state(Table(table), storage_options, app_ids=APPS, partitions=True)
-    theirs = delta_rs_state(Table(table), storage_options, app_ids=APPS, partitions=True)
-    assert (ours.read_by, theirs.read_by) == ("log-reader", "delta-rs")
-    for name in (
-        "version",
-        "min_reader_version",
-        "min_writer_version",
-        "reader_features",
-        "writer_features",
-        "partition_columns",
-        "configuration",
-        "txn_versions",
-    ):
-        assert getattr(ours, name) == getattr(theirs, name), name
-    assert ours.schema_fields() == json.loads(theirs.schema_string)["fields"]
-    assert _partition_set(ours) == _partition_set(theirs)
-    assert len(ours.partitions or ()) == len(_partition_set(ours))
-    delta = DeltaTable(table, storage_options=storage_options)
-    for limit in (1, 3, None):
-        assert read_commit_infos(Table(table), storage_options, limit) == delta.history(limit), limit
-    return ours
-
-
 def test_a_log_without_a_checkpoint_reads_as_delta_rs_reads_it(tmp_path: Path) -> None:
     table = _table(tmp_path / "t", 5)
-    state = assert_same_as_delta_rs(table)
+    state = assert_reads_as_delta_rs(table, APPS)
     assert state.version == 4 and state.txn_versions == {"dag/task/0": 4, "dag/other/0": 3}
 
 
@@ -114,14 +82,14 @@ def test_a_checkpoint_and_the_commits_after_it_read_as_delta_rs_reads_them(tmp_p
     assert sorted(p.name for p in _log(table).glob("*.checkpoint.parquet")) == [
         f"{3:020d}.checkpoint.parquet"
     ]
-    assert_same_as_delta_rs(table)
+    assert_reads_as_delta_rs(table, APPS)
 
 
 def test_the_newest_of_many_checkpoints_is_read(tmp_path: Path) -> None:
     table = _table(tmp_path / "t", 7, checkpoint_every=2)
     for old in (1, 3):  # older checkpoints that no longer parse: only the newest may be opened
         (_log(table) / f"{old:020d}.checkpoint.parquet").write_bytes(b"not parquet")
-    assert_same_as_delta_rs(table)
+    assert_reads_as_delta_rs(table, APPS)
 
 
 def test_a_table_past_ten_checkpoints_with_removed_files_reads_as_delta_rs_reads_it(tmp_path: Path) -> None:
@@ -129,8 +97,8 @@ def test_a_table_past_ten_checkpoints_with_removed_files_reads_as_delta_rs_reads
     _write(table, 24, mode="overwrite")  # removes every file: one partition left
     _write(table, 25)
     assert len(list(_log(table).glob("*.checkpoint.parquet"))) == 12
-    state = assert_same_as_delta_rs(table)
-    assert _partition_set(state) == {
+    state = assert_reads_as_delta_rs(table, APPS)
+    assert partition_set(state) == {
         frozenset({("day", _day(0)), ("n", "0")}),
         frozenset({("day", _day(1)), ("n", "1")}),
     }
@@ -141,8 +109,60 @@ def test_files_removed_after_the_checkpoint_leave_its_partitions(tmp_path: Path)
 
     table = _table(tmp_path / "t", 6, checkpoint_every=6)
     DeltaTable(table).delete(f"day = '{_day(0)}'")
-    state = assert_same_as_delta_rs(table)
+    state = assert_reads_as_delta_rs(table, APPS)
     assert all(p["day"] != _day(0) for p in state.partitions or ())
+
+
+def _rewrite_checkpoint(
+    table: str, version: int, *, other_actions_first: bool, row_group_rows: int, statistics: bool
+) -> None:
+    """The classic checkpoint at ``version`` rewritten with its non-file actions before or after its files,
+    in row groups of ``row_group_rows``, with or without column statistics."""
+    path = _log(table) / f"{version:020d}.checkpoint.parquet"
+    rows = pq.read_table(path)
+    is_file = pa.compute.is_valid(rows.column("add"))
+    if "remove" in rows.column_names:
+        is_file = pa.compute.or_(is_file, pa.compute.is_valid(rows.column("remove")))
+    files, others = rows.filter(is_file), rows.filter(pa.compute.invert(is_file))
+    ordered = pa.concat_tables([others, files] if other_actions_first else [files, others])
+    pq.write_table(ordered, path, row_group_size=row_group_rows, write_statistics=statistics)
+
+
+def _decoded_row_groups(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """The row groups of every read of a parquet checkpoint's non-file actions."""
+    decoded: list[list[int]] = []
+    real = pq.ParquetFile.read_row_groups
+
+    def read_row_groups(self: pq.ParquetFile, row_groups: list[int], *args: Any, **kwargs: Any) -> pa.Table:
+        decoded.append(list(row_groups))
+        return real(self, row_groups, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", read_row_groups)
+    return decoded
+
+
+@pytest.mark.parametrize(
+    ("other_actions_first", "statistics", "decoded_groups"),
+    [(True, True, [0]), (False, True, [4]), (False, False, [0, 1, 2, 3, 4])],
+    ids=["first", "last", "last-without-statistics"],
+)
+def test_only_the_row_groups_holding_a_checkpoints_non_file_actions_are_decoded(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    other_actions_first: bool,
+    statistics: bool,
+    decoded_groups: list[int],
+) -> None:
+    table = _table(tmp_path / "t", 30, checkpoint_every=30)  # protocol, metadata, 2 txns and 30 files
+    before = read_log_state(Table(table), app_ids=APPS, partitions=True)
+    _rewrite_checkpoint(
+        table, 29, other_actions_first=other_actions_first, row_group_rows=7, statistics=statistics
+    )
+    decoded = _decoded_row_groups(monkeypatch)
+    assert read_log_state(Table(table), app_ids=APPS, partitions=True) == before
+    # 34 rows in row groups of 7: the four non-file actions are in the first or the last; without
+    # statistics nothing says where they are.
+    assert decoded == [decoded_groups]
 
 
 def _listings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -167,7 +187,7 @@ def test_the_latest_snapshot_is_read_forward_from_last_checkpoint_without_a_list
         _split_into_parts(table, 7, parts)
         (_log(table) / "_last_checkpoint").write_text(json.dumps({"version": 7, "size": 20, "parts": parts}))
     listed = _listings(monkeypatch)
-    state = assert_same_as_delta_rs(table)  # the state, and the commit infos back to version 0
+    state = assert_reads_as_delta_rs(table, APPS)  # the state, and the commit infos back to version 0
     assert state.version == 9 and listed == []
 
 
@@ -180,7 +200,7 @@ def test_a_last_checkpoint_far_behind_the_log_is_read_from_the_listing(
     (_log(table) / "_last_checkpoint").write_text(json.dumps({"version": 3, "size": 1}))
     monkeypatch.setattr(log_segment, "FORWARD_COMMITS", 2)  # 6 commits follow the checkpoint it names
     listed = _listings(monkeypatch)
-    assert assert_same_as_delta_rs(table).version == 9
+    assert assert_reads_as_delta_rs(table, APPS).version == 9
     assert listed, "more commits than FORWARD_COMMITS after the named checkpoint: the listing finds 7's"
 
 
@@ -197,7 +217,7 @@ def test_a_stale_last_checkpoint_is_not_trusted(tmp_path: Path) -> None:
 
 def test_a_last_checkpoint_naming_a_checkpoint_that_is_gone_is_passed_over(tmp_path: Path) -> None:
     table = _table(tmp_path / "t", 6, checkpoint_every=3)
-    before = assert_same_as_delta_rs(table)
+    before = assert_reads_as_delta_rs(table, APPS)
     (_log(table) / f"{5:020d}.checkpoint.parquet").unlink()
     assert json.loads((_log(table) / "_last_checkpoint").read_text())["version"] == 5
     # As Delta does: the older checkpoint and the commits after it (delta-rs 1.6.6 refuses the table).
@@ -222,7 +242,7 @@ def test_a_multi_part_checkpoint_is_read_whole(tmp_path: Path) -> None:
     table = _table(tmp_path / "t", 8, checkpoint_every=4)
     _split_into_parts(table, 7, 3)
     (_log(table) / "_last_checkpoint").write_text(json.dumps({"version": 7, "size": 20, "parts": 3}))
-    assert_same_as_delta_rs(table)
+    assert_reads_as_delta_rs(table, APPS)
 
 
 def test_an_incomplete_multi_part_checkpoint_is_passed_over(tmp_path: Path) -> None:
@@ -369,5 +389,5 @@ def test_a_table_on_s3_reads_as_delta_rs_reads_it(s3_server: S3Server) -> None:
         _write(table, i, storage_options=options)
         if i == 2:
             _checkpoint(table, storage_options=options)
-    state = assert_same_as_delta_rs(table, options)
+    state = assert_reads_as_delta_rs(table, APPS, options)
     assert state.version == 4

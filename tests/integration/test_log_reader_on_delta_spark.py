@@ -1,0 +1,124 @@
+"""The provider's Delta-log reader on tables delta-spark wrote: every answer (version, protocol, metadata,
+schema, txn versions, partitions, commit infos) equals delta-rs's, from a classic checkpoint holding
+deletion vectors and removed files, with files removed and written again and a metadata change after it;
+and from a v2 checkpoint whose file actions sit in sidecars, its top-level file in parquet and in JSON.
+
+The unit tests read tables delta-rs wrote (past ten checkpoints, multi-part, stale ``_last_checkpoint``) and
+v2 checkpoints made by hand (``tests/unit/delta_log/test_log_reader.py``); these are the checkpoints a Spark
+pipeline's table has. A checkpoint costs delta-spark seconds here, so each table has one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import date, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.support.log_reader_checks import assert_reads_as_delta_rs, partition_set
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.integration
+
+APPS = ("ingest/orders/0", "ingest/refunds/0", "never/recorded")
+DAYS = 4
+
+
+def _day(offset: int) -> str:
+    return (date.today() - timedelta(days=offset)).isoformat()
+
+
+def _create(spark: SparkSession, table: str, properties: dict[str, str]) -> None:
+    listed = ", ".join(f"'{key}' = '{value}'" for key, value in properties.items())
+    spark.sql(
+        f"CREATE TABLE delta.`{table}` (id BIGINT, day STRING) USING delta PARTITIONED BY (day) "
+        f"TBLPROPERTIES ({listed})"
+    )
+
+
+def _append(spark: SparkSession, table: str, i: int) -> None:
+    """Two rows of one day under txn identity ``APPS[i % 2]`` version ``i``: one file a DELETE of one of the
+    rows leaves with a deletion vector."""
+    rows = spark.createDataFrame([(i, _day(i % DAYS)), (100 + i, _day(i % DAYS))], "id BIGINT, day STRING")
+    writer = rows.coalesce(1).write.format("delta").mode("append")
+    writer.option("txnAppId", APPS[i % 2]).option("txnVersion", i).save(table)
+
+
+def _log(table: str) -> Path:
+    return Path(table) / "_delta_log"
+
+
+def _last_checkpoint_version(table: str) -> int:
+    return int(json.loads((_log(table) / "_last_checkpoint").read_text())["version"])
+
+
+@contextmanager
+def _session_conf(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
+    """``conf`` set on the run's shared session for the block only."""
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key in conf:
+            spark.conf.unset(key)
+
+
+def test_a_checkpoint_with_deletion_vectors_and_removes_on_both_sides_reads_as_delta_rs_reads_it(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    table = str(tmp_path / "orders")
+    _create(spark, table, {"delta.checkpointInterval": "6", "delta.enableDeletionVectors": "true"})
+    for i in range(1, 5):
+        _append(spark, table, i)
+    spark.sql(f"DELETE FROM delta.`{table}` WHERE id = 103")  # one row of a file: a deletion vector
+    spark.sql(f"DELETE FROM delta.`{table}` WHERE day = '{_day(0)}'")  # a day's files, then the checkpoint
+    # A metadata change after the checkpoint; at its new interval, nothing after it is checkpointed.
+    spark.sql(
+        f"ALTER TABLE delta.`{table}` SET TBLPROPERTIES "
+        "('delta.checkpointInterval' = '100', 'owner.team' = 'ingest')"
+    )
+    spark.sql(f"DELETE FROM delta.`{table}` WHERE day = '{_day(1)}'")  # a day removed after the checkpoint
+    _append(spark, table, 5)  # and written again, with a txn version newer than the checkpoint's
+
+    [checkpoint] = _log(table).glob("*.checkpoint.parquet")
+    adds = pq.read_table(checkpoint, columns=["add"]).column("add").combine_chunks()
+    assert adds.field("deletionVector").is_valid().true_count == 1  # the checkpoint holds the vector
+    state = assert_reads_as_delta_rs(table, APPS)
+    assert state.version == 9 and _last_checkpoint_version(table) == 6
+    assert "deletionVectors" in state.reader_features
+    assert state.configuration["owner.team"] == "ingest"
+    assert state.txn_versions == {APPS[1]: 5, APPS[0]: 4}
+    assert partition_set(state) == {frozenset({("day", _day(d))}) for d in (1, 2, 3)}
+
+
+@pytest.mark.parametrize("top_level", ["parquet", "json"])
+def test_a_v2_checkpoint_with_its_files_in_sidecars_reads_as_delta_rs_reads_it(
+    spark: SparkSession, tmp_path: Path, top_level: str
+) -> None:
+    table = str(tmp_path / "orders")
+    # A part size of one action: delta-spark writes the file actions into several sidecars.
+    v2_conf = {
+        "spark.databricks.delta.checkpointV2.topLevelFileFormat": top_level,
+        "spark.databricks.delta.checkpoint.partSize": "1",
+    }
+    with _session_conf(spark, v2_conf):
+        _create(spark, table, {"delta.checkpointPolicy": "v2", "delta.checkpointInterval": "3"})
+        for i in range(1, 5):
+            _append(spark, table, i)
+
+    [top] = _log(table).glob(f"00000000000000000003.checkpoint.*.{top_level}")
+    sidecars = list((_log(table) / "_sidecars").iterdir())
+    assert len(sidecars) > 1, sidecars
+    state = assert_reads_as_delta_rs(table, APPS)
+    assert state.version == 4 and _last_checkpoint_version(table) == 3, top.name
+    assert "v2Checkpoint" in state.reader_features
+    assert state.txn_versions == {APPS[1]: 3, APPS[0]: 4}
+    assert len(state.partitions or ()) == DAYS
