@@ -3,9 +3,8 @@ idempotent-write identities (``txn`` actions) they record.
 
 Every attempt's commits carry ``deltacc:<token>`` in ``userMetadata``; a job with a run token (the spec's
 ``outcome.run_token``) prefixes every attempt's token with it, ``deltacc:<run token>:<attempt>``, so whoever
-submitted the job can find the commits of that run in the log without the driver's report
-(:func:`run_tag_prefix`). Plain Python: the worker's log fast path and outcome recovery read the log with it;
-the Spark job tags its commits (:mod:`airflow_provider_deltacc.engine.commits`).
+submitted the job finds that run's commits in the log without the driver's report (:func:`run_tag_prefix`).
+Plain Python, for the worker's fast path and outcome recovery and the Spark job (``engine.commits``).
 """
 
 from __future__ import annotations
@@ -68,16 +67,17 @@ def scan_for_txn_commit(
 
 
 def records_txn(commit_json: str, app_id: str, txn_version: int) -> bool:
-    """Return True when a commit file's actions (JSON lines) record ``(app_id, txn_version)``.
+    """True when a commit file's JSON lines record ``(app_id, txn_version)``; only lines holding ``"txn"``
+    are parsed.
 
     :param commit_json: the text of ``_delta_log/<version>.json``.
     :param app_id: the txn app id.
     :param txn_version: the txn version.
     """
-    for line in commit_json.splitlines():
-        if '"txn"' not in line:
-            continue
-        txn = json.loads(line).get("txn")
+    text, end = commit_json + "\n", 0
+    while (at := text.find('"txn"', end)) >= 0:
+        end = text.find("\n", at)
+        txn = json.loads(text[text.rfind("\n", 0, at) + 1 : end]).get("txn")
         if isinstance(txn, dict) and txn.get("appId") == app_id and txn.get("version") == txn_version:
             return True
     return False

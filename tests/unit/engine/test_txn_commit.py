@@ -34,3 +34,19 @@ def test_other_identities_do_not_match(app_id: str, version: int) -> None:
 
 def test_a_commit_without_txn_records_nothing() -> None:
     assert not records_txn('{"commitInfo": {"operation": "WRITE", "note": "\\"txn\\""}}', "a", 1)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+@pytest.mark.parametrize("last_newline", [True, False], ids=["ended", "unended"])
+@pytest.mark.parametrize("position", [0, 500, 1000])
+def test_the_identity_is_found_wherever_its_line_is_among_many_files(
+    position: int, newline: str, last_newline: bool
+) -> None:
+    adds = [
+        json.dumps({"add": {"path": f"txn={i}/part-{i}.parquet", "partitionValues": {"txn": str(i)}}})
+        for i in range(1000)
+    ]
+    lines = [*adds[:position], json.dumps({"txn": {"appId": "a", "version": 7}}), *adds[position:]]
+    commit = newline.join(lines) + (newline if last_newline else "")
+    assert records_txn(commit, "a", 7)
+    assert not records_txn(commit, "a", 8)
