@@ -11,8 +11,6 @@ pipeline's table has. A checkpoint costs delta-spark seconds here, so each table
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +18,7 @@ from typing import TYPE_CHECKING
 import pyarrow.parquet as pq
 import pytest
 
+from airflow_provider_deltacc.engine.confs import session_confs
 from tests.support.log_reader_checks import assert_reads_as_delta_rs, partition_set
 
 if TYPE_CHECKING:
@@ -57,18 +56,6 @@ def _log(table: str) -> Path:
 
 def _last_checkpoint_version(table: str) -> int:
     return int(json.loads((_log(table) / "_last_checkpoint").read_text())["version"])
-
-
-@contextmanager
-def _session_conf(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
-    """``conf`` set on the run's shared session for the block only."""
-    for key, value in conf.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key in conf:
-            spark.conf.unset(key)
 
 
 def test_a_checkpoint_with_deletion_vectors_and_removes_on_both_sides_reads_as_delta_rs_reads_it(
@@ -109,7 +96,7 @@ def test_a_v2_checkpoint_with_its_files_in_sidecars_reads_as_delta_rs_reads_it(
         "spark.databricks.delta.checkpointV2.topLevelFileFormat": top_level,
         "spark.databricks.delta.checkpoint.partSize": "1",
     }
-    with _session_conf(spark, v2_conf):
+    with session_confs(spark, v2_conf):
         _create(spark, table, {"delta.checkpointPolicy": "v2", "delta.checkpointInterval": "3"})
         for i in range(1, 5):
             _append(spark, table, i)
