@@ -150,25 +150,18 @@ def _row_groups_holding(metadata: Any, columns: list[str]) -> list[int]:
     """The row groups with a row holding an action of one of ``columns``, by the statistics' null counts of
     a field every such action has; every row group when one has no null count for one of them."""
     leaves = {f"{column}.{PRESENCE_FIELD[column]}" for column in columns}
+    positions = [i for i in range(metadata.num_columns) if metadata.schema.column(i).path in leaves]
     every = list(range(metadata.num_row_groups))
+    if len(positions) < len(leaves):
+        return every
     holding = []
     for index in every:
         group = metadata.row_group(index)
-        counted = 0
-        for position in range(group.num_columns):
-            chunk = group.column(position)
-            if chunk.path_in_schema not in leaves:
-                continue
-            stats = chunk.statistics
-            if stats is None or not stats.has_null_count:
-                return every
-            counted += 1
-            if stats.null_count < group.num_rows:
-                holding.append(index)
-                break
-        else:
-            if counted < len(leaves):
-                return every
+        stats = [group.column(position).statistics for position in positions]
+        if any(s is None or not s.has_null_count for s in stats):
+            return every
+        if any(s.null_count < group.num_rows for s in stats):
+            holding.append(index)
     return holding
 
 
