@@ -34,8 +34,12 @@ pytestmark = pytest.mark.unit
 APPS = ("dag/task/0", "dag/other/0", "never/recorded")
 
 
+#: The day the days of the rows count back from, taken once: a test that runs across midnight keeps its days.
+TODAY = date.today()
+
+
 def _day(offset: int) -> str:
-    return (date.today() - timedelta(days=offset)).isoformat()
+    return (TODAY - timedelta(days=offset)).isoformat()
 
 
 def _write(path: Path | str, i: int, *, mode: str = "append", **options: Any) -> None:
