@@ -118,6 +118,11 @@ def main() -> int:
     REPORTS.mkdir(exist_ok=True)
     for old in REPORTS.iterdir():
         shutil.rmtree(old) if old.is_dir() else old.unlink()
+    # This environment may set PYTHONDONTWRITEBYTECODE: the venv's packages were compiled at install
+    # (scripts/setup.sh), but without this every process of the run (pytest's workers, Airflow's task and
+    # parsing processes, Spark's Python) would compile the provider's modules from source again, and
+    # pytest would rewrite every test module's asserts again in each of its processes.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     calibration = calibrate()
     light_log = REPORTS / "light.log"
     timings: dict[str, float] = {}
