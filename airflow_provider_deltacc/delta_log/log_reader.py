@@ -36,6 +36,7 @@ from airflow_provider_deltacc.delta_log.log_segment import (
     no_commit,
 )
 from airflow_provider_deltacc.delta_log.log_storage import LogFiles, open_log_files
+from airflow_provider_deltacc.delta_log.partition_values import distinct_values, values_of
 
 log = logging.getLogger(__name__)
 
@@ -361,51 +362,15 @@ def _partitions(
             live.pop(path, None)
         gone_from_checkpoint |= commit.removed
         for path, values in commit.added:
-            live[path] = _values(values, columns)
+            live[path] = values_of(values, columns)
     found = set(live.values())
     for row in checkpoint.add_rows:
         if str(row.get("path")) not in gone_from_checkpoint:
-            found.add(_values(row.get("partitionValues") or {}, columns))
+            found.add(values_of(row.get("partitionValues") or {}, columns))
     for adds in checkpoint.adds:
-        found |= _distinct_arrow(adds, columns, gone_from_checkpoint)
+        found |= distinct_values(adds, columns, gone_from_checkpoint)
     return tuple(dict(zip(columns, values, strict=True)) for values in sorted(found, key=_sort_key))
-
-
-def _values(values: Mapping[str, Any], columns: tuple[str, ...]) -> tuple[str | None, ...]:
-    return tuple(None if values.get(c) is None else str(values[c]) for c in columns)
 
 
 def _sort_key(values: tuple[str | None, ...]) -> tuple[tuple[bool, str], ...]:
     return tuple((v is None, v or "") for v in values)
-
-
-def _distinct_arrow(adds: Any, columns: tuple[str, ...], removed: set[str]) -> set[tuple[str | None, ...]]:
-    """The distinct partition values of a checkpoint's ``add`` column (a struct with ``partitionValues``,
-    and ``path`` when some were removed), computed in arrow without a row per file in Python."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    adds = adds.combine_chunks() if isinstance(adds, pa.ChunkedArray) else adds
-    if removed:
-        adds = adds.filter(pc.invert(pc.is_in(adds.field("path"), value_set=pa.array(sorted(removed)))))
-    rows = len(adds)
-    if not rows:
-        return set()
-    if not columns:
-        return {()}
-    values_map = adds.field("partitionValues")
-    # The compute kernels take lists, not maps: the same entries as a list of key/value structs.
-    entry_type = pa.StructArray.from_arrays([values_map.keys, values_map.items], ["key", "value"])
-    as_list = pa.ListArray.from_arrays(values_map.offsets, entry_type)
-    entries = pc.list_flatten(as_list)
-    parents = pc.list_parent_indices(as_list)
-    keys, values = entries.field("key"), entries.field("value")
-    per_column = {}
-    for column in columns:
-        is_column = pc.equal(keys, column)
-        if pc.count_distinct(parents.filter(is_column)).as_py() != rows or pc.sum(is_column).as_py() != rows:
-            # A file whose partition values lack the column: keep Delta's meaning (null) row by row.
-            return {_values(dict(m), columns) for m in values_map.to_pylist()}
-        per_column[column] = values.filter(is_column)
-    grouped = pa.table(per_column).group_by(list(columns)).aggregate([])
-    return set(zip(*(grouped.column(c).to_pylist() for c in columns), strict=True))

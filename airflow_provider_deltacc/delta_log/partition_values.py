@@ -1,0 +1,78 @@
+"""The distinct partition values of a checkpoint's files, computed in arrow without a row per file in Python.
+
+A checkpoint's ``add.partitionValues`` is a map per file (column name to value, null for a null partition).
+Every writer gives each file one entry per partition column, in the same order for every file: then the
+values of column ``k`` are the entries at each file's offset plus ``k``, taken in one step, and the distinct
+values are a hash of one column (``unique``) or a group-by of several. Any other shape (a file lacking a
+column, or the columns in another order in some files) is read entry by entry, with Delta's meaning: a
+column a file does not name is null.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+PartitionValues = tuple[str | None, ...]
+
+
+def values_of(values: Mapping[str, Any], columns: tuple[str, ...]) -> PartitionValues:
+    """One file's partition values (its ``partitionValues`` map) in ``columns``' order; a column the map
+    does not name is null.
+
+    :param values: the file's ``partitionValues``.
+    :param columns: the table's partition columns.
+    """
+    return tuple(None if values.get(c) is None else str(values[c]) for c in columns)
+
+
+def distinct_values(adds: Any, columns: tuple[str, ...], removed: set[str]) -> set[PartitionValues]:
+    """The distinct partition values of a checkpoint's ``add`` column.
+
+    :param adds: the ``add`` struct array (or chunked array) with ``partitionValues``, and ``path`` when
+        ``removed`` is not empty; every row is an add.
+    :param columns: the table's partition columns.
+    :param removed: the paths of files a later commit removed: their values do not count.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    adds = adds.combine_chunks() if isinstance(adds, pa.ChunkedArray) else adds
+    if removed:
+        adds = adds.filter(pc.invert(pc.is_in(adds.field("path"), value_set=pa.array(sorted(removed)))))
+    if not len(adds):
+        return set()
+    if not columns:
+        return {()}
+    values_map = adds.field("partitionValues")
+    per_column = _columns_in_one_order(values_map, columns)
+    if per_column is None:
+        return {values_of(dict(m), columns) for m in values_map.to_pylist()}
+    if len(columns) == 1:
+        return {(value,) for value in pc.unique(per_column[columns[0]]).to_pylist()}
+    grouped = pa.table(per_column).group_by(list(columns)).aggregate([])
+    return set(zip(*(grouped.column(c).to_pylist() for c in columns), strict=True))
+
+
+def _columns_in_one_order(values_map: Any, columns: tuple[str, ...]) -> dict[str, Any] | None:
+    """Each column's values, one per file, when every file's map names each column once and in the same
+    order as the first file's; None otherwise."""
+    import pyarrow.compute as pc
+
+    # Offsets into the map's whole entries: a sliced array's first map need not start at 0.
+    offsets = values_map.offsets
+    counts = pc.min_max(pc.subtract(offsets[1:], offsets[:-1]))
+    if counts["min"].as_py() != len(columns) or counts["max"].as_py() != len(columns):
+        return None
+    starts = offsets[:-1]
+    keys, items = values_map.keys, values_map.items
+    order = [keys[starts[0].as_py() + k].as_py() for k in range(len(columns))]
+    if sorted(order) != sorted(columns):
+        return None
+    per_column = {}
+    for k, column in enumerate(order):
+        at = pc.add(starts, k)
+        if not pc.all(pc.equal(pc.take(keys, at), column)).as_py():
+            return None
+        per_column[column] = pc.take(items, at)
+    return per_column
