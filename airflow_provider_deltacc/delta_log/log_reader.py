@@ -36,7 +36,7 @@ from airflow_provider_deltacc.delta_log.log_segment import (
     no_commit,
 )
 from airflow_provider_deltacc.delta_log.log_storage import LogFiles, open_log_files
-from airflow_provider_deltacc.delta_log.partition_values import distinct_values, values_of
+from airflow_provider_deltacc.delta_log.partition_values import PartitionValues, distinct_values, values_of
 
 log = logging.getLogger(__name__)
 
@@ -355,7 +355,7 @@ def _partitions(
     """The distinct partition values of the snapshot's files: the checkpoint's adds less the files a later
     commit removed, and the later commits' adds still there."""
     columns = tuple(str(c) for c in metadata.get("partitionColumns") or ())
-    live: dict[str, tuple[str | None, ...]] = {}
+    live: dict[str, PartitionValues] = {}
     gone_from_checkpoint: set[str] = set()
     for commit in commits:
         for path in commit.removed:
@@ -372,5 +372,5 @@ def _partitions(
     return tuple(dict(zip(columns, values, strict=True)) for values in sorted(found, key=_sort_key))
 
 
-def _sort_key(values: tuple[str | None, ...]) -> tuple[tuple[bool, str], ...]:
+def _sort_key(values: PartitionValues) -> tuple[tuple[bool, str], ...]:
     return tuple((v is None, v or "") for v in values)
