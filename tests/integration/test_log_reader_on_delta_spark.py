@@ -11,7 +11,6 @@ pipeline's table has. A checkpoint costs delta-spark seconds here, so each table
 from __future__ import annotations
 
 import json
-from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_provider_deltacc.engine.confs import session_confs
-from tests.support.log_reader_checks import assert_reads_as_delta_rs, partition_set
+from tests.support.log_reader_checks import assert_reads_as_delta_rs, day, partition_set
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -28,14 +27,6 @@ pytestmark = pytest.mark.integration
 
 APPS = ("ingest/orders/0", "ingest/refunds/0", "never/recorded")
 DAYS = 4
-
-
-#: The day the days of the rows count back from, taken once: a test that runs across midnight keeps its days.
-TODAY = date.today()
-
-
-def _day(offset: int) -> str:
-    return (TODAY - timedelta(days=offset)).isoformat()
 
 
 def _create(spark: SparkSession, table: str, properties: dict[str, str]) -> None:
@@ -49,7 +40,7 @@ def _create(spark: SparkSession, table: str, properties: dict[str, str]) -> None
 def _append(spark: SparkSession, table: str, i: int) -> None:
     """Two rows of one day under txn identity ``APPS[i % 2]`` version ``i``: one file a DELETE of one of the
     rows leaves with a deletion vector."""
-    rows = spark.createDataFrame([(i, _day(i % DAYS)), (100 + i, _day(i % DAYS))], "id BIGINT, day STRING")
+    rows = spark.createDataFrame([(i, day(i % DAYS)), (100 + i, day(i % DAYS))], "id BIGINT, day STRING")
     writer = rows.coalesce(1).write.format("delta").mode("append")
     writer.option("txnAppId", APPS[i % 2]).option("txnVersion", i).save(table)
 
@@ -70,13 +61,13 @@ def test_a_checkpoint_with_deletion_vectors_and_removes_on_both_sides_reads_as_d
     for i in range(1, 5):
         _append(spark, table, i)
     spark.sql(f"DELETE FROM delta.`{table}` WHERE id = 103")  # one row of a file: a deletion vector
-    spark.sql(f"DELETE FROM delta.`{table}` WHERE day = '{_day(0)}'")  # a day's files, then the checkpoint
+    spark.sql(f"DELETE FROM delta.`{table}` WHERE day = '{day(0)}'")  # a day's files, then the checkpoint
     # A metadata change after the checkpoint; at its new interval, nothing after it is checkpointed.
     spark.sql(
         f"ALTER TABLE delta.`{table}` SET TBLPROPERTIES "
         "('delta.checkpointInterval' = '100', 'owner.team' = 'ingest')"
     )
-    spark.sql(f"DELETE FROM delta.`{table}` WHERE day = '{_day(1)}'")  # a day removed after the checkpoint
+    spark.sql(f"DELETE FROM delta.`{table}` WHERE day = '{day(1)}'")  # a day removed after the checkpoint
     _append(spark, table, 5)  # and written again, with a txn version newer than the checkpoint's
 
     [checkpoint] = _log(table).glob("*.checkpoint.parquet")
@@ -87,7 +78,7 @@ def test_a_checkpoint_with_deletion_vectors_and_removes_on_both_sides_reads_as_d
     assert "deletionVectors" in state.reader_features
     assert state.configuration["owner.team"] == "ingest"
     assert state.txn_versions == {APPS[1]: 5, APPS[0]: 4}
-    assert partition_set(state) == {frozenset({("day", _day(d))}) for d in (1, 2, 3)}
+    assert partition_set(state) == {frozenset({("day", day(d))}) for d in (1, 2, 3)}
 
 
 @pytest.mark.parametrize("top_level", ["parquet", "json"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import date, timedelta
 
 from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log.log_reader import (
@@ -13,6 +14,15 @@ from airflow_provider_deltacc.delta_log.log_reader import (
     read_commit_infos,
     read_log_state,
 )
+
+#: The day the tables' day partitions count back from, taken once: a run that crosses midnight keeps its days.
+TODAY = date.today()
+
+
+def day(offset: int) -> str:
+    """The ISO day ``offset`` days before :data:`TODAY`: a day partition's value."""
+    return (TODAY - timedelta(days=offset)).isoformat()
+
 
 #: The answers of :class:`LogState` compared as they are (the schema and partitions are compared below).
 COMPARED_FIELDS = (

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from airflow_provider_deltacc.delta_log.log_reader import (
     read_log_state,
 )
 from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, open_log_files
-from tests.support.log_reader_checks import assert_reads_as_delta_rs, partition_set
+from tests.support.log_reader_checks import assert_reads_as_delta_rs, day, partition_set
 from tests.support.s3_server import S3Server
 
 pytestmark = pytest.mark.unit
@@ -34,19 +33,11 @@ pytestmark = pytest.mark.unit
 APPS = ("dag/task/0", "dag/other/0", "never/recorded")
 
 
-#: The day the days of the rows count back from, taken once: a test that runs across midnight keeps its days.
-TODAY = date.today()
-
-
-def _day(offset: int) -> str:
-    return (TODAY - timedelta(days=offset)).isoformat()
-
-
 def _write(path: Path | str, i: int, *, mode: str = "append", **options: Any) -> None:
     from deltalake import CommitProperties, Transaction, write_deltalake
 
     rows = pa.table(
-        {"id": pa.array([i], pa.int64()), "day": [_day(i % 3)], "n": pa.array([i % 2], pa.int32())}
+        {"id": pa.array([i], pa.int64()), "day": [day(i % 3)], "n": pa.array([i % 2], pa.int32())}
     )
     app = APPS[i % 2]
     properties = CommitProperties(
@@ -103,8 +94,8 @@ def test_a_table_past_ten_checkpoints_with_removed_files_reads_as_delta_rs_reads
     assert len(list(_log(table).glob("*.checkpoint.parquet"))) == 12
     state = assert_reads_as_delta_rs(table, APPS)
     assert partition_set(state) == {
-        frozenset({("day", _day(0)), ("n", "0")}),
-        frozenset({("day", _day(1)), ("n", "1")}),
+        frozenset({("day", day(0)), ("n", "0")}),
+        frozenset({("day", day(1)), ("n", "1")}),
     }
 
 
@@ -112,9 +103,9 @@ def test_files_removed_after_the_checkpoint_leave_its_partitions(tmp_path: Path)
     from deltalake import DeltaTable
 
     table = _table(tmp_path / "t", 6, checkpoint_every=6)
-    DeltaTable(table).delete(f"day = '{_day(0)}'")
+    DeltaTable(table).delete(f"day = '{day(0)}'")
     state = assert_reads_as_delta_rs(table, APPS)
-    assert all(p["day"] != _day(0) for p in state.partitions or ())
+    assert all(p["day"] != day(0) for p in state.partitions or ())
 
 
 def _rewrite_checkpoint(
