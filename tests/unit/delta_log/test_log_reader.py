@@ -160,6 +160,35 @@ def test_only_the_row_groups_holding_a_checkpoints_non_file_actions_are_decoded(
     assert decoded == [decoded_groups]
 
 
+def test_a_checkpoints_non_file_actions_are_decoded_for_the_fields_the_reader_uses_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = _table(tmp_path / "t", 12, checkpoint_every=10)
+    columns: list[list[str]] = []
+    real = pq.ParquetFile.read_row_groups
+
+    def read_row_groups(self: pq.ParquetFile, row_groups: list[int], *args: Any, **kwargs: Any) -> pa.Table:
+        columns.append(list(kwargs["columns"]))
+        return real(self, row_groups, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", read_row_groups)
+    assert_reads_as_delta_rs(table, APPS)
+    # Not metaData's id, name, description, format or creation time, nor txn.lastUpdated or the sidecars'
+    # sizes and times: every field read is decoded for every file's row.
+    assert sorted(columns[0]) == [
+        "metaData.configuration",
+        "metaData.partitionColumns",
+        "metaData.schemaString",
+        "protocol.minReaderVersion",
+        "protocol.minWriterVersion",
+        "protocol.readerFeatures",
+        "protocol.writerFeatures",
+        "sidecar.path",
+        "txn.appId",
+        "txn.version",
+    ]
+
+
 def _listings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every listing of a local ``_delta_log``, as the folder listed."""
     listed: list[str] = []
