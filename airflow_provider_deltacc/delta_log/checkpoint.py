@@ -8,12 +8,11 @@ Parquet files are read with pyarrow for the columns asked for only, and of those
 uses (:data:`STATE_FIELDS`): ``protocol`` and ``metaData`` always, ``txn`` when a txn identity is looked up,
 and ``add.partitionValues`` (with ``add.path`` when a later commit removes files) when the partitions are;
 sidecars hold only file actions, so they are opened only then. A checkpoint has a row per file and a few rows
-of other actions, so every field read is decoded for every row of its row group: the fields left unread
+of other actions, which sit together: only the row groups the statistics (their null counts) say hold any of
+them are decoded. Within a row group every field read is decoded for every row, so the fields left unread
 (``metaData``'s name, description, format and creation time, ``txn.lastUpdated``) halve that work on a big
-checkpoint. Those rows sit together: only the row groups the statistics (their null counts) say hold any of
-them are decoded. Within a row group every row is decoded:
-the writers put these rows last (delta-rs) or where their null path hashes among the snapshot's partitions
-(delta-spark: row 180 of 223 measured with Delta's default 50), not first, so stopping early would not help.
+checkpoint; stopping early would not help, as the writers put these rows last (delta-rs) or where their null
+path hashes among the snapshot's partitions (delta-spark: row 180 of 223 measured with Delta's default 50).
 """
 
 from __future__ import annotations
@@ -128,8 +127,7 @@ def _read_parquet(
         columns = [c for c in wanted if c in present]
         sidecars = _read_state_actions(parquet, columns, actions) if columns else []
         if "add" in present and add_columns:
-            add_type = parquet.schema_arrow.field("add").type
-            fields = [f"add.{c}" for c in add_columns if add_type.get_field_index(c) >= 0]
+            fields = _present_fields(parquet.schema_arrow, "add", add_columns)
             if fields:
                 adds = parquet.read(columns=fields, use_threads=False).column("add")
                 present_adds = adds.filter(pc.is_valid(adds))
@@ -142,7 +140,8 @@ def _read_state_actions(parquet: Any, columns: list[str], actions: CheckpointAct
     """Read the non-file actions of ``columns`` from the row groups that hold any; the sidecars named."""
     import pyarrow.compute as pc
 
-    leaves = {column: _used_fields(parquet.schema_arrow, column) for column in columns}
+    schema = parquet.schema_arrow
+    leaves = {column: _present_fields(schema, column, STATE_FIELDS[column]) for column in columns}
     columns = [column for column in columns if leaves[column]]
     groups = _row_groups_holding(parquet.metadata, columns)
     fields = [leaf for column in columns for leaf in leaves[column]]
@@ -159,15 +158,16 @@ def _read_state_actions(parquet: Any, columns: list[str], actions: CheckpointAct
     return [_sidecar_name(str(row["path"])) for row in found.get("sidecar", ())]
 
 
-def _used_fields(schema: Any, column: str) -> list[str]:
-    """The :data:`STATE_FIELDS` of ``column`` its parquet schema has, as the dotted paths pyarrow reads.
+def _present_fields(schema: Any, column: str, names: tuple[str, ...]) -> list[str]:
+    """The fields ``names`` of the struct ``column`` that the parquet schema has, as the dotted paths pyarrow
+    reads.
 
     :raises UnsupportedLog: when the column is not a struct, as no writer makes it.
     """
     kind = schema.field(column).type
     if not hasattr(kind, "get_field_index"):
         raise UnsupportedLog(f"a checkpoint whose {column} column is not a struct: {kind}")
-    return [f"{column}.{name}" for name in STATE_FIELDS[column] if kind.get_field_index(name) >= 0]
+    return [f"{column}.{name}" for name in names if kind.get_field_index(name) >= 0]
 
 
 def _row_groups_holding(metadata: Any, columns: list[str]) -> list[int]:
