@@ -1,19 +1,24 @@
 """Zip the Airflow-free core for spark-submit ``--py-files``: what a Spark driver runs and nothing else.
 
 The core bundle is the static import closure of the driver's entry points (:data:`DRIVER_ENTRY_POINTS`: the
-Spark job ``spark_job.main`` and its ``__main__``, and the library API ``conflict_safe``), walked with
-``ast`` through every import of this package, including imports inside functions and under
-``TYPE_CHECKING``. It may reach only the driver's rooms (:data:`CORE_PACKAGES`: the job contract, the commit
-loop occ, the Spark engine, the jar cache and Delta settings the job's own session reads, the Spark job and
-the library API); a module of those rooms that no entry point reaches (what only the Airflow worker or
-the set-up step uses, such as :mod:`airflow_provider_deltacc.spark_jars.jar_setup`) stays behind.
+Spark job ``spark_job.main`` and its ``__main__``), walked with ``ast`` through every import of this package,
+including imports inside functions and under ``TYPE_CHECKING``. It may reach only the driver's rooms
+(:data:`CORE_PACKAGES`: the job contract, the commit loop occ, the Spark engine, the jar cache and Delta
+settings the job's own session reads, the Spark job and the library API); a module of those rooms that no
+entry point reaches (what only the Airflow worker or the set-up step uses, such as
+:mod:`airflow_provider_deltacc.spark_jars.jar_setup`) stays behind.
 
-The core bundle holds only this package's own code. Its one pure-Python runtime dependency,
-tenacity, travels as a second archive, so a Spark driver needs nothing installed beyond pyspark
-(the Delta Python API ships inside the delta-spark jar, which is also put on ``--py-files``).
+The library API (:data:`LIBRARY_ENTRY_POINTS`: ``conflict_safe``, for Spark applications and notebooks)
+travels in an archive of its own instead of the core's: the core's modules and the library API's (one
+package cannot span two archives). A spark-submit driver never imports it, so a job is not shipped it.
 
-``python -m airflow_provider_deltacc.hooks.bundle DIR`` writes the archives into DIR and prints their paths,
-for Spark applications and notebooks that call :mod:`airflow_provider_deltacc.conflict_safe`.
+The archives hold only this package's own code. Its one pure-Python runtime dependency, tenacity, travels as
+an archive of its own, so a Spark driver needs nothing installed beyond pyspark (the Delta Python API ships
+inside the delta-spark jar, which is also put on ``--py-files``).
+
+``python -m airflow_provider_deltacc.hooks.bundle DIR`` writes the library API's archive and tenacity's into
+DIR and prints their paths, for Spark applications and notebooks that call
+:mod:`airflow_provider_deltacc.conflict_safe`.
 """
 
 from __future__ import annotations
@@ -34,12 +39,10 @@ import airflow_provider_deltacc
 PACKAGE = airflow_provider_deltacc.__name__
 #: The rooms a Spark driver's code may come from; the bundle refuses a closure that leaves them.
 CORE_PACKAGES = ("contract", "occ", "engine", "spark_jars", "spark_job", "conflict_safe")
-#: What a Spark driver starts from: the job (spark-submit runs it as a file or a module) and the library API.
-DRIVER_ENTRY_POINTS = (
-    f"{PACKAGE}.spark_job.main",
-    f"{PACKAGE}.spark_job.__main__",
-    f"{PACKAGE}.conflict_safe",
-)
+#: What a spark-submit driver starts from: the job, run as a file or a module.
+DRIVER_ENTRY_POINTS = (f"{PACKAGE}.spark_job.main", f"{PACKAGE}.spark_job.__main__")
+#: What a Spark application or notebook calls: the library API.
+LIBRARY_ENTRY_POINTS = (f"{PACKAGE}.conflict_safe",)
 _FIXED_ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 _NOT_SHIPPED_FOLDERS = frozenset({"__pycache__", "tests", "test", "testing"})
 
@@ -58,9 +61,22 @@ def core_files() -> list[tuple[Path, str]]:
     :raises ValueError: when the closure reaches a module outside :data:`CORE_PACKAGES` or one that is not
         the package's own source.
     """
+    return _checked_files(driver_closure(package_root()))
+
+
+def library_files() -> list[tuple[Path, str]]:
+    """(file, name inside the archive) for the library API's archive: the core's modules and the library
+    API's closure, checked as :func:`core_files` checks the core's.
+
+    :raises ValueError: as :func:`core_files`.
+    """
+    return _checked_files(driver_closure(package_root(), DRIVER_ENTRY_POINTS + LIBRARY_ENTRY_POINTS))
+
+
+def _checked_files(modules: dict[str, Path]) -> list[tuple[Path, str]]:
     root = package_root()
     files = []
-    for module, path in sorted(driver_closure(root).items()):
+    for module, path in sorted(modules.items()):
         if module != PACKAGE and module.split(".")[1] not in CORE_PACKAGES:
             raise ValueError(f"the Spark driver's code imports {module}, which is outside {CORE_PACKAGES}")
         if not _is_own_module(root, path):
@@ -69,19 +85,22 @@ def core_files() -> list[tuple[Path, str]]:
     return sorted(files, key=lambda item: item[1])
 
 
-def driver_closure(root: Path | None = None) -> dict[str, Path]:
-    """Module name -> source file of every module of this package a Spark driver can import: the
-    :data:`DRIVER_ENTRY_POINTS`, everything they import, transitively, and every package on the way.
+def driver_closure(
+    root: Path | None = None, entry_points: tuple[str, ...] = DRIVER_ENTRY_POINTS
+) -> dict[str, Path]:
+    """Module name -> source file of every module of this package a Spark driver can import: the entry
+    points, everything they import, transitively, and every package on the way.
 
     Every import counts, wherever it is written: at module level, inside functions, under ``TYPE_CHECKING``,
     ``import x``, ``from x import y`` (``y`` counts when it is a module), relative ones, and
     ``importlib.import_module("...")`` of a constant name.
 
     :param root: the package's folder (the installed one by default).
+    :param entry_points: where to start: the job's (:data:`DRIVER_ENTRY_POINTS`) or the library API's.
     """
     root = root or package_root()
     found: dict[str, Path] = {}
-    todo = list(DRIVER_ENTRY_POINTS)
+    todo = list(entry_points)
     while todo:
         module = todo.pop()
         if module in found:
@@ -182,17 +201,22 @@ def _write_zip(files: Iterable[tuple[Path, str]], directory: Path, stem: str) ->
     return target
 
 
-def build_bundle(directory: Path | None = None) -> list[Path]:
-    """Write (or reuse) the py-files archives and return them: the core first, then tenacity.
+def build_bundle(directory: Path | None = None, *, library: bool = False) -> list[Path]:
+    """Write (or reuse) the py-files archives and return them: the core (or, with ``library``, the library
+    API's archive), then tenacity.
 
     :param directory: where to keep the archives; a per-user temp directory by default. Archive names
         carry a content hash, so concurrent tasks share them safely.
+    :param library: the library API's archive instead of the core (for applications and notebooks).
     """
     directory = directory or Path(tempfile.gettempdir()) / "deltacc-bundles"
     directory.mkdir(parents=True, exist_ok=True)
-    core = _write_zip(core_files(), directory, f"deltacc-core-{airflow_provider_deltacc.__version__}")
-    deps = _write_zip(tenacity_files(), directory, f"tenacity-{metadata.version('tenacity')}")
-    return [core, deps]
+    version = airflow_provider_deltacc.__version__
+    if library:
+        ours = _write_zip(library_files(), directory, f"deltacc-library-{version}")
+    else:
+        ours = _write_zip(core_files(), directory, f"deltacc-core-{version}")
+    return [ours, _write_zip(tenacity_files(), directory, f"tenacity-{metadata.version('tenacity')}")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("directory", type=Path, help="where to write the archives")
     args = parser.parse_args(argv)
-    for path in build_bundle(args.directory):
+    for path in build_bundle(args.directory, library=True):
         print(path)
     return 0
 

@@ -132,7 +132,6 @@ def test_the_bundle_holds_only_the_packages_own_core(tmp_path: Path) -> None:
         "engine",
         "spark_jars",
         "spark_job",
-        "conflict_safe",
     }, second
     with zipfile.ZipFile(deps) as archive:
         assert {n.split("/")[0] for n in archive.namelist()} == {"tenacity"}
