@@ -177,7 +177,11 @@ def measurements(table: str) -> dict[str, Any]:
 
     def new_write() -> None:
         answer = consult_log(new)
-        assert answer.report is None and answer.unrecorded_at is not None
+        assert (
+            answer.report is None
+            and answer.known_snapshot is not None
+            and answer.known_snapshot.txn_unrecorded
+        )
 
     def facts() -> None:
         found = read_table_facts(Table(table))

@@ -237,6 +237,25 @@ class ReportTrailSpec:
 
 
 @dataclass(frozen=True)
+class KnownSnapshot:
+    """The table's latest snapshot as the worker's read of its log showed it before the job started (set by
+    the provider): the first attempt plans from it instead of asking Spark. A check it fails is made again
+    on Spark's read; Delta still checks at commit what it checks.
+
+    :param version: the table version read.
+    :param partition_columns: the partition columns, in table order.
+    :param schema: the table schema, as the log's JSON (``schemaString``).
+    :param txn_unrecorded: the job's txn identity is not recorded in it: the first attempt need not read the
+        recorded versions (a Spark job over the log) before it calls a source function.
+    """
+
+    version: int
+    partition_columns: tuple[str, ...]
+    schema: str
+    txn_unrecorded: bool = False
+
+
+@dataclass(frozen=True)
 class TurnServiceSpec:
     """Where a Spark driver asks for its turns: the writer's turn service in the Airflow worker (see
     :mod:`airflow_provider_deltacc.turns.service`), for a commit loop that runs in the driver.
@@ -271,6 +290,7 @@ class JobSpec:
         holds an exclusive lease on the table), ``override`` (the caller accepts the risk), or None.
     :param report_trail: the run token and report directory, or None.
     :param turn_service: where the commit loop asks for its turns when it runs in a Spark driver, or None.
+    :param known_snapshot: the table's snapshot as the worker's read of its log showed it, or None.
     """
 
     operation: str
@@ -283,3 +303,4 @@ class JobSpec:
     storage_guard: str | None = None
     report_trail: ReportTrailSpec | None = None
     turn_service: TurnServiceSpec | None = None
+    known_snapshot: KnownSnapshot | None = None

@@ -18,6 +18,7 @@ from airflow_provider_deltacc.contract.operations import OPERATIONS
 from airflow_provider_deltacc.contract.spec import (
     STORAGE_GUARDS,
     JobSpec,
+    KnownSnapshot,
     OperationOptions,
     ReportTrailSpec,
     SourceSpec,
@@ -55,6 +56,7 @@ def job_spec(
     storage_guard: str | None = None,
     report_trail: ReportTrailSpec | None = None,
     turn_service: TurnServiceSpec | None = None,
+    known_snapshot: KnownSnapshot | None = None,
 ) -> JobSpec:
     """One job, checked as a whole: the operation, the table, and whether the parts fit the operation.
 
@@ -69,6 +71,7 @@ def job_spec(
     :param storage_guard: ``exclusive_lease``, ``override`` or None.
     :param report_trail: the run token and report directory, or None.
     :param turn_service: where a commit loop in a Spark driver asks for its turns, or None.
+    :param known_snapshot: the table's snapshot as the worker's read of its log showed it, or None.
     :raises SpecError: on the first problem found.
     """
     operation = check_operation(operation)
@@ -91,6 +94,7 @@ def job_spec(
         storage_guard=check_storage_guard(storage_guard),
         report_trail=report_trail,
         turn_service=turn_service,
+        known_snapshot=known_snapshot,
     )
 
 

@@ -44,10 +44,7 @@ def spec_to_json(spec: JobSpec) -> dict[str, Any]:
         "commit_retry": spec.commit_retry.to_dict(),
     }
     if spec.txn is not None:
-        txn = spec.txn.to_dict()
-        if spec.txn.unrecorded_at is not None:
-            txn["unrecorded_at"] = spec.txn.unrecorded_at
-        data["txn"] = txn
+        data["txn"] = spec.txn.to_dict()
     if spec.spark_conf:
         data["spark_conf"] = dict(spec.spark_conf)
     if spec.storage_guard is not None:
@@ -62,6 +59,14 @@ def spec_to_json(spec: JobSpec) -> dict[str, Any]:
             "token": service.token,
             "timeout_s": service.timeout_s,
             "fenced": service.fenced,
+        }
+    if spec.known_snapshot is not None:
+        known = spec.known_snapshot
+        data["known_snapshot"] = {
+            "version": known.version,
+            "partition_columns": list(known.partition_columns),
+            "schema": known.schema,
+            "txn_unrecorded": known.txn_unrecorded,
         }
     return data
 

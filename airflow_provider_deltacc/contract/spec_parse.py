@@ -15,7 +15,11 @@ Shape::
      "spark_conf": {...},  "storage_guard": "exclusive_lease|override" | null,
      "report_trail": {"run_token": "<hex>", "report_dir": "<path or URI>" | null} | null,
      "turn_service": {"url": "http://host:port", "token": "<secret>", "timeout_s": 1800, "fenced": false}
-        | null}
+        | null,
+     "known_snapshot": {"version": 12, "partition_columns": ["day"], "schema": "<the log's schemaString>",
+        "txn_unrecorded": true} | null}
+
+``report_trail``, ``turn_service`` and ``known_snapshot`` are set by the provider.
 
 Every problem raises :class:`SpecError` naming the field, the bad value and the fix.
 """
@@ -28,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_deltacc.contract.exceptions import SpecError
-from airflow_provider_deltacc.contract.spec import JobSpec, ReportTrailSpec, TurnServiceSpec
+from airflow_provider_deltacc.contract.spec import JobSpec, KnownSnapshot, ReportTrailSpec, TurnServiceSpec
 from airflow_provider_deltacc.contract.spec_build import (
     check_operation,
     check_source,
@@ -56,6 +60,7 @@ TOP_LEVEL = (
     "storage_guard",
     "report_trail",
     "turn_service",
+    "known_snapshot",
 )
 #: Top-level fields by their names before the rename -> their names now.
 RENAMED = {"retry_policy": "commit_retry"}
@@ -95,6 +100,7 @@ def parse_spec(spec: str | bytes | Mapping[str, Any]) -> JobSpec:
         storage_guard=storage_guard,
         report_trail=_report_trail(top.data.get("report_trail")),
         turn_service=_turn_service(top.data.get("turn_service")),
+        known_snapshot=_known_snapshot(top.data.get("known_snapshot")),
     )
 
 
@@ -139,3 +145,26 @@ def _turn_service(raw: Any) -> TurnServiceSpec | None:
     timeout_s = fields.number("timeout_s")
     fenced = fields.boolean("fenced", False)
     return TurnServiceSpec(url, token, 1800.0 if timeout_s is None else timeout_s, fenced)
+
+
+def _known_snapshot(raw: Any) -> KnownSnapshot | None:
+    if raw is None:
+        return None
+    fields = Fields(raw, "known_snapshot")
+    fields.only(("version", "partition_columns", "schema", "txn_unrecorded"), "known_snapshot")
+    version = fields.integer("version", -1)
+    schema = fields.string("schema", required=True)
+    try:
+        fields_list = json.loads(schema or "")["fields"]
+    except (ValueError, TypeError, KeyError):
+        fields_list = None
+    if not isinstance(fields_list, list):
+        raise SpecError("known_snapshot.schema", schema, "must be the log's schemaString (a JSON struct)")
+    if version is None or version < 0:
+        raise SpecError("known_snapshot.version", None, "is required (the table version read)")
+    return KnownSnapshot(
+        version,
+        fields.strings("partition_columns"),
+        str(schema),
+        fields.boolean("txn_unrecorded", False),
+    )

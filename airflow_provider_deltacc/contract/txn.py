@@ -36,15 +36,10 @@ class TxnIdentity:
 
     :param app_id: stable per logical writer (non-empty).
     :param version: monotonically increasing per app id (a non-negative Java long).
-    :param unrecorded_at: a table version whose Delta log the worker read just before the job started
-        (:mod:`airflow_provider_deltacc.delta_log.fast_path`) and found no version ``>= version`` recorded for
-        ``app_id``; None when nobody looked. The job's first attempt then need not read the recorded versions
-        again before calling a source function (see :meth:`known_unrecorded`).
     """
 
     app_id: str
     version: int
-    unrecorded_at: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.app_id, str) or not self.app_id.strip():
@@ -55,28 +50,6 @@ class TxnIdentity:
             )
         if not 0 <= self.version <= MAX_TXN_VERSION:
             raise InputError("txn.version", self.version, f"must be between 0 and {MAX_TXN_VERSION}")
-        if self.unrecorded_at is not None and (
-            isinstance(self.unrecorded_at, bool)
-            or not isinstance(self.unrecorded_at, int)
-            or self.unrecorded_at < 0
-        ):
-            raise InputError(
-                "txn.unrecorded_at",
-                self.unrecorded_at,
-                "must be a table version (an integer >= 0) or null; it is set by the provider, not by hand",
-            )
-
-    def known_unrecorded(self, snapshot_version: int | None) -> bool:
-        """Whether the worker's read of the log already showed this identity unrecorded in a snapshot.
-
-        :param snapshot_version: the version of the snapshot the attempt plans from, when it is known without
-            a read; None when only a read would tell (a Spark Connect session pays a ``DESCRIBE HISTORY``).
-            A known version must be the one the worker read: a commit since then may have recorded the
-            identity (another try of the same task), and only a read of the log tells.
-        """
-        if self.unrecorded_at is None:
-            return False
-        return snapshot_version is None or snapshot_version == self.unrecorded_at
 
     @classmethod
     def from_dict(cls, data: Any) -> TxnIdentity:
@@ -87,17 +60,15 @@ class TxnIdentity:
         """
         if not isinstance(data, dict):
             raise InputError("txn", data, 'must be an object {"app_id": "...", "version": 7} or null')
-        unknown = sorted(set(data) - {"app_id", "version", "unrecorded_at"})
+        unknown = sorted(set(data) - {"app_id", "version"})
         if unknown:
             raise InputError(
-                f"txn.{unknown[0]}",
-                data[unknown[0]],
-                "unknown field; txn has app_id, version and (set by the provider) unrecorded_at",
+                f"txn.{unknown[0]}", data[unknown[0]], "unknown field; txn has app_id and version"
             )
         for key in ("app_id", "version"):
             if key not in data:
                 raise InputError(f"txn.{key}", None, "is required when txn is given")
-        return cls(app_id=data["app_id"], version=data["version"], unrecorded_at=data.get("unrecorded_at"))
+        return cls(app_id=data["app_id"], version=data["version"])
 
     def to_dict(self) -> dict[str, Any]:
         """Return ``{"app_id": ..., "version": ...}``."""

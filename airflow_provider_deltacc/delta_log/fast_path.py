@@ -22,15 +22,18 @@ The log is read by the provider's own reader (:mod:`airflow_provider_deltacc.del
 checkpoint's ``txn``, ``metaData`` and ``protocol`` columns and the commits after it), or by delta-rs for
 a log that reader does not read exactly.
 
-A job the log does not answer is still told what it showed (:class:`LogAnswer`): an identity unrecorded at
-table version *V* goes to the job as ``txn.unrecorded_at: V``. A job that must check its identity itself
-before it writes (a source function, which must not be called for a duplicate; a free-form SQL statement)
-then skips that check on its first attempt, a Spark job over the log (about 1 s over Spark Connect on the
-bench's table), when the snapshot it plans from is version *V*. On a classic session the snapshot's version
-is known for free, and a commit since *V* means the log is read after all. Over Spark Connect the version
-costs a ``DESCRIBE HISTORY``, so the sighting is trusted: only another try of the same task committing in
-between could make it stale, and then Delta's own check at commit time skips the write and the task reports
-``skipped_duplicate`` (the function has been called once). Retries always read the log.
+A write the log does not answer (``append``, ``overwrite_partitions``, ``merge``, ``update``, ``delete``,
+with or without a txn identity) is handed the snapshot it showed (:class:`LogAnswer`, the spec's
+``known_snapshot``: version, partition columns, schema, properties, and whether the write's txn identity is
+recorded), when the log is replayed as Delta replays it. Its first attempt plans from that instead of
+asking Spark again: ``DESCRIBE TABLE EXTENDED`` and an analysis of the table, each a load of the log on the
+server (0.3 s a task at 10,000 files over Spark Connect). A check the job fails on it is made again on
+Spark's own read, which decides (the table may have changed since); what Delta checks at commit, it still
+checks. A write that must check its identity itself before it writes (a source function, which must not be
+called for a duplicate) skips that check, a Spark job over the log, on its first attempt when the snapshot
+showed the identity unrecorded. Only another try of the same task committing in between could make that
+stale, and then Delta's own check at commit time skips the write and the task reports
+``skipped_duplicate`` (the function has been called once). Retries always read the log on Spark.
 
 This runs in the Airflow worker, not on the Spark driver: it imports neither Airflow nor pyspark, and
 ``deltalake`` only when a log is read.
@@ -47,7 +50,7 @@ from typing import Any, Literal
 from airflow_provider_deltacc.contract.commit_report import AttemptRecord, CommitReport
 from airflow_provider_deltacc.contract.commits import scan_for_txn_commit
 from airflow_provider_deltacc.contract.ddl import delta_primitive_type, split_ddl_columns
-from airflow_provider_deltacc.contract.spec import AppendOptions, JobSpec
+from airflow_provider_deltacc.contract.spec import AppendOptions, JobSpec, KnownSnapshot
 from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.contract.table_location import is_relative
 from airflow_provider_deltacc.contract.txn import already_committed, committed_reason, duplicate_metrics
@@ -70,6 +73,9 @@ LOG_SAFE_READER_FEATURES = frozenset(
         "variantType-preview",
     }
 )
+#: The operations whose first attempt plans from the table's snapshot: the writes (OPTIMIZE and VACUUM read
+#: theirs on Spark; VACUUM's retention must be the table's at the time it runs).
+PLANNED_FROM_SNAPSHOT = frozenset({"append", "overwrite_partitions", "merge", "update", "delete"})
 _DEFAULT_FS_CONF = "spark.hadoop.fs.defaultFS"
 # Makes a DDL ``TIMESTAMP`` mean TIMESTAMP_NTZ for the job.
 _TIMESTAMP_TYPE_CONF = "spark.sql.timestampType"
@@ -107,6 +113,7 @@ class LogSnapshot:
     :param partition_columns: the partition columns, in table order.
     :param columns: the top-level columns.
     :param recorded_txn_version: the version recorded for the job's txn app id, -1 when none.
+    :param schema_string: the table schema, as the log's JSON.
     """
 
     version: int
@@ -116,6 +123,7 @@ class LogSnapshot:
     partition_columns: tuple[str, ...]
     columns: tuple[LogColumn, ...]
     recorded_txn_version: int = -1
+    schema_string: str = ""
 
     def column(self, name: str) -> LogColumn | None:
         """The column spelled exactly ``name``, or None.
@@ -130,23 +138,20 @@ class LogAnswer:
     """What the table's Delta log told about a job before any Spark started.
 
     :param report: the job's report when the log alone gives Delta's answer, else None (run it).
-    :param unrecorded_at: when the log does not answer, the table version at which it showed the job's txn
-        identity unrecorded (a fresh write), or None when it was not read or cannot be trusted for it.
+    :param known_snapshot: when the log does not answer a write, the snapshot it showed; None when it was
+        not read or cannot be trusted (a log the readers do not replay as Delta does).
     """
 
     report: dict[str, Any] | None = None
-    unrecorded_at: int | None = None
+    known_snapshot: KnownSnapshot | None = None
 
     def spec_to_run(self, job: JobSpec) -> JobSpec:
-        """``job`` with what the log told it: ``txn.unrecorded_at`` when the identity was unrecorded, so the
-        job's first attempt need not read the recorded versions again (a Spark job over the log) before it
-        calls a source function.
+        """``job`` with the snapshot the log showed as its ``known_snapshot``, so that its first attempt need
+        not ask Spark for it again.
 
         :param job: the job spec this answer is for.
         """
-        if self.unrecorded_at is None or job.txn is None:
-            return job
-        return replace(job, txn=replace(job.txn, unrecorded_at=self.unrecorded_at))
+        return job if self.known_snapshot is None else replace(job, known_snapshot=self.known_snapshot)
 
 
 def consult_log(job: JobSpec, *, storage_options: Mapping[str, str] | None = None) -> LogAnswer:
@@ -157,16 +162,17 @@ def consult_log(job: JobSpec, *, storage_options: Mapping[str, str] | None = Non
     :param storage_options: delta-rs storage options (object-store credentials); None uses the environment.
     """
     started_at, start = time.time(), time.monotonic()
-    if not log_may_answer(job):
+    answers = log_may_answer(job)
+    if not answers and not (job.operation in PLANNED_FROM_SNAPSHOT and log_readable(job)):
         return LogAnswer()
     try:
         snapshot = read_snapshot(job.table, job.txn.app_id if job.txn else None, storage_options)
     except Exception as exc:  # no table there, storage that cannot be reached: Spark says what is wrong
         log.debug("cannot read the Delta log of %s (%s); Spark runs the job", job.table, exc)
         return LogAnswer()
-    verdict = fast_path_verdict(job, snapshot)
+    verdict = fast_path_verdict(job, snapshot) if answers else None
     if verdict is None:
-        return LogAnswer(unrecorded_at=snapshot.version if txn_known_unrecorded(job, snapshot) else None)
+        return LogAnswer(known_snapshot=known_snapshot(job, snapshot))
     if verdict == "duplicate":
         assert job.txn is not None
         recorded = snapshot.recorded_txn_version
@@ -199,6 +205,23 @@ def txn_known_unrecorded(job: JobSpec, snapshot: LogSnapshot) -> bool:
     )
 
 
+def known_snapshot(job: JobSpec, snapshot: LogSnapshot) -> KnownSnapshot | None:
+    """The snapshot the job's first attempt may plan from: for a write, when the log is replayed as Delta
+    replays it; else None.
+
+    :param job: the parsed spec.
+    :param snapshot: the table's latest snapshot.
+    """
+    if job.operation not in PLANNED_FROM_SNAPSHOT or not log_replay_supported(snapshot):
+        return None
+    return KnownSnapshot(
+        version=snapshot.version,
+        partition_columns=snapshot.partition_columns,
+        schema=snapshot.schema_string,
+        txn_unrecorded=txn_known_unrecorded(job, snapshot),
+    )
+
+
 def log_may_answer(job: JobSpec) -> bool:
     """Whether the job is one the log could answer, judged from the spec alone (no I/O).
 
@@ -206,6 +229,14 @@ def log_may_answer(job: JobSpec) -> bool:
     """
     if job.txn is None and not is_empty_append(job):
         return False  # OPTIMIZE, VACUUM and writes without an identity: nothing to skip
+    return log_readable(job)
+
+
+def log_readable(job: JobSpec) -> bool:
+    """Whether the worker reads the same Delta log as the job's Spark, judged from the spec alone (no I/O).
+
+    :param job: the parsed spec.
+    """
     if not job.table.is_path:
         return False  # a catalog table: its location is the catalog's to resolve
     if is_relative(job.table):
@@ -255,6 +286,7 @@ def read_snapshot(
         partition_columns=state.partition_columns,
         columns=columns,
         recorded_txn_version=state.txn_versions.get(app_id, -1) if app_id is not None else -1,
+        schema_string=state.schema_string,
     )
 
 

@@ -6,9 +6,11 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.commit_report import CommitReport
+from airflow_provider_deltacc.contract.exceptions import InputError
 from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.engine.backend import is_connect
 from airflow_provider_deltacc.engine.by_value import pickled_by_value
@@ -19,13 +21,15 @@ from airflow_provider_deltacc.engine.confs import (
     runtime_confs,
     set_runtime_conf,
 )
-from airflow_provider_deltacc.engine.operations import SourceHook, build_operation
+from airflow_provider_deltacc.engine.operations import PreparedOperation, SourceHook, build_operation
 from airflow_provider_deltacc.engine.source_function import workers_load_the_function
 from airflow_provider_deltacc.occ.commit_loop import Turns, run_commit_loop
 from airflow_provider_deltacc.spark_jars.connect_mode import spark_connect_code
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+_log = logging.getLogger(__name__)
 
 
 def run_operation(
@@ -63,7 +67,7 @@ def run_operation(
     if before_commit is not None:
         source_hook = _fenced(source_hook, before_commit)
     with operation_session(spark, spec.spark_conf) as session, pickled_by_value(user_code):
-        prepared = build_operation(session, spec, source_hook)
+        prepared = _build(session, spec, source_hook)
         work = prepared.work
         if function is not None:
             work = workers_load_the_function(work, function.name)
@@ -81,6 +85,19 @@ def run_operation(
             sleep=sleep,
             turns=turns,
         )
+
+
+def _build(spark: SparkSession, spec: JobSpec, source_hook: SourceHook | None) -> PreparedOperation:
+    """Validate the operation and return its attempt. Bad input found on the snapshot the worker read (the
+    spec's ``known_snapshot``) is looked for again on Spark's own read, which decides: the table may have
+    changed since."""
+    try:
+        return build_operation(spark, spec, source_hook)
+    except InputError as exc:
+        if spec.known_snapshot is None:
+            raise
+        _log.debug("checked against the snapshot the worker read (%s); reading it on Spark", exc)
+        return build_operation(spark, replace(spec, known_snapshot=None), source_hook)
 
 
 def _fenced(hook: SourceHook | None, before_commit: Callable[[], object]) -> SourceHook:

@@ -1,17 +1,19 @@
 """Read a Delta table's latest snapshot on Spark.
 
 The snapshot is read by the session's backend (:mod:`airflow_provider_deltacc.engine.backend`): the JVM
-``DeltaLog`` on a classic session, the server's ``DESCRIBE DETAIL`` on a Spark Connect session.
+``DeltaLog`` on a classic session, the server's ``DESCRIBE TABLE EXTENDED`` on a Spark Connect session.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from airflow_provider_deltacc.contract.exceptions import InputError
+from airflow_provider_deltacc.contract.spec import JobSpec
 from airflow_provider_deltacc.contract.table import Table
 
 if TYPE_CHECKING:
@@ -20,11 +22,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TableState",
+    "check_state",
+    "first_attempt_state",
     "provider",
     "read_table_state",
     "read_table_state_if_exists",
     "require_delta_table",
     "require_table_state",
+    "required_first_attempt_state",
     "table_exists",
     "table_frame",
 ]
@@ -51,6 +56,8 @@ class TableState:
     :param read_properties: returns the table properties (``delta.*`` and user ones); called once, when
         :attr:`properties` is first read (only VACUUM needs them).
     :param txn_versions: recorded idempotent-write versions, for the app ids asked for.
+    :param read_by_worker: the worker's read of the log, not Spark's.
+    :param txn_unrecorded: the worker's read showed the job's txn identity unrecorded.
     """
 
     partition_columns: tuple[str, ...]
@@ -58,6 +65,8 @@ class TableState:
     read_version: Callable[[], int]
     read_properties: Callable[[], Mapping[str, str]] = dict
     txn_versions: dict[str, int] = field(default_factory=dict)
+    read_by_worker: bool = False
+    txn_unrecorded: bool = False
 
     @cached_property
     def version(self) -> int:
@@ -166,6 +175,60 @@ def require_table_state(spark: SparkSession, table: Table, field_name: str = "ta
         require_delta_table(spark, table, field_name)
         raise InputError(field_name, table.name, "the table disappeared or is not a Delta table")
     return state
+
+
+def first_attempt_state(spark: SparkSession, spec: JobSpec) -> TableState | None:
+    """The snapshot a job's first attempt plans from: ``spec.known_snapshot`` (the worker's read of the
+    log), else Spark's read (None: no Delta table).
+
+    :param spark: the operation's session.
+    :param spec: the job spec.
+    """
+    return _known_state(spark, spec) or read_table_state_if_exists(spark, spec.table)
+
+
+def required_first_attempt_state(spark: SparkSession, spec: JobSpec) -> TableState:
+    """:func:`first_attempt_state` of a table that must exist (see :func:`require_table_state`)."""
+    return _known_state(spark, spec) or require_table_state(spark, spec.table)
+
+
+def _known_state(spark: SparkSession, spec: JobSpec) -> TableState | None:
+    known = spec.known_snapshot
+    if known is None:
+        return None
+    from pyspark.sql.types import StructType
+
+    try:
+        schema = StructType.fromJson(json.loads(known.schema))
+    except Exception:  # a type this pyspark does not know: Spark's read names it
+        return None
+    state = TableState(
+        known.partition_columns,
+        schema,
+        lambda: known.version,
+        lambda: read_table_state(spark, spec.table).properties,  # not the worker's: none plans from them
+        read_by_worker=True,
+        txn_unrecorded=known.txn_unrecorded,
+    )
+    state.version  # noqa: B018 - known: the search for the attempt's commit starts after it
+    return state
+
+
+def check_state(
+    spark: SparkSession, table: Table, state: TableState, check: Callable[[TableState], None]
+) -> None:
+    """``check(state)``; when that fails on the worker's read, again on Spark's own (the table may have
+    changed since), which decides.
+
+    :param check: raises :class:`InputError` when the operation does not fit the snapshot.
+    """
+    try:
+        check(state)
+    except InputError:
+        fresh = read_table_state_if_exists(spark, table) if state.read_by_worker else None
+        if fresh is None:
+            raise
+        check(fresh)
 
 
 def read_table_state(spark: SparkSession, table: Table, app_ids: tuple[str, ...] = ()) -> TableState:

@@ -4,6 +4,7 @@ case where it must leave the job to Spark."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -14,7 +15,6 @@ import pytest
 
 from airflow_provider_deltacc.contract.commits import TXN_SCAN_VERSIONS, scan_for_txn_commit
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
-from airflow_provider_deltacc.contract.txn import TxnIdentity
 from airflow_provider_deltacc.delta_log.fast_path import (
     ANSWERED_BY,
     LogAnswer,
@@ -105,19 +105,59 @@ def test_another_app_id_is_not_a_duplicate(table: str) -> None:
 
 
 # -- what the log tells a job it does not answer ------------------------------------------------------------
-def test_a_fresh_identity_is_told_unrecorded_at_the_version_read(table: str) -> None:
+def test_a_write_the_log_does_not_answer_is_handed_the_snapshot_it_showed(table: str) -> None:
     spec = _merge(table, 5)
     answer = consult_log(spec)
-    assert answer == LogAnswer(report=None, unrecorded_at=2)
+    known = answer.known_snapshot
+    assert answer.report is None and known is not None
+    assert (known.version, known.partition_columns) == (2, ("day",))
+    assert known.txn_unrecorded is True
+    fields = json.loads(known.schema)["fields"]
+    assert [(f["name"], f["type"]) for f in fields] == [
+        ("id", "long"),
+        ("day", "string"),
+        ("amount", "decimal(10,2)"),
+    ]
     typed = parse_spec(spec)
-    to_run = answer.spec_to_run(typed)
-    assert to_run.txn == TxnIdentity("dag.merge", 5, unrecorded_at=2)
-    assert typed.txn == TxnIdentity("dag.merge", 5)  # the caller's spec is left as it was
+    assert answer.spec_to_run(typed) == replace(typed, known_snapshot=known)
+    assert typed.known_snapshot is None  # the caller's spec is left as it was
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"operation": "delete", "options": {"condition": "id = 1"}},
+        {"operation": "update", "options": {"set": {"amount": "0"}, "condition": "id = 1"}},
+        {
+            "operation": "append",
+            "source": {"kind": "rows", "rows": [[2, "2026-11-21", "1.00"]], "schema": SCHEMA},
+        },
+    ],
+    ids=["delete", "update", "append"],
+)
+def test_a_write_without_an_identity_is_handed_the_snapshot_too(table: str, spec: dict[str, Any]) -> None:
+    answer = consult_log({**spec, "table": table})
+    assert answer.report is None and answer.known_snapshot is not None
+    assert (answer.known_snapshot.version, answer.known_snapshot.txn_unrecorded) == (2, False)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"operation": "optimize", "options": {}},
+        {"operation": "vacuum", "options": {"retention_hours": 200}},
+        {"operation": "sql", "options": {"statement": "DELETE FROM {table} WHERE id = 1"}},
+    ],
+    ids=["optimize", "vacuum", "sql"],
+)
+def test_maintenance_and_sql_read_their_own_snapshot_on_spark(table: str, spec: dict[str, Any]) -> None:
+    """VACUUM's retention must be the table's when it runs; OPTIMIZE and SQL plan from no snapshot here."""
+    assert consult_log({**spec, "table": table}) == LogAnswer()
 
 
 def test_a_duplicate_is_answered_and_not_told_anything(table: str) -> None:
     answer = consult_log(_merge(table, 4))
-    assert answer.report is not None and answer.unrecorded_at is None
+    assert answer.report is not None and answer.known_snapshot is None
 
 
 def test_an_identity_on_a_log_delta_rs_does_not_replay_is_not_told_unrecorded(
@@ -142,7 +182,8 @@ def test_a_txn_retention_still_tells_an_unrecorded_identity(tmp_path: Path) -> N
     # Delta's retention drops entries delta-rs still shows: what delta-rs shows unrecorded, Delta does too.
     path = tmp_path / "retained"
     _write(path, configuration={"delta.setTransactionRetentionDuration": "interval 30 days"})
-    assert consult_log(_merge(str(path), 4)) == LogAnswer(report=None, unrecorded_at=0)
+    known = consult_log(_merge(str(path), 4)).known_snapshot
+    assert known is not None and (known.version, known.txn_unrecorded) == (0, True)
 
 
 def test_a_job_the_log_cannot_read_is_told_nothing(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.sources import SourceReader
-from airflow_provider_deltacc.engine.table import TableState, read_table_state_if_exists
+from airflow_provider_deltacc.engine.table import TableState, check_state, first_attempt_state
 from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
     opts = spec.options
     assert isinstance(opts, AppendOptions) and spec.source is not None
     source_spec = spec.source
-    initial = read_table_state_if_exists(spark, spec.table)
+    initial = first_attempt_state(spark, spec)
     if initial is None and not opts.create_if_missing:
         raise InputError(
             "table", spec.table.name, "does not exist (or is not Delta) and create_if_missing is false"
@@ -48,7 +48,7 @@ def build_append(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = N
 
     def check(source: DataFrame) -> None:
         if initial is not None:
-            _check_append_schema(source, initial, opts)
+            check_state(spark, spec.table, initial, lambda state: _check_append_schema(source, state, opts))
         else:
             _check_new_partitioning(source, opts)
             check_cluster_by_source(source, opts.cluster_by)

@@ -141,7 +141,7 @@ def tracked_attempt(
         repeats on its own snapshot, and a duplicate is reported from the state after the write instead.
     :param known: a snapshot to plan from instead of reading one (see :class:`KnownState`); ignored when the
         attempt must check recorded txn versions itself and the worker's read of the log did not already
-        show ``txn`` unrecorded in it (see :meth:`~.txn.TxnIdentity.known_unrecorded`).
+        show ``txn`` unrecorded in it (``TableState.txn_unrecorded``).
     """
     started_at = time.time()
     app_ids = (txn.app_id,) if txn else ()
@@ -176,9 +176,7 @@ def _checks_txn_before_write(
     return (
         txn is not None
         and not write_checks_txn
-        and not (
-            known is not None and known.state is not None and txn.known_unrecorded(known.state.known_version)
-        )
+        and not (known is not None and known.state is not None and known.state.txn_unrecorded)
     )
 
 

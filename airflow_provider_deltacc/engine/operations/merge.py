@@ -32,7 +32,12 @@ from airflow_provider_deltacc.engine.pinning import (
     source_partition_values,
 )
 from airflow_provider_deltacc.engine.sources import SourceReader, source_rows
-from airflow_provider_deltacc.engine.table import TableState, require_table_state, table_frame
+from airflow_provider_deltacc.engine.table import (
+    TableState,
+    check_state,
+    required_first_attempt_state,
+    table_frame,
+)
 from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
@@ -54,11 +59,15 @@ def build_merge(spark: SparkSession, spec: JobSpec, hook: SourceHook | None = No
     opts = spec.options
     assert isinstance(opts, MergeOptions) and spec.source is not None
     source_spec = spec.source
-    state = require_table_state(spark, spec.table)
+    state = required_first_attempt_state(spark, spec)
     pin_columns = _pin_columns(opts, state)
-    reader = SourceReader(
-        spark, source_spec, lambda source: _validate(spark, spec, opts, state, source, pin_columns)
-    )
+
+    def check(source: DataFrame) -> None:
+        check_state(
+            spark, spec.table, state, lambda known: _validate(spark, spec, opts, known, source, pin_columns)
+        )
+
+    reader = SourceReader(spark, source_spec, check)
     # Inline rows (not de-duplicated) give their partition values without a Spark job.
     inline = (
         source_rows(spark, source_spec)

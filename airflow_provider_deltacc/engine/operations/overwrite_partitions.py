@@ -23,7 +23,7 @@ from airflow_provider_deltacc.engine.pinning import (
     source_partition_values,
 )
 from airflow_provider_deltacc.engine.sources import SourceReader, source_rows
-from airflow_provider_deltacc.engine.table import TableState, require_table_state
+from airflow_provider_deltacc.engine.table import TableState, check_state, required_first_attempt_state
 from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def build_overwrite_partitions(
     opts = spec.options
     assert isinstance(opts, OverwritePartitionsOptions) and spec.source is not None
     source_spec = spec.source
-    state = require_table_state(spark, spec.table)
+    state = required_first_attempt_state(spark, spec)
     if not state.partition_columns:
         raise InputError(
             "table", spec.table.name, "is not partitioned; overwrite_partitions needs a partitioned table"
@@ -51,11 +51,7 @@ def build_overwrite_partitions(
         check_partition_values(opts.partition_values, state)
 
     def check(source: DataFrame) -> None:
-        columns = {c.lower() for c in source.columns}
-        missing = [c for c in state.partition_columns if c.lower() not in columns]
-        if missing:
-            raise InputError("source", source.columns, f"lacks the table's partition columns {missing}")
-        check_type_families(source, state)
+        check_state(spark, spec.table, state, lambda known: _check_source(source, known))
 
     reader = SourceReader(spark, source_spec, check)
 
@@ -108,3 +104,11 @@ def build_overwrite_partitions(
         )
 
     return prepared_operation("overwrite_partitions", work)
+
+
+def _check_source(source: DataFrame, state: TableState) -> None:
+    columns = {c.lower() for c in source.columns}
+    missing = [c for c in state.partition_columns if c.lower() not in columns]
+    if missing:
+        raise InputError("source", source.columns, f"lacks the table's partition columns {missing}")
+    check_type_families(source, state)

@@ -17,6 +17,7 @@ import pytest
 from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.contract.source_function import SourceFunction
 from airflow_provider_deltacc.contract.spec_parse import parse_spec
+from airflow_provider_deltacc.delta_log.fast_path import consult_log
 from airflow_provider_deltacc.spark_job.main import run_job
 from tests.support.gate import Gate
 from tests.support.held import hold
@@ -214,12 +215,12 @@ def test_bad_input_and_the_functions_own_errors_write_nothing(
 def test_an_identity_the_worker_saw_unrecorded_is_not_read_again_and_a_stale_sighting_writes_nothing(
     spark: SparkSession,
     new_session: Callable[[], SparkSession],
-    session_kind: str,
     table_path: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``txn.unrecorded_at`` (set from the worker's delta-rs read of the log) spares the first attempt its own
-    read of the recorded txn versions; one that is stale (the identity committed since) never writes twice."""
+    """The worker's read of the log showing the identity unrecorded (``known_snapshot.txn_unrecorded``) spares
+    the first attempt its own read of the recorded txn versions; a sighting gone stale (the identity committed
+    since) never writes twice."""
     import airflow_provider_deltacc.engine.operations.base as base
 
     _create(spark, table_path, [("a", 0)], ACCOUNTS)
@@ -239,24 +240,22 @@ def test_an_identity_the_worker_saw_unrecorded_is_not_read_again_and_a_stale_sig
         calls.append(balance)
         return spark.createDataFrame([("a", balance + 1)], ACCOUNTS)
 
-    seen_at = _version(table_path)
-    spec = {**_merge(table_path, add_one), "txn": {"app_id": "rmw", "version": 1, "unrecorded_at": seen_at}}
+    job = parse_spec({**_merge(table_path, add_one), "txn": {"app_id": "rmw", "version": 1}})
+    answer = consult_log(job)
+    assert answer.known_snapshot is not None and answer.known_snapshot.txn_unrecorded
+    spec = answer.spec_to_run(job)
     code, report = run_job(spec, new_session())
     assert code == ExitCode.SUCCESS and report["status"] == "committed", report
     assert calls == [0] and txn_reads == []  # the worker's sighting stood for the identity check
 
-    # The same sighting again, now stale: the identity was recorded at seen_at + 1.
+    # The same sighting again, now stale: the identity was recorded since. It is trusted (the attempt plans
+    # from the worker's snapshot); Delta's own check at commit time skipped the write, and the state after it
+    # says why.
     committed_at = _version(table_path)
     code, again = run_job(spec, new_session())
     assert code == ExitCode.SUCCESS and again["skipped_duplicate"], again
     assert _version(table_path) == committed_at and _rows(table_path, "account")[0]["balance"] == 1
-    if session_kind == "classic":
-        # The snapshot's version is known for free and is not the one the worker saw: the log is read.
-        assert calls == [0] and txn_reads == [("rmw",)]
-    else:
-        # Over Connect the version costs a DESCRIBE HISTORY, so the sighting is trusted; Delta's own check
-        # at commit time skipped the write, and the state after it says why.
-        assert calls == [0, 1] and txn_reads == [("rmw",)]
+    assert calls == [0, 1] and txn_reads == [("rmw",)]
 
 
 def test_a_rerun_is_answered_past_the_tables_first_checkpoint(

@@ -19,7 +19,15 @@ ROWS = {
     "rows": [[1, "2026-01-01", "a"], {"id": 2, "d": "2026-01-02"}],
     "schema": "id INT, d DATE",
 }
-TXN = {"app_id": "orders-loader", "version": 7, "unrecorded_at": 3}
+TXN = {"app_id": "orders-loader", "version": 7}
+KNOWN_SNAPSHOT = {
+    "version": 3,
+    "partition_columns": ["d"],
+    "schema": json.dumps(
+        {"type": "struct", "fields": [{"name": "id", "type": "integer", "nullable": True, "metadata": {}}]}
+    ),
+    "txn_unrecorded": True,
+}
 
 SPECS: dict[str, dict[str, Any]] = {
     "append created partitioned": {
@@ -33,6 +41,7 @@ SPECS: dict[str, dict[str, Any]] = {
         "storage_guard": "exclusive_lease",
         "report_trail": {"run_token": "0123456789abcdef", "report_dir": "s3a://lake/_reports"},
         "turn_service": {"url": "http://127.0.0.1:40123", "token": "s3cret-token", "timeout_s": 60.0},
+        "known_snapshot": KNOWN_SNAPSHOT,
     },
     "append clustered from a table": {
         "operation": "append",

@@ -24,6 +24,8 @@ from airflow_provider_deltacc.spark_job.report_line import format_report_line, p
 pytestmark = pytest.mark.unit
 
 ROWS = {"kind": "rows", "rows": [[1]], "schema": "id INT"}
+DELETE_ALL = {"operation": "delete", "table": "/t", "options": {"condition": "true"}}
+STRUCT = json.dumps({"type": "struct", "fields": []})
 
 
 def test_merge_spec_with_defaults_and_clauses() -> None:
@@ -218,10 +220,30 @@ def test_defaults_of_other_operations() -> None:
                 "operation": "delete",
                 "table": "/t",
                 "options": {"condition": "true"},
-                "txn": {"app_id": "a", "version": 1, "unrecorded_at": -1},
+                "txn": {"app_id": "a", "version": 1, "unrecorded_at": 0},
             },
-            "txn.unrecorded_at",
+            "txn.unrecorded_at",  # the worker's sighting travels in known_snapshot
         ),
+        (
+            {**DELETE_ALL, "known_snapshot": {"version": -1, "schema": STRUCT}},
+            "known_snapshot.version",
+        ),
+        ({**DELETE_ALL, "known_snapshot": {"schema": STRUCT}}, "known_snapshot.version"),
+        ({**DELETE_ALL, "known_snapshot": {"version": 3, "schema": "id INT"}}, "known_snapshot.schema"),
+        ({**DELETE_ALL, "known_snapshot": {"version": 3}}, "known_snapshot.schema"),
+        (
+            {**DELETE_ALL, "known_snapshot": {"version": 3, "schema": STRUCT, "partition_columns": "d"}},
+            "known_snapshot.partition_columns",
+        ),
+        (
+            {**DELETE_ALL, "known_snapshot": {"version": 3, "schema": STRUCT, "txn_unrecorded": "yes"}},
+            "known_snapshot.txn_unrecorded",
+        ),
+        (
+            {**DELETE_ALL, "known_snapshot": {"version": 3, "schema": STRUCT, "files": []}},
+            "known_snapshot.files",
+        ),
+        ({**DELETE_ALL, "known_snapshot": [3]}, "known_snapshot"),
         (
             {
                 "operation": "delete",
@@ -249,7 +271,7 @@ def test_retry_policy_is_refused_naming_commit_retry(value: Any) -> None:
     assert (info.value.field, info.value.value) == ("retry_policy", value)
     assert str(info.value) == f"retry_policy={value!r}: is called commit_retry: name the field commit_retry"
     rest = {key: field for key, field in spec.items() if key != "retry_policy"}
-    with pytest.raises(SpecError, match="valid fields are commit_retry, operation"):
+    with pytest.raises(SpecError, match="valid fields are commit_retry, known_snapshot, operation"):
         parse_spec({**rest, "retry_polcy": {}})  # the old name is not offered as a valid field
 
 
