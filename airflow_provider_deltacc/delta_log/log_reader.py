@@ -3,10 +3,12 @@ version, the protocol, the metadata (partition columns, properties, schema), the
 app ids, the commits' ``commitInfo`` and, only when asked, the partitions that hold data.
 
 delta-rs opens a ``DeltaTable`` with its whole file list, so its cost grows with the files; this reads the
-newest checkpoint for only the columns asked for (see :mod:`airflow_provider_deltacc.delta_log.checkpoint`)
-and the JSON commits after it. ``_last_checkpoint`` names where to start looking, and the folder's listing
-from there is what counts: a newer checkpoint or commit than it names (a stale ``_last_checkpoint``) is
-used, a checkpoint it names that is gone or incomplete is passed over.
+latest version's checksum file when it answers (see :mod:`airflow_provider_deltacc.delta_log.checksum`),
+else the newest checkpoint for only the columns asked for (see
+:mod:`airflow_provider_deltacc.delta_log.checkpoint`) and the JSON commits after it. ``_last_checkpoint``
+names where to start looking, and the folder's listing from there is what counts: a newer checkpoint or
+commit than it names (a stale ``_last_checkpoint``) is used, a checkpoint it names that is gone or
+incomplete is passed over.
 
 delta-rs stays the reader of data, and of every log this does not read exactly: a reader feature it does not
 know (``catalogManaged``, anything newer than protocol 3), partitions under column mapping (the log keys them
@@ -21,12 +23,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
 from airflow_provider_deltacc.contract.exceptions import TableNotFoundError, UnsupportedLog
 from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log.checkpoint import CheckpointActions, read_checkpoint
+from airflow_provider_deltacc.delta_log.checksum import read_checksum
 from airflow_provider_deltacc.delta_log.log_segment import (
     LogSegment,
     commit_name,
@@ -190,6 +193,12 @@ def read_log_state(
 
 
 def _state(files: LogFiles, segment: LogSegment, app_ids: tuple[str, ...], partitions: bool) -> LogState:
+    if not partitions and segment.checksum_listed is not False:
+        checksum = read_checksum(files, segment.version)
+        if checksum is not None and (checksum.txns is not None or not app_ids):
+            return _answer(
+                segment.version, checksum.protocol, checksum.metadata, checksum.txns or {}, app_ids
+            )
     commits = [_parse_commit(data) for data in segment.commits]
     removed = {path for commit in commits for path in commit.removed}
     state = CheckpointActions()
@@ -203,24 +212,36 @@ def _state(files: LogFiles, segment: LogSegment, app_ids: tuple[str, ...], parti
         txns.update(commit.txns)
     if protocol is None or metadata is None:
         raise UnsupportedLog(f"no protocol or metadata by version {segment.version}")
+    answer = _answer(segment.version, protocol, metadata, txns, app_ids)
+    if not partitions:
+        return answer
+    if answer.configuration.get(_COLUMN_MAPPING_MODE, "none").lower() != "none":
+        raise UnsupportedLog("partitions under column mapping are keyed by physical names")
+    return replace(answer, partitions=_partitions(metadata, state, commits, removed))
+
+
+def _answer(
+    version: int,
+    protocol: Mapping[str, Any],
+    metadata: Mapping[str, Any],
+    txns: Mapping[str, int],
+    app_ids: tuple[str, ...],
+) -> LogState:
+    """The snapshot at ``version`` with this protocol, metadata and txn versions (no partitions).
+
+    :raises UnsupportedLog: for a protocol this reader does not replay exactly.
+    """
     _check_protocol(protocol)
-    configuration = {str(k): str(v) for k, v in (metadata.get("configuration") or {}).items()}
-    found = None
-    if partitions:
-        if configuration.get(_COLUMN_MAPPING_MODE, "none").lower() != "none":
-            raise UnsupportedLog("partitions under column mapping are keyed by physical names")
-        found = _partitions(metadata, state, commits, removed)
     return LogState(
-        version=segment.version,
+        version=version,
         min_reader_version=int(protocol["minReaderVersion"]),
         min_writer_version=int(protocol["minWriterVersion"]),
         reader_features=frozenset(protocol.get("readerFeatures") or ()),
         writer_features=frozenset(protocol.get("writerFeatures") or ()),
         partition_columns=tuple(str(c) for c in metadata.get("partitionColumns") or ()),
-        configuration=configuration,
+        configuration={str(k): str(v) for k, v in (metadata.get("configuration") or {}).items()},
         schema_string=str(metadata.get("schemaString") or ""),
         txn_versions={app_id: txns[app_id] for app_id in app_ids if app_id in txns},
-        partitions=found,
     )
 
 

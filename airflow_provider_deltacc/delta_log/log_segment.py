@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 
 from airflow_provider_deltacc.contract.checkpoint_names import Checkpoint, complete_checkpoints
 from airflow_provider_deltacc.contract.exceptions import TableNotFoundError, UnsupportedLog
+from airflow_provider_deltacc.delta_log.checksum import checksum_name
 from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, LogFiles
 
 log = logging.getLogger(__name__)
@@ -43,11 +44,13 @@ class LogSegment:
     :param version: the latest version.
     :param checkpoint: the checkpoint, or None (the commits start at version 0).
     :param commits: the bytes of each commit file after the checkpoint, in version order.
+    :param checksum_listed: whether the listing holds the version's checksum file; None when not listed.
     """
 
     version: int
     checkpoint: Checkpoint | None
     commits: tuple[bytes, ...]
+    checksum_listed: bool | None = None
 
 
 def commit_name(version: int) -> str:
@@ -105,7 +108,7 @@ def listed_segment(files: LogFiles) -> LogSegment:
     if missing:
         raise UnsupportedLog(f"the log lacks commit {missing[0]} before version {listing.version}")
     commits = tuple(files.read(commit_name(v)) for v in range(start, listing.version + 1))
-    return LogSegment(listing.version, listing.checkpoint, commits)
+    return LogSegment(listing.version, listing.checkpoint, commits, checksum_name(listing.version) in names)
 
 
 def no_commit(files: LogFiles) -> NoReturn:

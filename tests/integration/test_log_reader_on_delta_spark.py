@@ -17,6 +17,10 @@ from typing import TYPE_CHECKING
 import pyarrow.parquet as pq
 import pytest
 
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.delta_log.checksum import read_checksum
+from airflow_provider_deltacc.delta_log.log_reader import LogState, read_log_state
+from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles
 from airflow_provider_deltacc.engine.confs import session_confs
 from tests.support.log_reader_checks import assert_reads_as_delta_rs, day, partition_set
 
@@ -79,6 +83,7 @@ def test_a_checkpoint_with_deletion_vectors_and_removes_on_both_sides_reads_as_d
     assert state.configuration["owner.team"] == "ingest"
     assert state.txn_versions == {APPS[1]: 5, APPS[0]: 4}
     assert partition_set(state) == {frozenset({("day", day(d))}) for d in (1, 2, 3)}
+    _assert_checksum_answers(table, state)
 
 
 @pytest.mark.parametrize("top_level", ["parquet", "json"])
@@ -104,3 +109,20 @@ def test_a_v2_checkpoint_with_its_files_in_sidecars_reads_as_delta_rs_reads_it(
     assert "v2Checkpoint" in state.reader_features
     assert state.txn_versions == {APPS[1]: 3, APPS[0]: 4}
     assert len(state.partitions or ()) == DAYS
+    _assert_checksum_answers(table, state)
+
+
+def _assert_checksum_answers(table: str, state: LogState) -> None:
+    """delta-spark left the latest version's checksum, and it alone answers a read without the partitions
+    (its answers were compared with delta-rs's by ``assert_reads_as_delta_rs``)."""
+    checksum = read_checksum(LocalLogFiles(str(_log(table))), state.version)
+    assert checksum is not None and checksum.txns is not None
+    assert {app: checksum.txns[app] for app in state.txn_versions} == state.txn_versions
+    [checkpoint, *_] = sorted(_log(table).glob(f"{_last_checkpoint_version(table):020d}.checkpoint.*"))
+    checkpoint.write_bytes(b"not a checkpoint")  # a read of the checkpoint would fail now
+    light = read_log_state(Table(table), app_ids=APPS)
+    assert (light.version, light.txn_versions, light.schema_string) == (
+        state.version,
+        state.txn_versions,
+        state.schema_string,
+    )
