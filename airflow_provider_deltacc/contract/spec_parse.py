@@ -152,19 +152,17 @@ def _known_snapshot(raw: Any) -> KnownSnapshot | None:
         return None
     fields = Fields(raw, "known_snapshot")
     fields.only(("version", "partition_columns", "schema", "txn_unrecorded"), "known_snapshot")
-    version = fields.integer("version", -1)
+    version = fields.integer("version", None)
     schema = fields.string("schema", required=True)
+    assert schema is not None
     try:
-        fields_list = json.loads(schema or "")["fields"]
+        fields_list = json.loads(schema)["fields"]
     except (ValueError, TypeError, KeyError):
         fields_list = None
     if not isinstance(fields_list, list):
         raise SpecError("known_snapshot.schema", schema, "must be the log's schemaString (a JSON struct)")
-    if version is None or version < 0:
+    if version is None:
         raise SpecError("known_snapshot.version", None, "is required (the table version read)")
     return KnownSnapshot(
-        version,
-        fields.strings("partition_columns"),
-        str(schema),
-        fields.boolean("txn_unrecorded", False),
+        version, fields.strings("partition_columns"), schema, fields.boolean("txn_unrecorded", False)
     )

@@ -24,8 +24,8 @@ a log that reader does not read exactly.
 
 A write the log does not answer (``append``, ``overwrite_partitions``, ``merge``, ``update``, ``delete``,
 with or without a txn identity) is handed the snapshot it showed (:class:`LogAnswer`, the spec's
-``known_snapshot``: version, partition columns, schema, properties, and whether the write's txn identity is
-recorded), when the log is replayed as Delta replays it. Its first attempt plans from that instead of
+``known_snapshot``: version, partition columns, schema, and whether the write's txn identity is recorded),
+when the log is replayed as Delta replays it. Its first attempt plans from that instead of
 asking Spark again: ``DESCRIBE TABLE EXTENDED`` and an analysis of the table, each a load of the log on the
 server (0.3 s a task at 10,000 files over Spark Connect). A check the job fails on it is made again on
 Spark's own read, which decides (the table may have changed since); what Delta checks at commit, it still
@@ -162,8 +162,8 @@ def consult_log(job: JobSpec, *, storage_options: Mapping[str, str] | None = Non
     :param storage_options: delta-rs storage options (object-store credentials); None uses the environment.
     """
     started_at, start = time.time(), time.monotonic()
-    answers = log_may_answer(job)
-    if not answers and not (job.operation in PLANNED_FROM_SNAPSHOT and log_readable(job)):
+    answers = may_skip_spark(job)
+    if not (answers or job.operation in PLANNED_FROM_SNAPSHOT) or not log_readable(job):
         return LogAnswer()
     try:
         snapshot = read_snapshot(job.table, job.txn.app_id if job.txn else None, storage_options)
@@ -227,9 +227,16 @@ def log_may_answer(job: JobSpec) -> bool:
 
     :param job: the parsed spec.
     """
-    if job.txn is None and not is_empty_append(job):
-        return False  # OPTIMIZE, VACUUM and writes without an identity: nothing to skip
-    return log_readable(job)
+    return may_skip_spark(job) and log_readable(job)
+
+
+def may_skip_spark(job: JobSpec) -> bool:
+    """Whether the job is of a kind the log's answer could spare Spark: one with a txn identity, or an empty
+    append; not OPTIMIZE, VACUUM or a write without an identity (nothing to skip).
+
+    :param job: the parsed spec.
+    """
+    return job.txn is not None or is_empty_append(job)
 
 
 def log_readable(job: JobSpec) -> bool:
