@@ -58,6 +58,7 @@ import pytest
 from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.contract.operations import OperationClass
 from airflow_provider_deltacc.occ import classify, decide_conflict
+from airflow_provider_deltacc.spark_jars.delta_conf import local_master_cores
 from tests.support.gate import Gate
 from tests.support.held import HeldCall, gate_udf, hold
 
@@ -333,7 +334,10 @@ def test_concurrent_write_restore_loses_to_a_commit_made_while_it_runs(
     assert _history(spark, table_path)[0] == (1, "WRITE")  # also caches the latest snapshot
     sc = spark.sparkContext
     tracker = sc.statusTracker()
-    slots = sc.defaultParallelism
+    # The master's task slots, not sc.defaultParallelism: the shared session sets that to 1 (ONE_PARTITION),
+    # and a hog of one task would leave RESTORE a free slot to run, and commit, before the winner.
+    slots = local_master_cores(sc.master)
+    assert slots is not None, f"the shared session's master {sc.master!r} is not local"
     group = f"restore-{gate.directory.name}"
     hog = spark.range(0, slots, 1, numPartitions=slots).where(gate.column("id"))
 
