@@ -84,4 +84,6 @@ def get_provider_info() -> dict[str, Any]:
                 "plugin-class": "airflow_provider_deltacc.ui.plugin.DeltaConflictsPlugin",
             }
         ],
+        # `airflow db migrate` creates and upgrades the conflicts page's summary table with it.
+        "db-managers": ["airflow_provider_deltacc.ui.summary_db.ReportSummaryDBManager"],
     }

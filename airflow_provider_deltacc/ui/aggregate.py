@@ -1,10 +1,11 @@
-"""The Delta conflicts page's numbers, added up by the metadata DB.
+"""The Delta conflicts page's numbers, added up by the metadata DB from the provider's summary table.
 
-One statement flattens the ``deltacc_report`` XComs of the chosen DAGs and time range into tries and
-attempts (:mod:`.json_sql`) and groups them per table and day and per table and task; a second pages the
-tries with a retry decision; a third counts the conflicts per losing task and winning version, whose winners
-a fourth finds among the committed reports. Python decodes only those grouped rows and the one page of tries,
-so the page's work is bounded by the groups and the page, not by how many reports the range holds.
+The reports of the chosen DAGs and time range that the summary table (:mod:`.summary_table`) lacks are
+summed into it first (:mod:`.summary_fill`); then one statement groups the range's summary rows per table
+and day, per table and task, per losing task and winning commit, and finds the winners among the committed
+reports; a second pages the tries with a retry decision, whose tries alone are read from their reports.
+Python decodes only those grouped rows and the one page of tries, and the database reads rows of a few
+numbers instead of expanding every report's JSON.
 
 On a database without JSON functions the view reads (:func:`summary_from_reports`) the newest
 :data:`~.data.REPORT_LIMIT` reports in Python instead, with the same filters.
@@ -13,7 +14,6 @@ On a database without JSON functions the view reads (:func:`summary_from_reports
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -23,6 +23,7 @@ from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.contract.table_location import table_key
 from airflow_provider_deltacc.contract.try_times import TryTimes
 from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY
+from airflow_provider_deltacc.ui.bound_sql import bound
 from airflow_provider_deltacc.ui.data import (
     REPORT_LIMIT,
     Bucket,
@@ -30,9 +31,12 @@ from airflow_provider_deltacc.ui.data import (
     TryRow,
     read_reports,
     try_rows,
+    xcom_value,
 )
 from airflow_provider_deltacc.ui.filters import ViewFilters
 from airflow_provider_deltacc.ui.json_sql import JsonDialect, json_dialect
+from airflow_provider_deltacc.ui.summary_fill import fill_summary, summary_table_required
+from airflow_provider_deltacc.ui.summary_table import SUMMARY_TABLE
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -83,44 +87,21 @@ class ViewSummary:
     bounded: int | None = None
 
 
-_IN_RANGE = "x.key = :key AND x.dag_id IN :dag_ids AND x.timestamp >= :since AND x.timestamp < :until"
-
-
-def _flat_sql(d: JsonDialect) -> str:
-    """Every attempt of every try in range (:meth:`~.json_sql.JsonDialect.flat`), with ``is_try`` and the
-    try's own values on the row of its first attempt only, so sums over rows count each try once."""
-    first = "COALESCE(att_pos, 1) = 1"
-    return f"""
-WITH flat AS (
-  SELECT dag_id, task_id, tbl, day, kind, lost, wasted_s, turn_wait_s, winning_version, winning_operation,
-    conflict, pinned,
-    CASE WHEN {first} THEN 1 ELSE 0 END AS is_try,
-    CASE WHEN {first} AND status IN ('committed', 'skipped_duplicate') THEN 1 ELSE 0 END AS committed,
-    CASE WHEN {first} AND decision = 'retry' THEN 1 ELSE 0 END AS retried,
-    CASE WHEN {first} AND decision IS NOT NULL THEN 1 ELSE 0 END AS decided,
-    CASE WHEN {first} THEN first_turn_s ELSE 0 END AS first_turn_s,
-    CASE WHEN {first} AND try_pos = 1 THEN won_version END AS won_version
-  FROM (
-{d.flat(attempts=True)}
-WHERE {_IN_RANGE}
-  ) AS attempts
-)"""
-
-
 _SUMS = (
     "SUM(is_try) AS tries, SUM(committed) AS commits, SUM(retried) AS retries, SUM(decided) AS decided, "
     "SUM(lost) AS conflicts, SUM(wasted_s) AS wasted_s, SUM(first_turn_s) AS first_turn_s, "
     "SUM(turn_wait_s) AS turn_wait_s"
 )
+#: The summary rows of the page's reports, on ``deltacc_report_summary``.
+_IN_RANGE = "dag_id IN :dag_ids AND pushed >= :since AND pushed < :until"
 
 
-def _totals_sql(d: JsonDialect) -> str:
+def _totals_sql() -> str:
     """Per table, day and conflict kind, and per table and task: tries, commits, retries, decisions,
     conflicts, wasted and waited seconds; and the conflicts per losing task and winning commit (``grain``
-    says which a row is)."""
-    return (
-        _flat_sql(d)
-        + f"""
+    says which a row is); from the summary rows of the range."""
+    return f"""
+WITH flat AS (SELECT * FROM {SUMMARY_TABLE} WHERE {_IN_RANGE})
 SELECT 'day' AS grain, tbl, day, NULL AS dag_id, NULL AS task_id, kind, CAST(NULL AS REAL) AS winning_version,
   NULL AS winning_operation, NULL AS conflict, NULL AS pinned, {_SUMS}
 FROM flat GROUP BY tbl, day, kind
@@ -129,27 +110,23 @@ SELECT 'task', tbl, NULL, dag_id, task_id, NULL, NULL, NULL, NULL, NULL, {_SUMS}
 FROM flat GROUP BY tbl, dag_id, task_id
 UNION ALL
 SELECT 'lost', tbl, NULL, dag_id, task_id, kind, winning_version, winning_operation, NULL, NULL, {_SUMS}
-FROM flat WHERE lost = 1 GROUP BY tbl, dag_id, task_id, kind, winning_version, winning_operation
+FROM flat WHERE lost > 0 GROUP BY tbl, dag_id, task_id, kind, winning_version, winning_operation
 UNION ALL
 SELECT 'sample', tbl, NULL, dag_id, task_id, kind, NULL, NULL, MAX(conflict), MAX(pinned), {_SUMS}
-FROM flat WHERE lost = 1 GROUP BY tbl, dag_id, task_id, kind
+FROM flat WHERE lost > 0 GROUP BY tbl, dag_id, task_id, kind
 UNION ALL
 SELECT 'won', tbl, NULL, dag_id, task_id, NULL, won_version, NULL, NULL, NULL, {_SUMS}
-FROM flat WHERE won_version IN (SELECT winning_version FROM flat WHERE lost = 1)
+FROM flat WHERE won_version IN (SELECT winning_version FROM flat WHERE lost > 0)
 GROUP BY tbl, dag_id, task_id, won_version
 """
-    )
 
 
-def _decisions_sql(d: JsonDialect, *, by_table: bool) -> str:
+def _decisions_sql(*, by_table: bool) -> str:
     """One page of the tries in range with a retry decision, newest first."""
     table = " AND tbl IN :tables" if by_table else ""
     return f"""
-WITH tries AS (
-{d.flat(attempts=False)}
-WHERE {_IN_RANGE}
-)
-SELECT dag_id, run_id, task_id, map_index, one_try FROM tries WHERE decision IS NOT NULL{table}
+SELECT dag_id, run_id, task_id, map_index, try_pos FROM {SUMMARY_TABLE}
+WHERE {_IN_RANGE} AND decided > 0{table}
 ORDER BY pushed DESC, dag_id, run_id, task_id, map_index, try_pos DESC
 LIMIT :limit OFFSET :offset
 """
@@ -158,19 +135,10 @@ LIMIT :limit OFFSET :offset
 def _cutoff_sql() -> str:
     """The push time of the report just past the newest ``:cap`` in range (none when the range holds
     fewer)."""
-    return f"SELECT x.timestamp FROM xcom x WHERE {_IN_RANGE} ORDER BY x.timestamp DESC LIMIT 1 OFFSET :cap"
-
-
-def _statement(sql: str) -> Any:
-    """``sql`` with its list parameters (``IN :name``) expanded and its time range (``:since``, ``:until``)
-    typed as Airflow's timestamps are."""
-    from airflow.models.xcom import XComModel
-    from sqlalchemy import bindparam, text
-
-    params: list[Any] = [bindparam(name, expanding=True) for name in re.findall(r"\bIN :(\w+)", sql)]
-    timestamp = XComModel.__table__.c.timestamp.type
-    params += [bindparam(name, type_=timestamp) for name in ("since", "until") if f":{name}" in sql]
-    return text(sql).bindparams(*params)
+    return (
+        f"SELECT pushed FROM {SUMMARY_TABLE} WHERE {_IN_RANGE} AND first_row = 1 "
+        "ORDER BY pushed DESC LIMIT 1 OFFSET :cap"
+    )
 
 
 def _scope(filters: ViewFilters, dag_ids: Iterable[str]) -> list[str]:
@@ -189,11 +157,14 @@ def _loads(value: Any) -> Any:
 
 def summarise(session: Session, filters: ViewFilters, dag_ids: Iterable[str]) -> ViewSummary:
     """What the conflicts page shows for ``filters`` over the DAGs ``dag_ids`` (those the user may read):
-    from the newest :data:`REPORT_CAP` reports of the range at most.
+    from the newest :data:`REPORT_CAP` reports of the range at most, summed into the summary table first
+    where they are not yet (:func:`~.summary_fill.fill_summary`).
 
-    :param session: a metadata DB session.
+    :param session: a metadata DB session (it writes the summary rows: commit it).
     :param filters: the request.
     :param dag_ids: the DAGs the user may read.
+    :raises SummaryTableMissing: the database has no summary table (``airflow db migrate`` not run since the
+        provider was installed).
     """
     scope = _scope(filters, dag_ids)
     dialect = json_dialect(session.get_bind().dialect.name)
@@ -204,12 +175,14 @@ def summarise(session: Session, filters: ViewFilters, dag_ids: Iterable[str]) ->
         return ViewSummary()
     _plan_as_planned(session, dialect)
     window = {"key": REPORT_XCOM_KEY, "dag_ids": scope, "since": filters.since, "until": filters.until}
+    with summary_table_required(session):
+        fill_summary(session, dialect, window, cap=REPORT_CAP)
     summary = ViewSummary()
-    cutoff = session.execute(_statement(_cutoff_sql()), {**window, "cap": REPORT_CAP}).scalar()
+    cutoff = session.execute(bound(_cutoff_sql(), pushed_out=True), {**window, "cap": REPORT_CAP}).scalar()
     if cutoff is not None:
         window["since"] = max(filters.since, _as_utc(cutoff) + timedelta(microseconds=1))
         summary.bounded = REPORT_CAP
-    rows = session.execute(_statement(_totals_sql(dialect)), window).all()
+    rows = session.execute(bound(_totals_sql()), window).all()
     spellings = _add_totals(summary, [r for r in rows if r.grain in ("day", "task")], filters.table)
     chosen = [r for r in rows if not filters.table or r.tbl in spellings]
     summary.reports = _pair_reports(
@@ -223,12 +196,42 @@ def summarise(session: Session, filters: ViewFilters, dag_ids: Iterable[str]) ->
     by_table = bool(filters.table)
     if by_table:
         page["tables"] = sorted(spellings)
-    for row in session.execute(_statement(_decisions_sql(dialect, by_table=by_table)), page):
-        one_try = _loads(row.one_try)
-        if isinstance(one_try, dict):
-            task = TaskReport(row.dag_id, row.run_id, row.task_id, row.map_index, {"tries": [one_try]})
-            summary.decisions += try_rows(task)
+    decided = session.execute(bound(_decisions_sql(by_table=by_table)), page).all()
+    summary.decisions = _decided_tries(session, decided)
     return summary
+
+
+def _decided_tries(session: Session, decided: Sequence[Any]) -> list[TryRow]:
+    """The tries the page of decisions names, read from their reports (one statement, by task instance)."""
+    from airflow.models.xcom import XComModel
+    from sqlalchemy import tuple_
+
+    if not decided:
+        return []
+    tasks = {(r.dag_id, r.run_id, r.task_id, r.map_index) for r in decided}
+    ti = (XComModel.dag_id, XComModel.run_id, XComModel.task_id, XComModel.map_index)
+    query = session.query(*ti, XComModel.value).filter(
+        XComModel.key == REPORT_XCOM_KEY, tuple_(*ti).in_(sorted(tasks))
+    )
+    reports = {
+        (row.dag_id, row.run_id, row.task_id, row.map_index): TaskReport(
+            row.dag_id, row.run_id, row.task_id, row.map_index, value
+        )
+        for row in query
+        if isinstance(value := xcom_value(row), dict)
+    }
+    rows: list[TryRow] = []
+    for row in decided:
+        report = reports.get((row.dag_id, row.run_id, row.task_id, row.map_index))
+        tries = report.report.get("tries") if report is not None else None
+        listed = tries if isinstance(tries, list) and tries else [report.report] if report else []
+        one_try = listed[row.try_pos - 1] if 0 < row.try_pos <= len(listed) else None
+        if report is not None and isinstance(one_try, dict):
+            task = TaskReport(
+                report.dag_id, report.run_id, report.task_id, report.map_index, {"tries": [one_try]}
+            )
+            rows += try_rows(task)
+    return rows
 
 
 def _as_utc(when: datetime) -> datetime:

@@ -54,14 +54,18 @@ def create_app() -> FastAPI:
         from airflow_provider_deltacc.ui.filters import ViewFilters
         from airflow_provider_deltacc.ui.pages import conflicts_page, error_page
         from airflow_provider_deltacc.ui.pairs import conflict_pairs
+        from airflow_provider_deltacc.ui.summary_fill import SummaryTableMissing
 
         try:
             filters = ViewFilters.from_query(request.query_params)
         except ViewInputError as exc:
             return HTMLResponse(error_page("Delta conflicts", str(exc)), status_code=400)
         dag_ids = sorted(_authorized_dag_ids(user))
-        with create_session() as session:
-            summary = summarise(session, filters, dag_ids)
+        try:
+            with create_session() as session:
+                summary = summarise(session, filters, dag_ids)
+        except SummaryTableMissing as exc:
+            return HTMLResponse(error_page("Delta conflicts", str(exc)), status_code=503)
         pairs = conflict_pairs(summary.reports)
         return HTMLResponse(conflicts_page(summary, pairs, filters, dag_ids))
 

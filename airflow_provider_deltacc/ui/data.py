@@ -69,7 +69,8 @@ class Bucket:
     waited_s: float = 0.0
 
 
-def _value(row: Any) -> Any:
+def xcom_value(row: Any) -> Any:
+    """An XCom row's value (a row with ``value``), None when it cannot be read."""
     from airflow.models.xcom import XComModel
 
     try:
@@ -101,7 +102,7 @@ def read_reports(
     rows = query.order_by(XComModel.timestamp.desc()).limit(limit)
     found = []
     for row in rows:
-        value = _value(row)
+        value = xcom_value(row)
         if isinstance(value, Mapping):
             found.append(TaskReport(row.dag_id, row.run_id, row.task_id, row.map_index, dict(value)))
     return found
@@ -192,7 +193,7 @@ def read_task_instance(
 
     ids = {"dag_id": dag_id, "run_id": run_id, "task_id": task_id, "map_index": map_index}
     row = session.query(XComModel).filter_by(key=REPORT_XCOM_KEY, **ids).one_or_none()
-    value = _value(row) if row is not None else None
+    value = xcom_value(row) if row is not None else None
     report = (
         TaskReport(dag_id, run_id, task_id, map_index, dict(value)) if isinstance(value, Mapping) else None
     )

@@ -1,13 +1,13 @@
 """The SQL that reads commit reports inside the metadata DB: one dialect per class, the same columns out.
 
 The ``deltacc_report`` XCom is a JSON document in Airflow's ``xcom.value`` (JSONB on PostgreSQL, JSON text on
-SQLite). :meth:`JsonDialect.flat` turns the reports into one row per try, or per attempt of a try (a try
-without attempts keeps one row), with plain columns the queries of :mod:`.aggregate` filter, group and page:
+SQLite). :meth:`JsonDialect.flat` turns the reports into one row per attempt of a try (a try without attempts
+keeps one row), with plain columns :mod:`.summary_fill` sums into the summary table:
 
 =============================  =========================================================================
 ``dag_id`` ... ``pushed``      the XCom's task instance and push time (``x`` is the ``xcom`` row)
 ``tbl``                        the report's ``table`` as spelled ('' when none)
-``try_pos``, ``one_try``       the try's position in the report (from 1); the try itself (JSON; per try)
+``try_pos``                    the try's position in the report (from 1)
 ``status``, ``decision``       the try's
 ``first_turn_s``               seconds the try waited for its first turn
 ``day``                        days since 1970-01-01 (UTC) of the try's first attempt, else its end
@@ -52,11 +52,8 @@ class JsonDialect:
 
     name = ""
 
-    def flat(self, *, attempts: bool) -> str:
-        """``SELECT <the columns> FROM xcom x ...`` without its ``WHERE`` (the caller adds it, on ``x``).
-
-        :param attempts: one row per attempt (else one per try, without the attempt columns).
-        """
+    def flat(self) -> str:
+        """``SELECT <the columns> FROM xcom x ...`` without its ``WHERE`` (the caller adds it, on ``x``)."""
         raise NotImplementedError
 
     def table(self, doc: str) -> str:
@@ -73,7 +70,7 @@ class PostgreSQL(JsonDialect):
 
     name = "postgresql"
 
-    def flat(self, *, attempts: bool) -> str:
+    def flat(self) -> str:
         started = _pg_number("tr.attempts -> 0 -> 'started_at'")
         columns = f"""x.dag_id, x.run_id, x.task_id, x.map_index, x.timestamp AS pushed,
   {self.table("x.value")} AS tbl, t.n AS try_pos,
@@ -87,8 +84,6 @@ JOIN LATERAL jsonb_array_elements(CASE
 CROSS JOIN LATERAL jsonb_to_record(CASE WHEN jsonb_typeof(t.value) = 'object' THEN t.value ELSE '{}' END)
   AS tr(status jsonb, decision jsonb, first_turn_wait_s jsonb, ended_at jsonb, attempts jsonb,
     pinned_columns jsonb)"""
-        if not attempts:
-            return f"SELECT {columns}, t.value AS one_try\n{tries}"
         lost = "jsonb_typeof(a.conflict) = 'object'"
         return f"""SELECT {columns},
   ae.n AS att_pos, CASE WHEN {lost} THEN 1 ELSE 0 END AS lost,
@@ -121,7 +116,7 @@ class SQLite(JsonDialect):
 
     name = "sqlite"
 
-    def flat(self, *, attempts: bool) -> str:
+    def flat(self) -> str:
         started = _sqlite_number("t.value", "$.attempts[0].started_at")
         ended = _sqlite_number("t.value", "$.ended_at")
         columns = f"""x.dag_id, x.run_id, x.task_id, x.map_index, x.timestamp AS pushed,
@@ -134,8 +129,6 @@ JOIN json_each(CASE
     WHEN json_type(x.value, '$.tries') = 'array' AND json_array_length(x.value, '$.tries') > 0
     THEN json_extract(x.value, '$.tries') ELSE json_array(json(x.value)) END) AS t
   ON t.type = 'object'"""
-        if not attempts:
-            return f"SELECT {columns}, t.value AS one_try\n{tries}"
         lost = "json_type(a.value, '$.conflict') = 'object'"
         return f"""SELECT {columns},
   a.key + 1 AS att_pos, CASE WHEN {lost} THEN 1 ELSE 0 END AS lost,

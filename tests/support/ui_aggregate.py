@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.contract.conflict import ConflictKind
 from airflow_provider_deltacc.retries.tries import TryDecision
-from airflow_provider_deltacc.ui import aggregate
+from airflow_provider_deltacc.ui import aggregate, summary_fill
 from airflow_provider_deltacc.ui.aggregate import ViewSummary, summarise, summary_from_reports
+from airflow_provider_deltacc.ui.bound_sql import bound
 from airflow_provider_deltacc.ui.data import read_reports
 from airflow_provider_deltacc.ui.filters import ViewFilters
 from airflow_provider_deltacc.ui.pairs import conflict_pairs
+from airflow_provider_deltacc.ui.summary_table import SUMMARY_TABLE
 from tests.support.commit_reports import committed_try, final_report, lost_try, retried_then_committed
 from tests.support.ui_metadata import PastTry, TaskRow, add_task_instances, clear_task_instances
 
@@ -131,19 +133,23 @@ class PathTaken:
         """Whether a statement run was ``sql`` as :mod:`~airflow_provider_deltacc.ui.aggregate` builds it:
         its text compiled for the session's database, every piece of it in order, the lists its ``IN``
         parameters expand to (as many placeholders as values) in between."""
-        compiled = str(aggregate._statement(sql).compile(dialect=session.get_bind().dialect))
+        compiled = str(bound(sql).compile(dialect=session.get_bind().dialect))
         pieces = re.split(r"__\[POSTCOMPILE_\w+\]", compiled)
         pattern = re.compile(_PLACEHOLDERS.join(re.escape(p) for p in pieces))
         return any(pattern.fullmatch(statement) for statement in self.statements)
 
-    def added_up_in_sql(self, session: Session, dialect: JsonDialect) -> bool:
-        """Whether the page's numbers came from the database: its cutoff and totals statements ran, in
-        ``dialect``'s JSON SQL, and no report was read in Python."""
+    def added_up_in_sql(self, session: Session) -> bool:
+        """Whether the page's numbers came from the database: its cutoff and totals statements ran on the
+        summary table, and no report was read in Python."""
         return (
             self.python_reads == 0
             and self.ran(aggregate._cutoff_sql(), session)
-            and self.ran(aggregate._totals_sql(dialect), session)
+            and self.ran(aggregate._totals_sql(), session)
         )
+
+    def summed(self, session: Session, dialect: JsonDialect) -> bool:
+        """Whether reports were summed into the summary table, by ``dialect``'s JSON SQL."""
+        return self.ran(summary_fill._insert_sql(dialect), session)
 
 
 @contextlib.contextmanager
@@ -175,15 +181,29 @@ def in_sql(
     session: Session, query: dict[str, str], dialect: JsonDialect, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, Any]:
     """The page for ``query`` from :func:`~airflow_provider_deltacc.ui.aggregate.summarise`, checked to have
-    been added up by the database in ``dialect``'s JSON SQL."""
+    been added up by the database from the summary table, which ``dialect``'s JSON SQL filled: the first
+    request after :func:`fresh_summary` sums the reports, the next ones find nothing to sum."""
     filters = ViewFilters.from_query(query)
     with path_taken(session, monkeypatch) as taken:
         summary = summarise(session, filters, DAGS)
-    assert taken.added_up_in_sql(session, dialect), (
-        f"summarise did not add up {query} in {dialect.name}'s SQL: {taken.python_reads} Python reads, "
+    assert taken.added_up_in_sql(session), (
+        f"summarise did not add up {query} in SQL: {taken.python_reads} Python reads, "
         f"statements {[s[:80] for s in taken.statements]}"
     )
+    assert summed_rows(session) > 0, f"{dialect.name}'s JSON SQL summed no report into the summary table"
     return comparable(summary)
+
+
+def summed_rows(session: Session) -> int:
+    """The summary table's rows of the DAGs :data:`DAGS`."""
+
+    statement = bound(f"SELECT COUNT(*) FROM {SUMMARY_TABLE} WHERE dag_id IN :dag_ids")
+    return int(session.execute(statement, {"dag_ids": list(DAGS)}).scalar() or 0)
+
+
+def fresh_summary(session: Session) -> None:
+    """Delete the summary rows of :data:`DAGS` (the reports stay: the next page sums them again)."""
+    session.execute(bound(f"DELETE FROM {SUMMARY_TABLE} WHERE dag_id IN :dag_ids"), {"dag_ids": list(DAGS)})
 
 
 @contextlib.contextmanager

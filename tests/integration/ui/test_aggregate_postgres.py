@@ -6,14 +6,32 @@ every filter, and were added up in PostgreSQL's JSON SQL."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY
+from airflow_provider_deltacc.ui.aggregate import REPORT_CAP, summarise
 from airflow_provider_deltacc.ui.filters import ViewFilters
 from airflow_provider_deltacc.ui.json_sql import PostgreSQL, SQLite
-from tests.support.ui_aggregate import QUERIES, filled_sqlite, in_python, in_sql, query_id, rows
+from airflow_provider_deltacc.ui.summary_fill import fill_summary
+from airflow_provider_deltacc.ui.summary_table import SUMMARY_TABLE, VERSION_TABLE
+from tests.support.ui_aggregate import (
+    ALL_TIME,
+    DAGS,
+    QUERIES,
+    comparable,
+    filled_sqlite,
+    fresh_summary,
+    in_python,
+    in_sql,
+    query_id,
+    rows,
+    summed_rows,
+)
 from tests.support.ui_metadata import add_task_instances
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm_free]
@@ -64,6 +82,23 @@ def test_the_schema_is_airflows_migrated_one(pg_session: Any) -> None:
     assert revision == ScriptDirectory(str(Path(airflow.__file__).parent / "migrations")).get_current_head()
 
 
+def test_airflow_db_migrate_made_the_providers_summary_table(pg_session: Any) -> None:
+    """``airflow db migrate`` found the provider's DB manager and ran its migrations: the summary table, its
+    foreign key to ``task_instance`` (rows go with their task instance) and its own version table at the
+    provider's head revision."""
+    from sqlalchemy import inspect, text
+
+    from airflow_provider_deltacc.ui.summary_db import ReportSummaryDBManager
+
+    inspector = inspect(pg_session.get_bind())
+    (foreign_key,) = inspector.get_foreign_keys(SUMMARY_TABLE)
+    assert foreign_key["referred_table"] == "task_instance"
+    assert foreign_key["options"].get("ondelete") == "CASCADE"
+    assert {i["name"] for i in inspector.get_indexes(SUMMARY_TABLE)} >= {"idx_deltacc_summary_pushed"}
+    revision = pg_session.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
+    assert revision == ReportSummaryDBManager(pg_session).get_script_object().get_current_head()
+
+
 @pytest.fixture(scope="module")
 def filled(airflow_db: Any) -> Iterator[None]:
     """The same task instances in the test session's SQLite metadata DB."""
@@ -92,5 +127,36 @@ def test_the_database_adds_up_what_python_would_on_postgresql(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     in_db = in_sql(pg_session, query, PostgreSQL(), monkeypatch)  # and checked that PostgreSQL added it up
+    pg_session.commit()  # the summary rows, and the fill's turn, as the page's session leaves them
     assert in_db == in_python(pg_session, ViewFilters.from_query(query))
     assert in_db == on_sqlite(query)  # and PostgreSQL agrees with SQLite
+
+
+def test_two_fillers_at_once_sum_each_report_once(pg_session: Any, migrated_url: str) -> None:
+    """Two api-servers open the page on reports without rows at the same time: the second waits for the
+    first's turn to end, then finds nothing left to sum."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import Session
+
+    fresh_summary(pg_session)
+    pg_session.commit()
+    window = {"key": REPORT_XCOM_KEY, "dag_ids": list(DAGS)} | _times(ViewFilters.from_query(ALL_TIME))
+    engine = create_engine(migrated_url)
+    with Session(engine) as first, Session(engine) as second:
+        assert fill_summary(first, PostgreSQL(), window, cap=REPORT_CAP) > 0
+        with ThreadPoolExecutor(1) as pool:
+            waiting = pool.submit(fill_summary, second, PostgreSQL(), window, cap=REPORT_CAP)
+            with pytest.raises(FutureTimeout):
+                waiting.result(timeout=2.0)  # the second filler waits for the first's turn
+            first.commit()
+            assert waiting.result(timeout=30.0) == 0
+        second.commit()
+    engine.dispose()
+    filters = ViewFilters.from_query(ALL_TIME)
+    once = summed_rows(pg_session)
+    assert comparable(summarise(pg_session, filters, DAGS)) == in_python(pg_session, filters)
+    assert summed_rows(pg_session) == once
+
+
+def _times(filters: ViewFilters) -> dict[str, Any]:
+    return {"since": filters.since, "until": filters.until}
