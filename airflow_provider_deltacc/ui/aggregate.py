@@ -174,7 +174,7 @@ def summarise(session: Session, filters: ViewFilters, dag_ids: Iterable[str]) ->
     if not scope:
         return ViewSummary()
     _plan_as_planned(session, dialect)
-    window = {"key": REPORT_XCOM_KEY, "dag_ids": scope, "since": filters.since, "until": filters.until}
+    window = {"dag_ids": scope, "since": filters.since, "until": filters.until}
     with summary_table_required(session):
         fill_summary(session, dialect, window, cap=REPORT_CAP)
     summary = ViewSummary()

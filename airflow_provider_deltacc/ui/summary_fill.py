@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY
 from airflow_provider_deltacc.ui.bound_sql import bound
 from airflow_provider_deltacc.ui.json_sql import JsonDialect
 from airflow_provider_deltacc.ui.summary_table import SUMMARY_TABLE
@@ -24,10 +25,21 @@ from airflow_provider_deltacc.ui.summary_table import SUMMARY_TABLE
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-#: The reports of a range, on the ``xcom`` row ``x``.
-IN_RANGE = "x.key = :key AND x.dag_id IN :dag_ids AND x.timestamp >= :since AND x.timestamp < :until"
-_SUMMARISED = f"""EXISTS (SELECT 1 FROM {SUMMARY_TABLE} s WHERE s.dag_id = x.dag_id AND s.run_id = x.run_id
-  AND s.task_id = x.task_id AND s.map_index = x.map_index AND s.pushed = x.timestamp)"""
+#: The reports of a range, on the ``xcom`` row ``x``. The key is a literal, not a parameter, so the
+#: database can prove that :data:`~.summary_db.REPORT_INDEX` (partial, on the reports only) holds the rows.
+IN_RANGE = (
+    f"x.key = '{REPORT_XCOM_KEY}' AND x.dag_id IN :dag_ids AND x.timestamp >= :since AND x.timestamp < :until"
+)
+
+
+def _summarised(row: str, pushed: str) -> str:
+    """The report on ``row`` (pushed at ``pushed``) has rows in the summary table: the same task instance
+    and push time (in the range, so the database reads only the range's rows)."""
+    return f"""EXISTS (SELECT 1 FROM {SUMMARY_TABLE} s WHERE s.dag_id = {row}.dag_id
+  AND s.run_id = {row}.run_id AND s.task_id = {row}.task_id AND s.map_index = {row}.map_index
+  AND s.pushed = {pushed} AND s.pushed >= :since AND s.pushed < :until)"""
+
+
 #: The key of PostgreSQL's advisory lock the fillers take turns on ('dcc_summ' as 8 bytes).
 _FILL_LOCK = int.from_bytes(b"dcc_summ", "big") - 2**63
 _DELETE_BATCH = 500
@@ -39,10 +51,13 @@ _GROUP = f"{_KEYS}, tbl, try_pos, day, lost, kind, winning_version, winning_oper
 
 
 def _missing_sql() -> str:
-    """The newest ``:cap`` reports of the range without rows, newest first."""
-    return f"""SELECT x.dag_id, x.run_id, x.task_id, x.map_index, x.timestamp AS pushed FROM xcom x
-WHERE {IN_RANGE} AND NOT {_SUMMARISED}
-ORDER BY x.timestamp DESC LIMIT :cap"""
+    """Those of the newest ``:cap`` reports of the range that have no rows (the page reads no older ones).
+    Only the report index is read: the task instance and the push time, not the report."""
+    return f"""SELECT dag_id, run_id, task_id, map_index, pushed FROM (
+  SELECT x.dag_id, x.run_id, x.task_id, x.map_index, x.timestamp AS pushed FROM xcom x WHERE {IN_RANGE}
+  ORDER BY x.timestamp DESC LIMIT :cap
+) AS newest
+WHERE NOT {_summarised("newest", "newest.pushed")}"""
 
 
 def _insert_sql(d: JsonDialect) -> str:
@@ -73,14 +88,14 @@ FROM (
     CASE WHEN {first} AND try_pos = 1 THEN won_version END AS won_version
   FROM (
 {d.flat()}
-WHERE {IN_RANGE} AND x.timestamp >= :fill_since AND NOT {_SUMMARISED}
+WHERE {IN_RANGE} AND x.timestamp >= :fill_since AND NOT {_summarised("x", "x.timestamp")}
   ) AS attempts
 ) AS flat
 GROUP BY {_GROUP}"""
 
 
 def fill_summary(session: Session, dialect: JsonDialect, window: Mapping[str, Any], *, cap: int) -> int:
-    """Give the newest ``cap`` reports of ``window`` (``key``, ``dag_ids``, ``since``, ``until``) that lack
+    """Give those of the newest ``cap`` reports of ``window`` (``dag_ids``, ``since``, ``until``) that lack
     rows their rows; returns how many reports were summed.
 
     :param session: a metadata DB session (the page's: the rows are committed with it).

@@ -5,6 +5,7 @@ every filter, and were added up in PostgreSQL's JSON SQL."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -13,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY
 from airflow_provider_deltacc.ui.aggregate import REPORT_CAP, summarise
+from airflow_provider_deltacc.ui.bound_sql import bound
 from airflow_provider_deltacc.ui.filters import ViewFilters
 from airflow_provider_deltacc.ui.json_sql import PostgreSQL, SQLite
 from airflow_provider_deltacc.ui.summary_fill import fill_summary
@@ -88,7 +89,7 @@ def test_airflow_db_migrate_made_the_providers_summary_table(pg_session: Any) ->
     provider's head revision."""
     from sqlalchemy import inspect, text
 
-    from airflow_provider_deltacc.ui.summary_db import ReportSummaryDBManager
+    from airflow_provider_deltacc.ui.summary_db import REPORT_INDEX, ReportSummaryDBManager
 
     inspector = inspect(pg_session.get_bind())
     (foreign_key,) = inspector.get_foreign_keys(SUMMARY_TABLE)
@@ -97,6 +98,24 @@ def test_airflow_db_migrate_made_the_providers_summary_table(pg_session: Any) ->
     assert {i["name"] for i in inspector.get_indexes(SUMMARY_TABLE)} >= {"idx_deltacc_summary_pushed"}
     revision = pg_session.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
     assert revision == ReportSummaryDBManager(pg_session).get_script_object().get_current_head()
+    assert REPORT_INDEX in {i["name"] for i in inspector.get_indexes("xcom")}
+
+
+def test_the_search_for_reports_without_rows_can_read_the_report_index_alone(pg_session: Any) -> None:
+    """The search names the reports' key as the index's predicate does, so PostgreSQL can read the
+    provider's partial index instead of the ``xcom`` rows (which it does on a big table: bench/ui.py; on
+    these few rows it would rather scan, so the scan is ruled out to ask whether the index fits)."""
+    from sqlalchemy import text
+
+    from airflow_provider_deltacc.ui.summary_db import REPORT_INDEX
+    from airflow_provider_deltacc.ui.summary_fill import _missing_sql
+
+    filters = ViewFilters.from_query(ALL_TIME)
+    params = {"dag_ids": list(DAGS), "since": filters.since, "until": filters.until, "cap": 100}
+    pg_session.execute(text("SET LOCAL enable_seqscan = off"))
+    plan = "\n".join(row[0] for row in pg_session.execute(bound("EXPLAIN " + _missing_sql()), params))
+    pg_session.rollback()
+    assert re.search(rf"Index Only Scan (Backward )?using {REPORT_INDEX} on xcom", plan), plan
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +159,7 @@ def test_two_fillers_at_once_sum_each_report_once(pg_session: Any, migrated_url:
 
     fresh_summary(pg_session)
     pg_session.commit()
-    window = {"key": REPORT_XCOM_KEY, "dag_ids": list(DAGS)} | _times(ViewFilters.from_query(ALL_TIME))
+    window = {"dag_ids": list(DAGS)} | _times(ViewFilters.from_query(ALL_TIME))
     engine = create_engine(migrated_url)
     with Session(engine) as first, Session(engine) as second:
         assert fill_summary(first, PostgreSQL(), window, cap=REPORT_CAP) > 0

@@ -110,7 +110,7 @@ def test_a_deleted_task_instance_takes_its_rows(filled: None) -> None:
 def test_the_page_sums_only_what_the_range_and_the_readable_dags_hold(filled: None) -> None:
     from airflow.utils.session import create_session
 
-    window: dict[str, Any] = {"key": REPORT_XCOM_KEY, "dag_ids": [DAGS[1]]}
+    window: dict[str, Any] = {"dag_ids": [DAGS[1]]}
     with create_session() as session:
         fresh_summary(session)
         filters = ViewFilters.from_query({"since": "2026-11-12", "until": "2026-11-14"})
