@@ -1,4 +1,5 @@
-"""What the Delta conflicts view shows, read from what Airflow already stores; nothing is written.
+"""What the Delta conflicts view reads of what Airflow stores (the page's sums come from the provider's
+summary table, :mod:`.summary_fill`, which these reports fill).
 
 The commit reports come from XCom (``deltacc_report``, one per task instance, listing every try); a task
 instance whose report is gone (a try is running) falls back to its tries in the task state store; the
