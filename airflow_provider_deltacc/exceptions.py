@@ -10,6 +10,7 @@ The operators, sensors and hooks raise the ``DeltaCC*``/``Delta*`` errors define
      ├ DeltaCCInfrastructureError     something the task needs could not be reached: Airflow retries
      └ DeltaUnsafeStorageError        unsafe storage, and the writer could not make sure it was alone
     DeltaConflictWarning (UserWarning)  at parse time: writers set up so that they can fail, or lose files
+    DeltaCCSummaryTableMissing (RuntimeError)  the conflicts page's table: `airflow db migrate` not run
 
 The Airflow-free core (the commit loop, the Spark job, the lease store) raises the errors of
 :mod:`airflow_provider_deltacc.contract.exceptions`, which this module re-exports under the same names, so
@@ -159,3 +160,15 @@ class DeltaUnsafeStorageError(DeltaCCError):
 
 class DeltaConflictWarning(UserWarning):
     """An operator set up so that writers running at the same time on its table can fail, or lose files."""
+
+
+class DeltaCCSummaryTableMissing(RuntimeError):
+    """The metadata DB has no ``deltacc_report_summary``: the provider was installed and ``airflow db
+    migrate`` has not run since (the Delta conflicts page answers 503 with this message)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The metadata DB has no deltacc_report_summary table, which the Delta conflicts page adds the "
+            "commit reports up in. Run `airflow db migrate` once after installing or upgrading "
+            "airflow-provider-deltacc: it creates the provider's table beside Airflow's."
+        )

@@ -163,8 +163,8 @@ def summarise(session: Session, filters: ViewFilters, dag_ids: Iterable[str]) ->
     :param session: a metadata DB session (it writes the summary rows: commit it).
     :param filters: the request.
     :param dag_ids: the DAGs the user may read.
-    :raises SummaryTableMissing: the database has no summary table (``airflow db migrate`` not run since the
-        provider was installed).
+    :raises DeltaCCSummaryTableMissing: the database has no summary table (``airflow db migrate`` not run
+        since the provider was installed).
     """
     scope = _scope(filters, dag_ids)
     dialect = json_dialect(session.get_bind().dialect.name)

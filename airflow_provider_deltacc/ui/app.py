@@ -50,11 +50,11 @@ def create_app() -> FastAPI:
         from airflow.utils.session import create_session
 
         from airflow_provider_deltacc.contract.exceptions import ViewInputError
+        from airflow_provider_deltacc.exceptions import DeltaCCSummaryTableMissing
         from airflow_provider_deltacc.ui.aggregate import summarise
         from airflow_provider_deltacc.ui.filters import ViewFilters
         from airflow_provider_deltacc.ui.pages import conflicts_page, error_page
         from airflow_provider_deltacc.ui.pairs import conflict_pairs
-        from airflow_provider_deltacc.ui.summary_fill import SummaryTableMissing
 
         try:
             filters = ViewFilters.from_query(request.query_params)
@@ -64,7 +64,7 @@ def create_app() -> FastAPI:
         try:
             with create_session() as session:
                 summary = summarise(session, filters, dag_ids)
-        except SummaryTableMissing as exc:
+        except DeltaCCSummaryTableMissing as exc:
             return HTMLResponse(error_page("Delta conflicts", str(exc)), status_code=503)
         pairs = conflict_pairs(summary.reports)
         return HTMLResponse(conflicts_page(summary, pairs, filters, dag_ids))

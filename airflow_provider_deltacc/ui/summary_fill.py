@@ -143,28 +143,19 @@ def _as_utc(when: datetime) -> datetime:
     return when.replace(tzinfo=UTC) if when.tzinfo is None else when
 
 
-class SummaryTableMissing(RuntimeError):
-    """The metadata DB has no ``deltacc_report_summary``: the provider was installed and ``airflow db
-    migrate`` has not run since."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            f"The metadata DB has no {SUMMARY_TABLE} table, which the Delta conflicts page adds the commit "
-            "reports up in. Run `airflow db migrate` once after installing or upgrading "
-            "airflow-provider-deltacc: it creates the provider's table beside Airflow's."
-        )
-
-
 @contextmanager
 def summary_table_required(session: Session) -> Iterator[None]:
-    """Raise :class:`SummaryTableMissing` for a statement that failed because the table does not exist."""
+    """Raise :class:`~airflow_provider_deltacc.exceptions.DeltaCCSummaryTableMissing` for a statement that
+    failed because the table does not exist."""
     from sqlalchemy import inspect
     from sqlalchemy.exc import DBAPIError
+
+    from airflow_provider_deltacc.exceptions import DeltaCCSummaryTableMissing
 
     try:
         yield
     except DBAPIError:
         session.rollback()
         if not inspect(session.get_bind()).has_table(SUMMARY_TABLE):
-            raise SummaryTableMissing() from None
+            raise DeltaCCSummaryTableMissing() from None
         raise

@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_deltacc.exceptions import DeltaCCSummaryTableMissing
 from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY
 from airflow_provider_deltacc.ui.aggregate import summarise
 from airflow_provider_deltacc.ui.bound_sql import bound
 from airflow_provider_deltacc.ui.filters import ViewFilters
 from airflow_provider_deltacc.ui.json_sql import SQLite
-from airflow_provider_deltacc.ui.summary_fill import SummaryTableMissing, fill_summary
+from airflow_provider_deltacc.ui.summary_fill import fill_summary
 from airflow_provider_deltacc.ui.summary_table import SUMMARY_TABLE
 from tests.support.commit_reports import committed_try, final_report, lost_try
 from tests.support.ui_aggregate import (
@@ -129,6 +130,9 @@ def test_a_database_without_the_table_names_the_command_that_makes_it(tmp_path: 
     from sqlalchemy.orm import Session
 
     engine = create_engine(f"sqlite:///{tmp_path / 'bare.db'}")
-    with Session(engine) as session, pytest.raises(SummaryTableMissing, match="Run `airflow db migrate`"):
+    with (
+        Session(engine) as session,
+        pytest.raises(DeltaCCSummaryTableMissing, match="Run `airflow db migrate`"),
+    ):
         summarise(session, ViewFilters.from_query(ALL_TIME), DAGS)
     engine.dispose()
