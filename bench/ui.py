@@ -14,6 +14,8 @@ point as the api-server mounts it) and times, alternating in every round:
 - baselines, Airflow's own REST API on the same DB: the task-instances list of every DAG and run
   (``/api/v2/dags/~/dagRuns/~/taskInstances``, 50 per page, Airflow's default) and one task instance's tries.
 
+Before the timed rounds it times the first request of the 30-day page, the one that sums every report of the
+30 days into the provider's summary table (``ui/summary_fill.py``); every later request finds nothing to sum.
 Prints medians side by side and each page's ratio to the baseline, and the query plan of the page's totals.
 
     .venv/bin/python bench/ui.py [--task-instances 100000] [--rounds 15] [--sqlite]
