@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TableState",
     "check_state",
+    "expression_frame",
     "first_attempt_state",
     "provider",
     "read_table_state",
@@ -42,6 +43,18 @@ def table_frame(spark: SparkSession, table: Table) -> DataFrame:
     :param table: the table.
     """
     return spark.read.format("delta").load(table.name) if table.is_path else spark.read.table(table.name)
+
+
+def expression_frame(spark: SparkSession, table: Table, state: TableState) -> DataFrame:
+    """A DataFrame with the table's columns, to analyse expressions against: an empty one of the worker's
+    schema when the state is the worker's (no snapshot load on Spark; an expression it cannot resolve fails
+    the build, which runs again on Spark's read), else :func:`table_frame`.
+
+    :param spark: the session.
+    :param table: the table.
+    :param state: the snapshot the operation plans from.
+    """
+    return spark.createDataFrame([], state.schema) if state.read_by_worker else table_frame(spark, table)
 
 
 @dataclass(frozen=True)

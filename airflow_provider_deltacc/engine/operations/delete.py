@@ -15,7 +15,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.operations.filters import row_filter
-from airflow_provider_deltacc.engine.table import TableState, required_first_attempt_state, table_frame
+from airflow_provider_deltacc.engine.table import TableState, expression_frame, required_first_attempt_state
 from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
@@ -32,7 +32,9 @@ def build_delete(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     assert isinstance(opts, DeleteOptions)
     state = required_first_attempt_state(spark, spec)
     _filter(spark, opts, state)
-    check_expressions(table_frame(spark, spec.table), {"options.condition": opts.condition}, predicate=True)
+    check_expressions(
+        expression_frame(spark, spec.table, state), {"options.condition": opts.condition}, predicate=True
+    )
 
     def work(attempt: int) -> WorkResult:
         def write(current: TableState | None) -> WriteResult:

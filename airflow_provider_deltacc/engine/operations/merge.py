@@ -35,8 +35,8 @@ from airflow_provider_deltacc.engine.sources import SourceReader, source_rows
 from airflow_provider_deltacc.engine.table import (
     TableState,
     check_state,
+    expression_frame,
     required_first_attempt_state,
-    table_frame,
 )
 from airflow_provider_deltacc.occ.work_result import WorkResult
 
@@ -243,7 +243,7 @@ def _validate(
                 f"pinning reads partition values from the source, which has no column {column!r}; "
                 "add it to the source or set partition_pin to null",
             )
-    target = table_frame(spark, spec.table).alias(TARGET_ALIAS)
+    target = expression_frame(spark, spec.table, state).alias(TARGET_ALIAS)
     joined = target.crossJoin(source.alias(SOURCE_ALIAS))
     expressions: dict[str, str | None] = {"options.condition": opts.condition}
     projections: dict[str, str | None] = {}

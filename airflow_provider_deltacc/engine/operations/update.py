@@ -18,7 +18,7 @@ from airflow_provider_deltacc.engine.operations.base import (
     tracked_attempt,
 )
 from airflow_provider_deltacc.engine.operations.filters import row_filter
-from airflow_provider_deltacc.engine.table import TableState, required_first_attempt_state, table_frame
+from airflow_provider_deltacc.engine.table import TableState, expression_frame, required_first_attempt_state
 from airflow_provider_deltacc.occ.work_result import WorkResult
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def build_update(spark: SparkSession, spec: JobSpec) -> PreparedOperation:
     assert isinstance(opts, UpdateOptions)
     state = required_first_attempt_state(spark, spec)
     _plan(spark, opts, state)
-    target = table_frame(spark, spec.table)
+    target = expression_frame(spark, spec.table, state)
     check_expressions(target, {"options.condition": opts.condition}, predicate=True)
     check_expressions(
         target,

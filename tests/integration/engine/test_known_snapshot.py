@@ -1,7 +1,8 @@
 """A write's first attempt plans from the snapshot the worker's read of the Delta log showed (the spec's
 ``known_snapshot``), on real Delta, on a classic and a Spark Connect session: no Spark read of the table's
-state before it commits; and a snapshot gone stale (a column another writer added since) never fails a job
-that fits the table as it is now, while bad input still fails naming its field with nothing written.
+state before it commits, nor a load of the table to analyse MERGE's, UPDATE's and DELETE's expressions; and a
+snapshot gone stale (a column another writer added since) never fails a job that fits the table as it is
+now, while bad input still fails naming its field with nothing written.
 
 The snapshot comes from the worker's own read (``consult_log``), and the job gets its JSON form, as a
 spark-submit driver does.
@@ -46,7 +47,10 @@ def _rows(path: str) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def state_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every read of a table's state on Spark (either backend), by table."""
+    """Every read of a table's state on Spark (either backend), and every load of the table for analysing
+    expressions against it (MERGE's, UPDATE's and DELETE's checks), by table."""
+    from airflow_provider_deltacc.engine import table as engine_table
+
     reads: list[str] = []
     for backend in (JvmBackend, ConnectBackend):
         real = backend.state_if_exists
@@ -56,6 +60,13 @@ def state_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
             return _real(self, table, app_ids)
 
         monkeypatch.setattr(backend, "state_if_exists", counting)
+    real_frame = engine_table.table_frame
+
+    def loading(spark: Any, table: Any) -> Any:
+        reads.append(table.name)
+        return real_frame(spark, table)
+
+    monkeypatch.setattr(engine_table, "table_frame", loading)
     yield reads
 
 
@@ -94,14 +105,25 @@ def test_a_write_plans_its_first_attempt_from_the_snapshot_the_worker_read(
         "options": {"keys": ["id", "day"]},
         "txn": {"app_id": "known/merge", "version": 1},
     }
-    for spec in (append, merge):
+    update = {
+        "operation": "update",
+        "table": table_path,
+        "options": {"condition": "amount >= 20", "set": {"amount": "amount + 1"}},
+        "txn": {"app_id": "known/update", "version": 1},
+    }
+    delete = {
+        "operation": "delete",
+        "table": table_path,
+        "options": {"condition": "amount = 31"},
+        "txn": {"app_id": "known/delete", "version": 1},
+    }
+    for spec in (append, merge, update, delete):
         code, report = run_job(_with_known_snapshot(spec), new_session())
         assert code == ExitCode.SUCCESS and report["status"] == "committed", report
     assert state_reads == []
     assert _rows(table_path) == [
         {"id": 1, "day": "2026-11-01", "amount": 11},
-        {"id": 2, "day": "2026-11-02", "amount": 20},
-        {"id": 3, "day": "2026-11-03", "amount": 30},
+        {"id": 2, "day": "2026-11-02", "amount": 21},
     ]
     # The same MERGE pinned to its partition, without the snapshot: Spark reads the state itself.
     again = {**merge, "txn": {"app_id": "known/merge", "version": 2}, "options": {"keys": ["id", "day"]}}
@@ -126,12 +148,18 @@ def test_a_stale_snapshot_is_checked_again_on_sparks_read_and_bad_input_still_fa
 
     function = {**declarative, "source": {"kind": "callable", "function": SourceFunction(eu_rows)}}
     delete = {"operation": "delete", "table": table_path, "options": {"equals": {"region": "us"}}}
+    update = {
+        "operation": "update",
+        "table": table_path,
+        "options": {"condition": "region = 'eu'", "set": {"amount": "amount * 2"}},
+    }
     bad = {**declarative, "source": {**declarative["source"], "schema": f"{with_region}, nope INT"}}
     bad["source"]["rows"] = [[6, "2026-11-06", 60, "eu", 1]]
     stale: dict[str, Any] = {
         "rows": _with_known_snapshot(declarative),
         "function": _known(function),  # a function that never travelled runs in this process
         "delete": _with_known_snapshot(delete),
+        "update": _with_known_snapshot(update),
         "bad": _with_known_snapshot(bad),
     }
 
@@ -140,14 +168,14 @@ def test_a_stale_snapshot_is_checked_again_on_sparks_read_and_bad_input_still_fa
         "append"
     ).option("mergeSchema", "true").save(table_path)
 
-    for name in ("rows", "function", "delete"):
+    for name in ("rows", "function", "delete", "update"):
         code, report = run_job(stale[name], new_session())
         assert code == ExitCode.SUCCESS and report["status"] == "committed", (name, report)
-    assert [(row["id"], row["region"]) for row in _rows(table_path)] == [
-        (1, None),
-        (2, None),
-        (4, "eu"),
-        (5, "eu"),
+    assert [(row["id"], row["region"], row["amount"]) for row in _rows(table_path)] == [
+        (1, None, 10),
+        (2, None, 20),
+        (4, "eu", 80),
+        (5, "eu", 100),
     ]
     before = _version(table_path)
     code, report = run_job(stale["bad"], new_session())

@@ -45,10 +45,11 @@ pytestmark = pytest.mark.unit
 #: 79 / 433,628 once it became the driver's closure with the worker's code moved out, 74 / 417,345 once
 #: starting a local session (the in-process mode's) left the driver's code, 73 / 405,376 once the library
 #: API, which a job never imports, got an archive of its own, and 73 / 409,629 once the job plans its first
-#: attempt from the snapshot the worker read (issue 42: code the driver runs, under #40's 417,576); lower
+#: attempt from the snapshot the worker read (issue 42: code the driver runs, under #40's 417,576), 73 /
+#: 410,312 once MERGE, UPDATE and DELETE analyse their expressions against that snapshot's schema; lower
 #: these as it shrinks, never raise them to make room for code the driver does not run.
 MAX_CORE_MODULES = 74
-MAX_CORE_BYTES = 409_800
+MAX_CORE_BYTES = 410_500
 
 
 def _expected_core(root: Path) -> dict[str, bytes]:
