@@ -211,9 +211,24 @@ CONNECT_CONN = "bench_scale_connect"
 
 
 def spark_specs(table: str, version: int) -> dict[str, dict[str, Any]]:
-    """A round's writes on ``table``: a 1-row append and a MERGE pinned to ``p=p0``, new txn identities."""
+    """A round's writes on ``table``: a 1-row append, a MERGE pinned to ``p=p0``, and an UPDATE and a DELETE
+    of ``p=p0`` whose condition no file's statistics let through (the provider's checks and Delta's
+    planning, no rewrite), new txn identities."""
     txn = {"app_id": "bench/scale/spark", "version": version}
+    nothing = {"condition": "id = -1", "partition_values": [{"p": "p0"}]}
     return {
+        "UPDATE": {
+            "operation": "update",
+            "table": table,
+            "options": {**nothing, "set": {"id": "id + 1"}},
+            "txn": {**txn, "app_id": "bench/scale/spark-update"},
+        },
+        "DELETE": {
+            "operation": "delete",
+            "table": table,
+            "options": nothing,
+            "txn": {**txn, "app_id": "bench/scale/spark-delete"},
+        },
         "append": {
             "operation": "append",
             "table": table,
