@@ -180,7 +180,7 @@ def summarise(session: Session, filters: ViewFilters, dag_ids: Iterable[str]) ->
     summary = ViewSummary()
     cutoff = session.execute(bound(_cutoff_sql(), pushed_out=True), {**window, "cap": REPORT_CAP}).scalar()
     if cutoff is not None:
-        window["since"] = max(filters.since, _as_utc(cutoff) + timedelta(microseconds=1))
+        window["since"] = max(filters.since, cutoff + timedelta(microseconds=1))
         summary.bounded = REPORT_CAP
     rows = session.execute(bound(_totals_sql()), window).all()
     spellings = _add_totals(summary, [r for r in rows if r.grain in ("day", "task")], filters.table)
@@ -232,10 +232,6 @@ def _decided_tries(session: Session, decided: Sequence[Any]) -> list[TryRow]:
             )
             rows += try_rows(task)
     return rows
-
-
-def _as_utc(when: datetime) -> datetime:
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
 
 
 def _plan_as_planned(session: Session, dialect: JsonDialect) -> None:

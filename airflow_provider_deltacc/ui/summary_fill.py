@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_deltacc.retries.tries import REPORT_XCOM_KEY
@@ -114,7 +113,7 @@ def fill_summary(session: Session, dialect: JsonDialect, window: Mapping[str, An
         if not missing:
             return 0
     _delete_rows_of(session, {tuple(getattr(row, c) for c in _TASK) for row in missing})
-    oldest = _as_utc(min(row.pushed for row in missing))
+    oldest = min(row.pushed for row in missing)  # an aware UTC time: bound(pushed_out=True) types it
     session.execute(bound(_insert_sql(dialect)), {**window, "fill_since": oldest})
     if dialect.name == "postgresql" and len(missing) >= ANALYZE_AFTER:
         # Planner statistics for the rows just added (autovacuum gathers them only later): without them
@@ -137,10 +136,6 @@ def _delete_rows_of(session: Session, tasks: set[tuple[Any, ...]]) -> None:
     ordered = sorted(tasks)
     for start in range(0, len(ordered), _DELETE_BATCH):
         session.execute(delete(summary).where(key.in_(ordered[start : start + _DELETE_BATCH])))
-
-
-def _as_utc(when: datetime) -> datetime:
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
 
 
 @contextmanager
