@@ -136,3 +136,22 @@ def test_a_database_without_the_table_names_the_command_that_makes_it(tmp_path: 
     ):
         summarise(session, ViewFilters.from_query(ALL_TIME), DAGS)
     engine.dispose()
+
+
+def test_a_range_past_the_cap_is_read_from_its_newest_reports_as_python_reads_them(
+    filled: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow.utils.session import create_session
+
+    from airflow_provider_deltacc.ui import aggregate
+    from airflow_provider_deltacc.ui.aggregate import summary_from_reports
+    from airflow_provider_deltacc.ui.data import read_reports
+
+    monkeypatch.setattr(aggregate, "REPORT_CAP", 6)  # the newest three runs: a winner and a MERGE each
+    filters = ViewFilters.from_query(ALL_TIME)
+    with create_session() as session:
+        fresh_summary(session)
+        summary = summarise(session, filters, DAGS)
+        newest = read_reports(session, dag_ids=DAGS, limit=6, since=filters.since, until=filters.until)
+    assert summary.bounded == 6
+    assert comparable(summary) == comparable(summary_from_reports(newest, filters))
