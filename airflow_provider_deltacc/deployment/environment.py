@@ -20,6 +20,8 @@ from airflow_provider_deltacc.spark_jars.delta_jars import JAR_CACHE_ENV
 #: here to keep this module free of Airflow imports (the test checks them against those modules).
 CONNECT_MODE_ENV = "SPARK_CONNECT_MODE_ENABLED"
 SUBMIT_OPTS_ENV = "SPARK_SUBMIT_OPTS"
+#: Where a worker keeps its warm Spark Connect sessions (``hooks.connect_sessions``).
+CONNECT_SESSION_POOL_ENV = "DELTACC_CONNECT_SESSION_POOL_DIR"
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,13 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "the same",
         "the embedded SQLite lease file when no store is named (default "
         "`~/.cache/airflow-provider-deltacc/leases.db`)",
+    ),
+    EnvVar(
+        CONNECT_SESSION_POOL_ENV,
+        "reads",
+        "workers (spark_connect)",
+        "where the worker keeps the Spark Connect sessions tasks ended cleanly, for the next task on the "
+        "same server (default `deltacc-connect-sessions-<uid>` in the temporary directory; deployment.md)",
     ),
     EnvVar(
         OVERRIDE_ENV,

@@ -1,16 +1,19 @@
 """Run a job spec as a thin client of a long-lived Spark Connect server.
 
 The commit loop runs here, in the Airflow worker; every Delta operation reaches the server as SQL and
-DataFrame calls over Connect (no py4j, no JVM objects). Each run gets a session of its own (a new session id),
-so txn confs, commit tags and ``spark_conf`` never leak between concurrent tasks; the session is released
-when the run ends. The server needs the Delta jars and Delta's SQL extension and catalog; nothing of this
-package is installed there.
+DataFrame calls over Connect (no py4j, no JVM objects). Each run holds a session of its own, so txn confs,
+commit tags and ``spark_conf`` never leak between concurrent tasks. A run that ends cleanly resets its session
+and keeps it warm for the machine's next Connect task on the server
+(:mod:`~airflow_provider_deltacc.hooks.connect_sessions`; the connection's extra ``"session_reuse": false``
+releases every session instead). The server needs the Delta jars and Delta's SQL extension and catalog;
+nothing of this package is installed there.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote, urlparse
@@ -19,10 +22,12 @@ from airflow.sdk import BaseHook
 
 from airflow_provider_deltacc.contract.exit_codes import ExitCode
 from airflow_provider_deltacc.exceptions import DeltaCCInfrastructureError, DeltaCCInputError
+from airflow_provider_deltacc.hooks.connect_sessions import SessionPool, SessionStart, reset_for_next_task
 from airflow_provider_deltacc.observability.secrets import connection_secrets, mask_values
 from airflow_provider_deltacc.spark_jars.connect_mode import connect_session_keeping_mark
 
 if TYPE_CHECKING:
+    from airflow.sdk import Connection
     from pyspark.sql.connect.session import SparkSession
 
     from airflow_provider_deltacc.contract.spec import JobSpec
@@ -34,8 +39,24 @@ DEFAULT_CONNECT_PORT = 15002
 CONNECT_TIMEOUT_S = 5.0
 #: How long the check of a server that may have gone away waits for it.
 PROBE_TIMEOUT_S = 2.0
+#: The connection extra that turns the keeping of warm sessions between tasks off (``false``).
+SESSION_REUSE_EXTRA = "session_reuse"
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class OpenSession:
+    """A run's session.
+
+    :param session: the session.
+    :param application: the server's Spark application id when the session opened (None: unknown).
+    :param start: its catalog and database when it was new; None when it is not to be kept.
+    """
+
+    session: SparkSession
+    application: str | None
+    start: SessionStart | None
 
 
 class SparkConnectRunner:
@@ -52,11 +73,8 @@ class SparkConnectRunner:
         self._session: SparkSession | None = None
 
     @cached_property
-    def url(self) -> str:
-        """The ``sc://`` URL as the apache-spark provider builds it (token, user id and ``use_ssl``), with the
-        connection's ``x-`` header parameters (:func:`with_header_parameters`)."""
-        from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
-
+    def _connection(self) -> Connection:
+        """The ``spark_connect`` connection, its secrets masked in the task log."""
         try:
             conn = BaseHook.get_connection(self.conn_id)
         except Exception as exc:  # AirflowNotFoundException, or a secrets backend error
@@ -76,6 +94,15 @@ class SparkConnectRunner:
                 value=self.conn_id,
             )
         mask_values(connection_secrets(conn))
+        return conn
+
+    @cached_property
+    def url(self) -> str:
+        """The ``sc://`` URL as the apache-spark provider builds it (token, user id and ``use_ssl``), with the
+        connection's ``x-`` header parameters (:func:`with_header_parameters`)."""
+        from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+        conn = self._connection
         try:
             return with_header_parameters(
                 SparkConnectHook(conn_id=self.conn_id).get_connection_url(), conn.extra_dejson
@@ -87,6 +114,24 @@ class SparkConnectRunner:
                 field="conn_id",
                 value=self.conn_id,
             ) from None
+
+    @cached_property
+    def session_pool(self) -> SessionPool | None:
+        """This machine's warm sessions on the connection's server; None when the connection's extra says
+        ``"session_reuse": false``."""
+        from airflow_provider_deltacc.hooks.connect_sessions import SessionPool
+
+        reuse = self._connection.extra_dejson.get(SESSION_REUSE_EXTRA, True)
+        if isinstance(reuse, str) and reuse.strip().lower() in ("true", "false"):
+            reuse = reuse.strip().lower() == "true"
+        if not isinstance(reuse, bool):
+            raise DeltaCCInputError(
+                f"conn_id={self.conn_id!r}: extra {SESSION_REUSE_EXTRA}={reuse!r} is not a boolean; "
+                f'set "{SESSION_REUSE_EXTRA}": true (keep sessions warm between tasks, the default) or false',
+                field=f"conn_id.extra.{SESSION_REUSE_EXTRA}",
+                value=reuse,
+            )
+        return SessionPool(url=self.url) if reuse else None
 
     @property
     def address(self) -> tuple[str, int]:
@@ -112,13 +157,72 @@ class SparkConnectRunner:
                 unreachable=self.server_name,
             ) from None
 
-    def open_session(self) -> SparkSession:
-        """A new Connect session (its own session id) on the connection's server."""
+    def open_session(self) -> OpenSession:
+        """A session of this run's own on the connection's server: a warm one from :attr:`session_pool` when
+        one waits there and still answers, else a new one (its own session id)."""
         self.check_reachable()
-        session = new_connect_session(self.url)
         host, port = self.address
+        pool = self.session_pool
+        claimed = pool.claim() if pool is not None else None
+        if pool is not None and claimed is not None:
+            session = new_connect_session(self.url, session_id=claimed.session_id)
+            try:
+                application = session.conf.get("spark.app.id", None)
+            except Exception as exc:  # the server dropped it (its idle timeout, a restart): not fatal
+                log.info(
+                    "kept Spark Connect session %s no longer answers (%s); opening a new one",
+                    claimed.session_id,
+                    type(exc).__name__,
+                )
+                pool.drop(claimed.session_id)
+                release_quietly(session)
+            else:
+                log.info(
+                    "Spark Connect session %s on %s:%s for %s (kept warm by an earlier task)",
+                    session.session_id,
+                    host,
+                    port,
+                    self.job_name,
+                )
+                return OpenSession(session, application or None, claimed.start)
+        session = new_connect_session(self.url)
+        application = server_application(session)
+        start = None
+        if pool is not None:
+            try:
+                start = SessionStart.of(session)
+            except Exception:  # the server went away meanwhile: the job meets it, and says so; not kept
+                log.debug("session %s: its catalog and functions unread", session.session_id, exc_info=True)
+            else:
+                pool.hold(session.session_id, start)
         log.info("Spark Connect session %s on %s:%s for %s", session.session_id, host, port, self.job_name)
-        return session
+        return OpenSession(session, application, start)
+
+    def close_session(self, opened: OpenSession, *, clean: bool) -> None:
+        """Keep the run's session warm for the next task when the run ended ``clean`` and the session could be
+        reset (:func:`~airflow_provider_deltacc.hooks.connect_sessions.reset_for_next_task`); release it
+        otherwise.
+
+        :param opened: the run's session.
+        :param clean: the job returned (whatever its outcome) and the session was not lost.
+        """
+        session, pool = opened.session, self.session_pool
+        if pool is None or opened.start is None:
+            release_quietly(session)
+            return
+        if clean:
+            try:
+                reset_for_next_task(session, opened.start)
+            except Exception:  # a session that cannot be reset is not handed on
+                log.info("Spark Connect session %s could not be reset; released", session.session_id)
+                log.debug("reset of session %s", session.session_id, exc_info=True)
+            else:
+                pool.keep(session.session_id)
+                session.release_session_on_close = False  # close the channel only; the server keeps it
+                release_quietly(session)
+                return
+        pool.drop(session.session_id)
+        release_quietly(session)
 
     @property
     def server_name(self) -> str:
@@ -127,7 +231,8 @@ class SparkConnectRunner:
         return f"Spark Connect server {host}:{port} (conn_id={self.conn_id!r})"
 
     def run(self, spec: JobSpec, *, turns: Turns | None = None) -> tuple[int, dict[str, Any]]:
-        """Run ``spec`` in a session of its own and release the session afterwards.
+        """Run ``spec`` in a session of its own, then keep the session warm or release it
+        (:meth:`close_session`).
 
         A run whose server went away (killed, restarted by its supervisor, or unreachable) fails as
         infrastructure naming the connection and the server, however the client saw it (see
@@ -139,19 +244,19 @@ class SparkConnectRunner:
         """
         from airflow_provider_deltacc.spark_job.main import run_job
 
-        session = self.open_session()
+        opened = self.open_session()
+        session, application = opened.session, opened.application
         self._session = session
-        application = server_application(session)
         try:
             # The engine is typed against the classic session; a Connect session offers what it calls.
             code, report = run_job(spec, cast(Any, session), turns=turns)
-        finally:
+        except BaseException:
             self._session = None
-            try:
-                session.stop()
-            except Exception:  # the server may be gone; the session dies with it
-                log.debug("could not release Spark Connect session %s", session.session_id, exc_info=True)
+            self.close_session(opened, clean=False)
+            raise
+        self._session = None
         error = report.get("error") or {}
+        self.close_session(opened, clean=code != ExitCode.UNAVAILABLE and not error.get("session_lost"))
         gone = None
         if code == ExitCode.UNAVAILABLE and str(error.get("unreachable", "")).startswith("Spark Connect"):
             gone = str(error["unreachable"]).removeprefix("Spark Connect server ").strip("()")
@@ -185,10 +290,7 @@ class SparkConnectRunner:
         try:
             now = server_application(probe)
         finally:
-            try:
-                probe.stop()
-            except Exception:  # best effort: the probe holds nothing
-                log.debug("could not release the probe session %s", probe.session_id, exc_info=True)
+            release_quietly(probe)
         if now is None or now == application:
             return None
         return f"{closed}; the server was restarted (Spark application {application}, now {now})"
@@ -241,11 +343,20 @@ def with_header_parameters(url: str, extra: dict[str, Any]) -> str:
         for key, value in sorted(extra.items())
         if isinstance(key, str) and key.lower().startswith("x-") and value is not None
     ]
-    if not headers:
+    return with_url_parameters(url, headers)
+
+
+def with_url_parameters(url: str, parameters: list[str]) -> str:
+    """``url`` with ``parameters`` (``key=value``, already quoted) after the ones it has.
+
+    :param url: an ``sc://host:port`` URL, with or without ``/;`` parameters.
+    :param parameters: the parameters to add.
+    """
+    if not parameters:
         return url
     head, _, params = url.partition("/;")
     base = head if params else url.rstrip("/")
-    return f"{base}/;" + ";".join([*([params] if params else []), *headers])
+    return f"{base}/;" + ";".join([*([params] if params else []), *parameters])
 
 
 def server_application(session: SparkSession) -> str | None:
@@ -262,8 +373,21 @@ def server_application(session: SparkSession) -> str | None:
     return value or None
 
 
-def new_connect_session(url: str) -> SparkSession:
-    """A new Spark Connect session (a session id of its own) on the server at ``url``.
+def release_quietly(session: SparkSession) -> None:
+    """Stop ``session``: release it on the server (unless told not to) and close its channel; a server that is
+    gone has nothing left to release.
+
+    :param session: a session.
+    """
+    try:
+        session.stop()
+    except Exception:  # the server may be gone; the session dies with it
+        log.debug("could not release Spark Connect session %s", session.session_id, exc_info=True)
+
+
+def new_connect_session(url: str, *, session_id: str | None = None) -> SparkSession:
+    """A Spark Connect session on the server at ``url``: a new one (a session id of its own), or the
+    server-side session ``session_id`` (a kept session; the server makes it anew if it never had it).
 
     pyspark marks the whole process as a Spark Connect client when it creates one
     (``SPARK_CONNECT_MODE_ENABLED``); the mark is put back as it was, so a classic session can still start in
@@ -272,7 +396,10 @@ def new_connect_session(url: str) -> SparkSession:
     (:mod:`airflow_provider_deltacc.spark_jars.connect_mode`).
 
     :param url: an ``sc://`` URL.
+    :param session_id: the session to take over; None for a new one.
     """
     from pyspark.sql.connect.session import SparkSession
 
+    if session_id is not None:
+        url = with_url_parameters(url, [f"session_id={session_id}"])
     return connect_session_keeping_mark(SparkSession.builder.remote(url).create)

@@ -1,5 +1,5 @@
 """``execution_mode="spark_connect"`` end to end: the hook as a thin client of the test run's Spark Connect
-server (Delta jars and Delta's SQL extension, started once per run), every operation, one session per run,
+server (Delta jars and Delta's SQL extension, started once per run), every operation, a session per run,
 real conflicts raised over Connect, racing writers, exactly-once, ``on_kill``, and what a broken connection
 looks like. delta-rs is the independent reader."""
 
@@ -70,7 +70,7 @@ def _contents(table: str) -> list[tuple[Any, ...]]:
     return sorted((r["id"], str(r["date"]), r["value"]) for r in rows)
 
 
-def test_every_operation_runs_through_the_hook_in_a_session_of_its_own(
+def test_every_operation_runs_through_the_hook(
     connect_conn: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="airflow_provider_deltacc")
@@ -126,8 +126,8 @@ def test_every_operation_runs_through_the_hook_in_a_session_of_its_own(
     assert _contents(table) == [(1, "2026-11-20", "a2"), (2, "2026-11-21", "b2"), (4, "2026-11-21", "d")]
     operations = [op for _, op in _history(table)]
     assert operations == ["WRITE", "MERGE", "UPDATE", "DELETE", "WRITE", "OPTIMIZE"], operations
-    sessions = SESSION_LINE.findall(caplog.text)
-    assert len(sessions) == 8 and len(set(sessions)) == 8, sessions
+    # A session per run, new or kept warm by an earlier run (test_connect_session_reuse.py).
+    assert len(SESSION_LINE.findall(caplog.text)) == 8, caplog.text
 
 
 def test_spark_conf_applies_to_its_own_run_only(connect_conn: str, tmp_path: Path) -> None:

@@ -61,7 +61,10 @@ def _failed(closed: str | None = "NO_ACTIVE_SESSION", txn: bool = True) -> dict[
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> FakeServer:
     fake = FakeServer()
-    monkeypatch.setenv(f"AIRFLOW_CONN_{CONN_ID.upper()}", "spark-connect://connect-host:15002")
+    # One session per run, released: kept sessions are tested on a real server (test_connect_session_reuse).
+    monkeypatch.setenv(
+        f"AIRFLOW_CONN_{CONN_ID.upper()}", "spark-connect://connect-host:15002?session_reuse=false"
+    )
 
     def new_session(url: str) -> FakeSession:
         assert fake.reachable, "opened a session on a server that is down"

@@ -72,7 +72,9 @@ def fake_spark(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     monkeypatch.setattr(job_main, "run_job", run_job)
     monkeypatch.setattr(connect, "new_connect_session", lambda url: _FakeSession())
     monkeypatch.setattr(SparkConnectRunner, "check_reachable", lambda self, timeout_s=5.0: None)
-    monkeypatch.setenv(f"AIRFLOW_CONN_{CONN_ID.upper()}_CONNECT", "spark-connect://connect-host:15002")
+    monkeypatch.setenv(
+        f"AIRFLOW_CONN_{CONN_ID.upper()}_CONNECT", "spark-connect://connect-host:15002?session_reuse=false"
+    )
     monkeypatch.setenv(
         f"AIRFLOW_CONN_{CONN_ID.upper()}", json.dumps({"conn_type": "spark", "host": "local[1]"})
     )
