@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from airflow_provider_deltacc.contract.commit_report import AttemptRecord, CommitReport
-from airflow_provider_deltacc.contract.commits import scan_for_txn_commit
+from airflow_provider_deltacc.contract.commits import records_txn, scan_for_txn_commit
 from airflow_provider_deltacc.contract.ddl import delta_primitive_type, split_ddl_columns
 from airflow_provider_deltacc.contract.spec import AppendOptions, JobSpec, KnownSnapshot
 from airflow_provider_deltacc.contract.table import Table
@@ -371,9 +371,10 @@ def find_committed_version(
     latest: int,
     storage_options: Mapping[str, str] | None = None,
 ) -> int | None:
-    """The table version whose commit recorded ``(app_id, txn_version)``, read from a local table's
-    ``_delta_log/<version>.json`` files newest first; None when not found or not a local table (on object
-    storage the scan would cost a request a commit).
+    """The table version whose commit recorded ``(app_id, txn_version)`` in a local table's log: the version
+    its checksum files point to (:func:`~airflow_provider_deltacc.delta_log.txn_commit.version_by_checksums`)
+    when that commit file confirms it, else the ``_delta_log/<version>.json`` files read newest first; None
+    when not found or not a local table (on object storage the scan would cost a request a commit).
 
     :param table: the table path or URI.
     :param app_id: the txn app id.
@@ -382,6 +383,7 @@ def find_committed_version(
     :param storage_options: delta-rs storage options.
     """
     from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, open_log_files
+    from airflow_provider_deltacc.delta_log.txn_commit import version_by_checksums
 
     if table.local_path is None:
         return None
@@ -395,6 +397,11 @@ def find_committed_version(
             return None
 
     try:
+        found = version_by_checksums(files, app_id, txn_version, latest)
+        if found is not None:
+            text = read_commit(found)
+            if text is not None and records_txn(text, app_id, txn_version):
+                return found
         return scan_for_txn_commit(read_commit, app_id, txn_version, latest)
     except Exception as exc:  # informational only: never lose the answer over it
         log.debug("could not find the commit of txn %s version %s in %s: %s", app_id, txn_version, table, exc)

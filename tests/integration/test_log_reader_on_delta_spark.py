@@ -19,8 +19,10 @@ import pytest
 
 from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log.checksum import read_checksum
+from airflow_provider_deltacc.delta_log.fast_path import find_committed_version
 from airflow_provider_deltacc.delta_log.log_reader import LogState, read_log_state
 from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles
+from airflow_provider_deltacc.delta_log.txn_commit import version_by_checksums
 from airflow_provider_deltacc.engine.confs import session_confs
 from tests.support.log_reader_checks import assert_reads_as_delta_rs, day, partition_set
 
@@ -84,6 +86,11 @@ def test_a_checkpoint_with_deletion_vectors_and_removes_on_both_sides_reads_as_d
     assert state.txn_versions == {APPS[1]: 5, APPS[0]: 4}
     assert partition_set(state) == {frozenset({("day", day(d))}) for d in (1, 2, 3)}
     _assert_checksum_answers(table, state)
+    # The checksums delta-spark wrote beside every commit (DELETEs and ALTER included) point a duplicate to
+    # the commit that recorded its identity.
+    files = LocalLogFiles(str(_log(table)))
+    assert [version_by_checksums(files, APPS[i % 2], i, state.version) for i in (1, 4, 5)] == [1, 4, 9]
+    assert find_committed_version(Table(table), APPS[0], 4, state.version) == 4
 
 
 @pytest.mark.parametrize("top_level", ["parquet", "json"])

@@ -1,0 +1,93 @@
+"""A skipped duplicate's commit, found by bisecting the versions' checksum files (a few hundred bytes each)
+instead of reading every commit file since (one may hold a row for every file of the table), and confirmed
+by reading the one commit it points to; whatever the checksums cannot tell is left to the scan of the commit
+files. Tables written by delta-rs, with the checksums delta-spark would write beside each commit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.delta_log.checksum import checksum_name
+from airflow_provider_deltacc.delta_log.fast_path import find_committed_version
+from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles
+from airflow_provider_deltacc.delta_log.txn_commit import version_by_checksums
+from tests.unit.delta_log.test_checksum import APPS, _log, _table, _write_checksum
+
+pytestmark = pytest.mark.unit
+
+COMMITS = 12
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = _table(tmp_path_factory.mktemp("txn-commit") / "t", COMMITS)
+    for version in range(COMMITS):
+        _write_checksum(path, version)
+    return path
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the log files read."""
+    names: list[str] = []
+    real = LocalLogFiles.read
+
+    def read(self: LocalLogFiles, name: str) -> bytes:
+        names.append(name)
+        return real(self, name)
+
+    monkeypatch.setattr(LocalLogFiles, "read", read)
+    return names
+
+
+@pytest.mark.parametrize("version", [0, 1, 5, 10, 11])
+def test_the_checksums_point_to_the_commit_that_recorded_the_identity(table: str, version: int) -> None:
+    files = LocalLogFiles(str(_log(table)))
+    assert version_by_checksums(files, APPS[version % 2], version, COMMITS - 1) == version
+
+
+def test_a_duplicate_reads_a_few_checksums_and_one_commit_file(table: str, reads: list[str]) -> None:
+    assert find_committed_version(Table(table), APPS[1], 3, COMMITS - 1) == 3
+    commits = [name for name in reads if name.endswith(".json")]
+    checksums = [name for name in reads if name.endswith(".crc")]
+    assert commits == [f"{3:020d}.json"], reads
+    assert len(checksums) <= 5, reads  # about log2(12) + 1, against 9 commit files read newest first
+
+
+def test_an_identity_the_checksums_do_not_list_at_that_version_is_left_to_the_scan(table: str) -> None:
+    files = LocalLogFiles(str(_log(table)))
+    assert version_by_checksums(files, APPS[1], 4, COMMITS - 1) is None  # dag/b/0 has odd versions only
+    assert version_by_checksums(files, APPS[2], 1, COMMITS - 1) is None  # never recorded
+    assert find_committed_version(Table(table), APPS[1], 4, COMMITS - 1) is None
+
+
+def test_a_missing_checksum_or_one_without_identities_leaves_it_to_the_scan(
+    tmp_path: Path, reads: list[str]
+) -> None:
+    path = _table(tmp_path / "t", 6)
+    for version in range(6):
+        _write_checksum(path, version, with_txns=version != 2)
+    files = LocalLogFiles(str(_log(path)))
+    assert version_by_checksums(files, APPS[1], 1, 5) is None  # bisecting reads version 2's
+    assert find_committed_version(Table(path), APPS[1], 1, 5) == 1  # the scan answers
+    (_log(path) / checksum_name(2)).unlink()
+    assert version_by_checksums(files, APPS[1], 1, 5) is None
+
+
+def test_checksums_that_point_elsewhere_are_not_believed(tmp_path: Path) -> None:
+    """Identities that expired (``delta.setTransactionRetentionDuration``) can make the checksums point to a
+    commit that did not record the identity: its commit file is read, and the scan answers."""
+    path = _table(tmp_path / "t", 6)
+    for version in range(6):
+        _write_checksum(path, version)
+    claimed = _log(path) / checksum_name(2)
+    content = json.loads(claimed.read_text())
+    content["setTransactions"] = [{"appId": APPS[1], "version": 3, "lastUpdated": 1}]
+    claimed.write_text(json.dumps(content))
+    files = LocalLogFiles(str(_log(path)))
+    assert version_by_checksums(files, APPS[1], 3, 5) == 2  # what the checksums say
+    assert find_committed_version(Table(path), APPS[1], 3, 5) == 3  # what the log says
