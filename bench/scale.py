@@ -23,8 +23,9 @@ report, the commit search), each against the smallest table.
 
 Each read is timed three times in every round: through the provider's own log reader
 (:mod:`airflow_provider_deltacc.delta_log.log_reader`) on the table as delta-rs leaves it (``reader``: no
-checksum file, the checkpoint is read) and as delta-spark leaves it (``checksum``: the latest version's
-``.crc``, made from delta-rs's answers for these delta-rs-built tables), and through the delta-rs path the
+checksum file, the checkpoint is read) and as delta-spark leaves it (``checksum``: a ``.crc`` beside every
+commit, made from delta-rs's answers and the commits' txn actions for these delta-rs-built tables), and
+through the delta-rs path the
 reader replaced (``delta-rs``: the same calls with the reader made to fall back). Before timing, every
 table's answers are compared with delta-rs's (version, protocol, metadata, schema, txn versions,
 partitions, commit infos; with the checksum: all but the partitions, which always come from the files).
@@ -314,14 +315,16 @@ def reading_with(reader: str, table: str) -> Iterator[None]:
     if reader in ("reader", "checksum"):
         if reader == "reader" and checksum.exists():
             checksum.rename(aside)
-        made = reader == "checksum" and not checksum.exists()
-        if made:
-            checksum.write_text(json.dumps(delta_spark_checksum(table)), encoding="utf-8")
+        made: list[Path] = []
+        if reader == "checksum" and not checksum.exists():
+            for version, content in delta_spark_checksums(table).items():
+                made.append(checksum.with_name(checksum_name(version)))
+                made[-1].write_text(content, encoding="utf-8")
         try:
             yield
         finally:
-            if made:
-                checksum.unlink()
+            for path in made:
+                path.unlink()
             if aside.exists():
                 aside.rename(checksum)
         return
@@ -335,6 +338,35 @@ def reading_with(reader: str, table: str) -> Iterator[None]:
         yield
     finally:
         log_reader.read_log_state, log_reader.read_commit_infos = saved
+
+
+_CHECKSUMS: dict[str, dict[int, str]] = {}
+
+
+def delta_spark_checksums(table: str) -> dict[int, str]:
+    """The checksum file delta-spark writes beside every commit, for each version: the latest's protocol and
+    metadata (:func:`delta_spark_checksum`; these tables never change them) and the txn identities recorded
+    up to that version, read from the commit files. Made once per table and run."""
+    from deltalake import DeltaTable
+
+    if table not in _CHECKSUMS:
+        latest = delta_spark_checksum(table)
+        log = Path(table) / "_delta_log"
+        txns: dict[str, int] = {}
+        contents: dict[int, str] = {}
+        for version in range(DeltaTable(table).version() + 1):
+            commit = (log / f"{version:020d}.json").read_bytes()
+            at = 0
+            while (at := commit.find(b'{"txn"', at)) >= 0:
+                end = commit.find(b"\n", at)
+                end = len(commit) if end < 0 else end
+                txn = json.loads(commit[at:end])["txn"]
+                txns[txn["appId"]] = txn["version"]
+                at = end
+            listed = [{"appId": app, "version": v} for app, v in txns.items()]
+            contents[version] = json.dumps({**latest, "setTransactions": listed})
+        _CHECKSUMS[table] = contents
+    return _CHECKSUMS[table]
 
 
 def delta_spark_checksum(table: str) -> dict[str, Any]:
