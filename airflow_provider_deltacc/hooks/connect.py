@@ -51,7 +51,7 @@ class OpenSession:
 
     :param session: the session.
     :param application: the server's Spark application id when the session opened (None: unknown).
-    :param start: its catalog and database when it was new; None when it is not to be kept.
+    :param start: what it resolved names with when it was new; None when it is not to be kept.
     """
 
     session: SparkSession
@@ -119,8 +119,6 @@ class SparkConnectRunner:
     def session_pool(self) -> SessionPool | None:
         """This machine's warm sessions on the connection's server; None when the connection's extra says
         ``"session_reuse": false``."""
-        from airflow_provider_deltacc.hooks.connect_sessions import SessionPool
-
         reuse = self._connection.extra_dejson.get(SESSION_REUSE_EXTRA, True)
         if isinstance(reuse, str) and reuse.strip().lower() in ("true", "false"):
             reuse = reuse.strip().lower() == "true"
@@ -168,7 +166,7 @@ class SparkConnectRunner:
             session = new_connect_session(self.url, session_id=claimed.session_id)
             try:
                 application = session.conf.get("spark.app.id", None)
-            except Exception as exc:  # the server dropped it (its idle timeout, a restart): not fatal
+            except Exception as exc:  # the server dropped it (its idle timeout, a release): not fatal
                 log.info(
                     "kept Spark Connect session %s no longer answers (%s); opening a new one",
                     claimed.session_id,
@@ -194,7 +192,8 @@ class SparkConnectRunner:
             except Exception:  # the server went away meanwhile: the job meets it, and says so; not kept
                 log.debug("session %s: its catalog and functions unread", session.session_id, exc_info=True)
             else:
-                pool.hold(session.session_id, start)
+                if not pool.hold(session.session_id, start):
+                    start = None
         log.info("Spark Connect session %s on %s:%s for %s", session.session_id, host, port, self.job_name)
         return OpenSession(session, application, start)
 
@@ -217,10 +216,10 @@ class SparkConnectRunner:
                 log.info("Spark Connect session %s could not be reset; released", session.session_id)
                 log.debug("reset of session %s", session.session_id, exc_info=True)
             else:
-                pool.keep(session.session_id)
-                session.release_session_on_close = False  # close the channel only; the server keeps it
-                release_quietly(session)
-                return
+                if pool.keep(session.session_id):
+                    session.release_session_on_close = False  # close the channel only; the server keeps it
+                    release_quietly(session)
+                    return
         pool.drop(session.session_id)
         release_quietly(session)
 

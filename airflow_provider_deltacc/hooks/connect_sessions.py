@@ -136,10 +136,18 @@ class SessionPool:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     def claim(self) -> ClaimedSession | None:
-        """The most recently kept session, now held by this process; None when no session waits.
+        """The most recently kept session, now held by this process; None when no session waits, or when
+        the pool's directory cannot be used (logged: the task opens a new session).
 
         Sessions that waited too long and files that are not a kept session are removed on the way.
         """
+        try:
+            return self._claim()
+        except OSError as exc:
+            self._unusable(exc)
+            return None
+
+    def _claim(self) -> ClaimedSession | None:
         self._ensure()
         self._sweep_held()
         now = time.time()
@@ -165,30 +173,56 @@ class SessionPool:
             return ClaimedSession(path.name, start)
         return None
 
-    def hold(self, session_id: str, start: SessionStart) -> None:
-        """Record a new session as held by this process.
+    def hold(self, session_id: str, start: SessionStart) -> bool:
+        """Record a new session as held by this process; False when the pool's directory cannot be used
+        (logged; the session is then released at the end, not kept).
 
         :param session_id: the session's id.
-        :param start: its catalog and database.
+        :param start: what it resolves names with.
         """
-        self._ensure()
-        self._held_file(session_id).write_text(start.to_json())
+        try:
+            self._ensure()
+            self._held_file(session_id).write_text(start.to_json())
+        except OSError as exc:
+            self._unusable(exc)
+            return False
+        return True
 
-    def keep(self, session_id: str) -> None:
-        """Hand the session held by this process to the next task (the caller has reset it).
+    def keep(self, session_id: str) -> bool:
+        """Hand the session held by this process to the next task (the caller has reset it); False when the
+        pool's directory cannot be used (logged; the caller releases the session).
 
         :param session_id: the session's id.
         """
         held = self._held_file(session_id)
-        os.utime(held)  # its wait starts now; a rename keeps the time
-        held.rename(self._idle / session_id)
+        try:
+            os.utime(held)  # its wait starts now; a rename keeps the time
+            held.rename(self._idle / session_id)
+        except OSError as exc:
+            self._unusable(exc)
+            self.drop(session_id)
+            return False
+        return True
 
     def drop(self, session_id: str) -> None:
         """Forget the session held by this process; it is never handed out again.
 
         :param session_id: the session's id.
         """
-        self._held_file(session_id).unlink(missing_ok=True)
+        try:
+            self._held_file(session_id).unlink(missing_ok=True)
+        except OSError:
+            log.debug("could not forget Spark Connect session %s", session_id, exc_info=True)
+
+    def _unusable(self, exc: OSError) -> None:
+        log.warning(
+            "the Spark Connect session pool %s cannot be used (%s: %s); sessions are not kept (set %s to a "
+            "writable directory)",
+            self.directory,
+            type(exc).__name__,
+            exc,
+            CONNECT_SESSION_POOL_ENV,
+        )
 
     def _sweep_held(self) -> None:
         """Remove the files of sessions whose holder's process is gone."""

@@ -158,3 +158,16 @@ def test_session_reuse_is_on_unless_the_extra_turns_it_off(
     monkeypatch.setenv("AIRFLOW_CONN_DELTACC_REUSE_DEFAULT", "spark-connect://h:1")
     assert (SparkConnectRunner(conn_id="deltacc_reuse", job_name="j").session_pool is not None) is kept
     assert SparkConnectRunner(conn_id="deltacc_reuse_default", job_name="j").session_pool is not None
+
+
+def test_a_pool_directory_that_cannot_be_used_keeps_nothing_and_says_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    pool = _pool(blocked)
+    session_id = str(uuid.uuid4())
+    assert pool.claim() is None
+    assert pool.hold(session_id, START) is False
+    assert pool.keep(session_id) is False
+    assert "cannot be used" in caplog.text and "DELTACC_CONNECT_SESSION_POOL_DIR" in caplog.text
