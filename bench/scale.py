@@ -349,20 +349,16 @@ def delta_spark_checksums(table: str) -> dict[int, str]:
     up to that version, read from the commit files. Made once per table and run."""
     from deltalake import DeltaTable
 
+    from airflow_provider_deltacc.contract.commits import txn_actions
+
     if table not in _CHECKSUMS:
         latest = delta_spark_checksum(table)
         log = Path(table) / "_delta_log"
         txns: dict[str, int] = {}
         contents: dict[int, str] = {}
         for version in range(DeltaTable(table).version() + 1):
-            commit = (log / f"{version:020d}.json").read_bytes()
-            at = 0
-            while (at := commit.find(b'{"txn"', at)) >= 0:
-                end = commit.find(b"\n", at)
-                end = len(commit) if end < 0 else end
-                txn = json.loads(commit[at:end])["txn"]
+            for txn in txn_actions((log / f"{version:020d}.json").read_text(encoding="utf-8")):
                 txns[txn["appId"]] = txn["version"]
-                at = end
             listed = [{"appId": app, "version": v} for app, v in txns.items()]
             contents[version] = json.dumps({**latest, "setTransactions": listed})
         _CHECKSUMS[table] = contents

@@ -10,7 +10,7 @@ Plain Python, for the worker's fast path and outcome recovery and the Spark job 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 TAG_PREFIX = "deltacc:"
@@ -67,17 +67,23 @@ def scan_for_txn_commit(
 
 
 def records_txn(commit_json: str, app_id: str, txn_version: int) -> bool:
-    """True when a commit file's JSON lines record ``(app_id, txn_version)``; only lines holding ``"txn"``
-    are parsed.
+    """True when a commit file's :func:`txn_actions` record ``(app_id, txn_version)``.
 
-    :param commit_json: the text of ``_delta_log/<version>.json``.
+    :param commit_json: the file's text.
     :param app_id: the txn app id.
     :param txn_version: the txn version.
+    """
+    return any(t.get("appId") == app_id and t.get("version") == txn_version for t in txn_actions(commit_json))
+
+
+def txn_actions(commit_json: str) -> Iterator[dict[str, Any]]:
+    """A commit file's ``txn`` actions; only lines holding ``"txn"`` are parsed.
+
+    :param commit_json: the file's text.
     """
     text, end = commit_json + "\n", 0
     while (at := text.find('"txn"', end)) >= 0:
         end = text.find("\n", at)
         txn = json.loads(text[text.rfind("\n", 0, at) + 1 : end]).get("txn")
-        if isinstance(txn, dict) and txn.get("appId") == app_id and txn.get("version") == txn_version:
-            return True
-    return False
+        if isinstance(txn, dict):
+            yield txn
