@@ -165,7 +165,7 @@ class SparkConnectRunner:
         if pool is not None and claimed is not None:
             session = new_connect_session(self.url, session_id=claimed.session_id)
             try:
-                application = session.conf.get("spark.app.id", None)
+                application = application_id(session)
             except Exception as exc:  # the server dropped it (its idle timeout, a release): not fatal
                 log.info(
                     "kept Spark Connect session %s no longer answers (%s); opening a new one",
@@ -182,7 +182,7 @@ class SparkConnectRunner:
                     port,
                     self.job_name,
                 )
-                return OpenSession(session, application or None, claimed.start)
+                return OpenSession(session, application, claimed.start)
         session = new_connect_session(self.url)
         application = server_application(session)
         start = None
@@ -250,10 +250,10 @@ class SparkConnectRunner:
             # The engine is typed against the classic session; a Connect session offers what it calls.
             code, report = run_job(spec, cast(Any, session), turns=turns)
         except BaseException:
-            self._session = None
             self.close_session(opened, clean=False)
             raise
-        self._session = None
+        finally:
+            self._session = None
         error = report.get("error") or {}
         self.close_session(opened, clean=code != ExitCode.UNAVAILABLE and not error.get("session_lost"))
         gone = None
@@ -365,11 +365,18 @@ def server_application(session: SparkSession) -> str | None:
     :param session: a session on the server.
     """
     try:
-        value = session.conf.get("spark.app.id", None)
+        return application_id(session)
     except Exception:  # refused, or the server went away: unknown
         log.debug("the Spark Connect server does not tell its spark.app.id", exc_info=True)
         return None
-    return value or None
+
+
+def application_id(session: SparkSession) -> str | None:
+    """The server's ``spark.app.id`` (None when empty); whatever the server answered otherwise is raised.
+
+    :param session: a session on the server.
+    """
+    return session.conf.get("spark.app.id", None) or None
 
 
 def release_quietly(session: SparkSession) -> None:

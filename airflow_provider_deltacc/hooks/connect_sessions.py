@@ -90,7 +90,7 @@ class ClaimedSession:
     """A kept session, now held by this process.
 
     :param session_id: the server-side session id.
-    :param start: its catalog and database when it was new.
+    :param start: what it resolved names with when it was new.
     """
 
     session_id: str
