@@ -188,11 +188,13 @@ def test_the_lease_observer_sees_the_grant_and_the_release_only_where_it_is_set(
 
     key = table_key(Table(TABLE))
     seen: list[tuple[str, int]] = []
-    with hold_lease(store, optimize_request(), conflicts=lambda _l: False, wait_timeout_s=0):
+    # A TTL no stall of a loaded box outlasts: the observer must count the lease as live at its grant.
+    request = optimize_request(ttl_s=120)
+    with hold_lease(store, request, conflicts=lambda _l: False, wait_timeout_s=0):
         pass  # no observer: a library caller runs nothing extra
     token = LEASE_OBSERVER.set(lambda s, table: seen.append((table, len(s.active(table)))))
     try:
-        with hold_lease(store, optimize_request(), conflicts=lambda _l: False, wait_timeout_s=0):
+        with hold_lease(store, request, conflicts=lambda _l: False, wait_timeout_s=0):
             assert seen == [(key, 1)]
     finally:
         LEASE_OBSERVER.reset(token)
