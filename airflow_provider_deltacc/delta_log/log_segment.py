@@ -2,17 +2,25 @@
 files after it, found one of two ways.
 
 * **Forward from ``_last_checkpoint``**: the checkpoint it names (classic, or multi-part: it gives the
-  parts), then the commit files after it, read one after the other until the next is not there (Delta
-  creates version ``n + 1`` only once ``n`` exists, and its log cleanup removes the oldest files first: once
-  the commit after the checkpoint is there, every later one is). No listing of ``_delta_log``, whose names
-  grow with the history: at 10,000 commits the listing was 5 of a local read's 9 ms, and on object storage
-  it is a request per 1,000 names. A stale ``_last_checkpoint`` (a newer checkpoint exists) only makes more
-  commits to read; past :data:`FORWARD_COMMITS` of them the listing is used instead.
+  parts), then the commit files after it, read one after the other until the next is not there. No listing
+  of ``_delta_log``, whose names grow with the history: at 10,000 commits the listing was the whole of a
+  local read, and on object storage it is a request per 1,000 names.
+
+  Why the first missing commit ends the log: Delta creates version ``n + 1`` only once ``n`` exists, and
+  its log cleanup deletes whole versions oldest first (a version's commit and checkpoint before the next
+  version's). So a commit after the checkpoint that is missing was never written, unless a cleanup got past
+  it, and then it deleted the checkpoint's own version first. When no commit follows the checkpoint, its
+  own commit file (``n.json``) must still be there for ``n`` to be the newest version (a cleanup may leave
+  the version's checksum behind); the checkpoint's files are read later, and raise ``FileNotFoundError``
+  when they are gone. A stale ``_last_checkpoint`` (a newer checkpoint exists) only makes more commits to
+  read; past :data:`FORWARD_COMMITS` of them the listing is used instead. A log whose files were deleted
+  out of version order (by hand) is outside this: Delta's own readers need every commit after their
+  checkpoint too.
 * **From the listing**, when ``_last_checkpoint`` is not there, does not parse, names a v2 checkpoint (its
-  file name does not follow from the version) or one that is gone, or no commit follows its checkpoint (the
-  checkpoint is the newest version, or the commits after a stale one were cleaned up): the newest complete
-  checkpoint of the folder from ``_last_checkpoint``'s version on (the whole folder when it has none) and
-  the commits after it, which must all be there.
+  file name does not follow from the version) or one that is gone, or neither a commit after its checkpoint
+  nor the checkpoint's own commit is there (the versions around a stale one were cleaned up): the newest
+  complete checkpoint of the folder from ``_last_checkpoint``'s version on (the whole folder when it has
+  none) and the commits after it, which must all be there.
 """
 
 from __future__ import annotations
@@ -60,7 +68,8 @@ def commit_name(version: int) -> str:
 
 def forward_segment(files: LogFiles) -> LogSegment | None:
     """The segment from the checkpoint ``_last_checkpoint`` names, without listing the folder; None when it
-    does not name one this can find by name, or more than :data:`FORWARD_COMMITS` commits follow it.
+    does not name one this can find by name, when more than :data:`FORWARD_COMMITS` commits follow it, or
+    when no commit follows it and its own commit is gone.
 
     The checkpoint's files are not looked at: reading them raises ``FileNotFoundError`` when they are gone.
 
@@ -75,10 +84,8 @@ def forward_segment(files: LogFiles) -> LogSegment | None:
         try:
             commits.append(files.read(commit_name(checkpoint.version + len(commits) + 1)))
         except FileNotFoundError:
-            if not commits:
-                return (
-                    None  # the newest version, or a stale _last_checkpoint whose next commits were cleaned up
-                )
+            if not commits and not files.exists(commit_name(checkpoint.version)):
+                return None  # a stale _last_checkpoint whose version and the next were cleaned up
             return LogSegment(checkpoint.version + len(commits), checkpoint, tuple(commits))
     log.debug("over %d commits after %s's checkpoint in %s", FORWARD_COMMITS, LAST_CHECKPOINT, files.location)
     return None

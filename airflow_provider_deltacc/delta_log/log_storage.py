@@ -70,6 +70,10 @@ class LogFiles(Protocol):
         """The names of the folder's files (not of its sub-folders' files); empty when there is no folder."""
         ...
 
+    def exists(self, name: str) -> bool:
+        """Whether the folder holds a file of that name, asked without reading it."""
+        ...
+
     def read(self, name: str) -> bytes:
         """A file's bytes; ``name`` may name a file of a sub-folder (``_sidecars/x.parquet``).
 
@@ -100,6 +104,9 @@ class LocalLogFiles:
         except FileNotFoundError:
             return []
 
+    def exists(self, name: str) -> bool:
+        return os.path.isfile(os.path.join(self.location, name))
+
     def read(self, name: str) -> bytes:
         with open(os.path.join(self.location, name), "rb") as file:
             return file.read()
@@ -127,6 +134,11 @@ class ArrowLogFiles:
 
         found = self.filesystem.get_file_info(fs.FileSelector(self.location, allow_not_found=True))
         return [info.base_name for info in found if info.type == fs.FileType.File]
+
+    def exists(self, name: str) -> bool:
+        from pyarrow import fs
+
+        return bool(self.filesystem.get_file_info(f"{self.location}/{name}").type == fs.FileType.File)
 
     def read(self, name: str) -> bytes:
         with self.filesystem.open_input_stream(f"{self.location}/{name}") as stream:

@@ -117,3 +117,19 @@ def test_a_checksum_without_txn_identities_answers_a_read_that_asks_for_none(tmp
     _write_checksum(table, 4, with_txns=False)
     _break_checkpoint(table)
     _same(read_log_state(Table(table)), expected)
+
+
+def test_the_checksum_of_a_cleaned_up_version_a_stale_last_checkpoint_names_is_not_believed(
+    tmp_path: Path,
+) -> None:
+    table = _table(tmp_path / "t", 5)  # the checkpoint at 3, then commit 4
+    expected = read_log_state(Table(table), app_ids=APPS)
+    _write_checksum(table, 1)
+    # A cleanup that deleted the versions before the checkpoint at 3 but left their checksums, under a
+    # _last_checkpoint that still names version 1.
+    for version in range(3):
+        (_log(table) / f"{version:020d}.json").unlink()
+    (_log(table) / "_last_checkpoint").write_text(json.dumps({"version": 1, "size": 1}))
+    state = read_log_state(Table(table), app_ids=APPS)
+    _same(state, expected)
+    assert state.version == 4

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from airflow_provider_deltacc.delta_log.log_reader import (
     log_state,
     read_log_state,
 )
-from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, open_log_files
+from airflow_provider_deltacc.delta_log.log_storage import ArrowLogFiles, LocalLogFiles, open_log_files
 from tests.support.log_reader_checks import assert_reads_as_delta_rs, day, partition_set
 from tests.support.s3_server import S3Server
 
@@ -228,15 +229,32 @@ def test_a_last_checkpoint_far_behind_the_log_is_read_from_the_listing(
     assert listed, "more commits than FORWARD_COMMITS after the named checkpoint: the listing finds 7's"
 
 
-def test_a_stale_last_checkpoint_is_not_trusted(tmp_path: Path) -> None:
-    table = _table(tmp_path / "t", 9, checkpoint_every=3)
-    (_log(table) / "_last_checkpoint").write_text(json.dumps({"version": 2, "size": 1}))
-    # The commits between the stale checkpoint and the newest one cleaned up: a reader that trusted the
-    # stale one would find the log broken.
-    for version in range(3, 8):
-        (_log(table) / f"{version:020d}.json").unlink()
-    state = read_log_state(Table(table), app_ids=APPS)
-    assert state.version == 8 and state.txn_versions == {"dag/task/0": 8, "dag/other/0": 7}
+def test_a_checkpoint_at_the_newest_version_is_read_without_a_listing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = _table(tmp_path / "t", 9, checkpoint_every=3)  # checkpoints at 2, 5 and 8: none follows 8
+    assert json.loads((_log(table) / "_last_checkpoint").read_text())["version"] == 8
+    listed = _listings(monkeypatch)
+    assert assert_reads_as_delta_rs(table, APPS).version == 8 and listed == []
+
+
+def test_a_stale_last_checkpoint_is_passed_over_wherever_a_log_cleanup_stopped(tmp_path: Path) -> None:
+    """``_last_checkpoint`` names the checkpoint at 2 though 5 and 8 exist, and a log cleanup (Delta's order:
+    whole versions, oldest first) deleted the files before 8, stopped after any one of them."""
+    template = _table(tmp_path / "template", 9, checkpoint_every=3)
+    expected = assert_reads_as_delta_rs(template, APPS)  # with its partitions
+    (_log(template) / "_last_checkpoint").write_text(json.dumps({"version": 2, "size": 1}))
+    expired = sorted(
+        (int(path.name[:20]), path.name) for path in _log(template).iterdir() if path.name[:20] < f"{8:020d}"
+    )
+    assert len(expired) == 8 + 2  # the commits before 8 and the checkpoints at 2 and 5
+    for stopped_after in range(len(expired) + 1):
+        table = tmp_path / f"cleaned-{stopped_after}"
+        shutil.copytree(template, table)
+        for _, name in expired[:stopped_after]:
+            (_log(str(table)) / name).unlink()
+        state = read_log_state(Table(str(table)), app_ids=APPS, partitions=True)
+        assert state == expected, f"cleanup stopped after {expired[:stopped_after][-1:]}: {state}"
 
 
 def test_a_last_checkpoint_naming_a_checkpoint_that_is_gone_is_passed_over(tmp_path: Path) -> None:
@@ -406,7 +424,9 @@ def test_storage_it_has_no_file_system_for_is_left_to_delta_rs(
         open_log_files(Table(table), options)
 
 
-def test_a_table_on_s3_reads_as_delta_rs_reads_it(s3_server: S3Server) -> None:
+def test_a_table_on_s3_reads_as_delta_rs_reads_it(
+    s3_server: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
     table = f"s3://{s3_server.new_bucket()}/orders"
     options = {**s3_server.storage_options(), "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
     for i in range(5):
@@ -415,3 +435,8 @@ def test_a_table_on_s3_reads_as_delta_rs_reads_it(s3_server: S3Server) -> None:
             _checkpoint(table, storage_options=options)
     state = assert_reads_as_delta_rs(table, APPS, options)
     assert state.version == 4
+    _checkpoint(table, storage_options=options)  # no commit follows the checkpoint _last_checkpoint names
+    listed: list[str] = []
+    real = ArrowLogFiles.names
+    monkeypatch.setattr(ArrowLogFiles, "names", lambda files: listed.append(files.location) or real(files))
+    assert assert_reads_as_delta_rs(table, APPS, options).version == 4 and listed == []
