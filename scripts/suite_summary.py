@@ -4,12 +4,14 @@
 as a failed step) and prints, in this order: each phase's wall time (set-up, each lane, each step of a lane),
 each integration module's wall time per lane (the sum of its tests' setup, call and teardown, so a module's
 shared servers count in its first test), a calibration of this box against the one the budget was set on,
-the ten slowest tests, the whole run against the budget (with the five slowest modules when over it), and
-last ``suite: N passed, N failed``. ``scripts/run_suite.py`` calls it.
+the ten slowest tests, each failed test with where and why it failed (the run's log may be read from its
+end only), the whole run against the budget (with the five slowest modules when over it), and last
+``suite: N passed, N failed``. ``scripts/run_suite.py`` calls it.
 """
 
 from __future__ import annotations
 
+import re
 import time
 import xml.etree.ElementTree as ET
 from collections import defaultdict
@@ -18,6 +20,9 @@ from pathlib import Path
 
 SLOWEST = 10
 OVER_BUDGET_MODULES = 5
+#: The most characters of a failure's message in the closing lines.
+FAILURE_CHARS = 600
+_FAILED_AT = re.compile(r"^(\S+\.py):(\d+): ", re.MULTILINE)
 #: Minutes the whole run (set-up included) may take on a quiet 2-core box; CI stops at 90.
 BUDGET_MIN = 25
 #: ``scripts/calibrate.py``'s figures on the box the budget was set on (2 cores, quiet).
@@ -42,6 +47,8 @@ class Totals:
     modules: dict[str, dict[str, tuple[float, int]]] = field(default_factory=dict)
     #: per report (its file's stem), how many of its tests failed
     failed_by_report: dict[str, int] = field(default_factory=dict)
+    #: each failed test and where and why it failed, one line each
+    failures: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -84,8 +91,11 @@ def read_reports(paths: list[Path]) -> Totals:
             totals.durations.append((seconds, f"{classname}::{case.get('name', '')}"))
             spent, count = modules[module_of(classname)]
             modules[module_of(classname)] = (spent + seconds, count + 1)
-            if case.find("failure") is not None or case.find("error") is not None:
+            failure = case.find("failure")
+            failure = case.find("error") if failure is None else failure
+            if failure is not None:
                 totals.failed += 1
+                totals.failures.append(f"{classname}::{case.get('name', '')}: {failure_line(failure)}")
             elif case.find("skipped") is not None:
                 totals.skipped += 1
             else:
@@ -93,6 +103,16 @@ def read_reports(paths: list[Path]) -> Totals:
         totals.modules[path.stem] = dict(modules)
         totals.failed_by_report[path.stem] = totals.failed - failed_before
     return totals
+
+
+def failure_line(failure: ET.Element) -> str:
+    """Where a JUnit failure happened (the last test-file line of its traceback) and its message, on one
+    line and cut to :data:`FAILURE_CHARS`."""
+    places = _FAILED_AT.findall(failure.text or "")
+    where = f"{places[-1][0]}:{places[-1][1]}: " if places else ""
+    message = " ".join((failure.get("message") or "").split())
+    line = where + (message or "(no message)")
+    return line if len(line) <= FAILURE_CHARS else line[: FAILURE_CHARS - 1] + "…"
 
 
 def minutes(seconds: float) -> str:
@@ -155,6 +175,9 @@ def summary_lines(totals: Totals, phases: Phases, wall_s: float) -> list[str]:
     for seconds, name in sorted(totals.durations, reverse=True)[:SLOWEST]:
         lines.append(f"  {seconds:7.1f} s  {name}")
     lines += [f"no report from a step (it did not finish): {path}" for path in totals.missing]
+    if totals.failures:
+        lines.append("failed tests, where and why:")
+        lines += [f"  {failure}" for failure in totals.failures]
     whole = wall_s + (phases.setup_s or 0.0)
     label = (
         "whole run, set-up included" if phases.setup_s is not None else "suite wall time (no set-up measured)"

@@ -100,3 +100,30 @@ def test_failed_lint_a_step_that_failed_without_a_failed_test_and_a_missing_repo
 )
 def test_a_duration_rounds_to_the_second_before_it_is_split(seconds: float, shown: str) -> None:
     assert suite_summary.minutes(seconds) == shown
+
+
+def test_each_failed_test_is_named_with_where_and_why_it_failed_before_the_closing_lines(
+    tmp_path: Path,
+) -> None:
+    traceback = (
+        "def test_x():\n&gt;       helper()\n\ntests/integration/test_a.py:12: \n"
+        "_ _ _\n    assert outside == []\nE   AssertionError: ([(7, 'late')], [])\n\n"
+        "tests/integration/test_a.py:40: AssertionError"
+    )
+    failed = REPORT.replace(
+        '<failure message="x"/>',
+        f"<failure message=\"AssertionError: ([(7, 'late')],&#10; [])\">{traceback}</failure>",
+    ).replace('<error message="y"/>', f'<error message="{"long " * 200}"/>')
+    report = tmp_path / "integration-jvm.xml"
+    report.write_text(failed)
+    lines = suite_summary.summary_lines(suite_summary.read_reports([report]), _phases(), wall_s=60.0)
+    start = lines.index("failed tests, where and why:")
+    assert lines[start + 1] == (
+        "  tests.integration.test_a::test_broken: tests/integration/test_a.py:40: "
+        "AssertionError: ([(7, 'late')], [])"
+    )
+    name = "  tests.integration.test_b::test_error: "
+    assert lines[start + 2].startswith(f"{name}long long") and lines[start + 2].endswith("long…")
+    assert len(lines[start + 2]) == len(name) + suite_summary.FAILURE_CHARS
+    assert start < next(i for i, line in enumerate(lines) if line.startswith("whole run"))
+    assert lines[-1] == "suite: 2 passed, 2 failed"
