@@ -24,11 +24,11 @@ report, the commit search), each against the smallest table.
 Each read is timed three times in every round: through the provider's own log reader
 (:mod:`airflow_provider_deltacc.delta_log.log_reader`) on the table as delta-rs leaves it (``reader``: no
 checksum file, the checkpoint is read) and as delta-spark leaves it (``checksum``: a ``.crc`` beside every
-commit, made from delta-rs's answers and the commits' txn actions for these delta-rs-built tables), and
-through the delta-rs path the
-reader replaced (``delta-rs``: the same calls with the reader made to fall back). Before timing, every
+commit, made from delta-rs's answers and the commits' txn actions for these delta-rs-built tables, in a twin
+of the table made before any timing: :func:`with_checksums`), and through the delta-rs path the reader
+replaced (``delta-rs``: the same calls with the reader made to fall back). Before timing, every
 table's answers are compared with delta-rs's (version, protocol, metadata, schema, txn versions,
-partitions, commit infos; with the checksum: all but the partitions, which always come from the files).
+partitions, commit infos; with the checksums: the same but the commit infos).
 
 Tables: ``--commits`` 1-row appends (one file each), and ``--files`` files in one commit (written as add
 actions of files that do not exist: only the log is read here, and it is the same log); ``--tables DIR``
@@ -301,30 +301,26 @@ def print_spark(found: dict[tuple[str, str], list[tuple[float, float]]], names: 
 @contextlib.contextmanager
 def reading_with(reader: str, table: str) -> Iterator[None]:
     """Inside, the provider's reads of ``table`` go through ``reader``: ``reader`` (the log reader, the
-    latest version's checksum file moved away), ``checksum`` (the log reader, with the checksum delta-spark
-    would have written: the table's own, else one made from delta-rs's answers) or ``delta-rs`` (the log
-    reader made to fall back, as every read did before it)."""
+    latest version's checksum file moved away, if the table has one), ``checksum`` (the log reader; ``table``
+    is then the table's twin with checksums, :func:`with_checksums`) or ``delta-rs`` (the log reader made to
+    fall back, as every read did before it)."""
     from deltalake import DeltaTable
 
     from airflow_provider_deltacc.contract.exceptions import UnsupportedLog
     from airflow_provider_deltacc.delta_log import log_reader
     from airflow_provider_deltacc.delta_log.checksum import checksum_name
 
-    checksum = Path(table) / "_delta_log" / checksum_name(DeltaTable(table).version())
-    aside = checksum.with_name(checksum.name + ".bench-aside")
-    if reader in ("reader", "checksum"):
-        if reader == "reader" and checksum.exists():
+    if reader == "checksum":
+        yield
+        return
+    if reader == "reader":
+        checksum = Path(table) / "_delta_log" / checksum_name(DeltaTable(table).version())
+        aside = checksum.with_name(checksum.name + ".bench-aside")
+        if checksum.exists():
             checksum.rename(aside)
-        made: list[Path] = []
-        if reader == "checksum" and not checksum.exists():
-            for version, content in delta_spark_checksums(table).items():
-                made.append(checksum.with_name(checksum_name(version)))
-                made[-1].write_text(content, encoding="utf-8")
         try:
             yield
         finally:
-            for path in made:
-                path.unlink()
             if aside.exists():
                 aside.rename(checksum)
         return
@@ -340,29 +336,50 @@ def reading_with(reader: str, table: str) -> Iterator[None]:
         log_reader.read_log_state, log_reader.read_commit_infos = saved
 
 
-_CHECKSUMS: dict[str, dict[int, str]] = {}
+def with_checksums(table: str) -> str:
+    """The twin of ``table`` as delta-spark leaves a table: its log's files hard-linked (only the log is read:
+    no data files), with a checksum beside every commit (the table's own, else one made from delta-rs's
+    answers and the commits' txn actions). Made once per run, beside the table, and flushed to disk before
+    any timing: writing thousands of files between timed reads would time the file system's writeback."""
+    import os
+    import shutil
+
+    from airflow_provider_deltacc.delta_log.checksum import checksum_name
+
+    twin = Path(f"{table}-checksums")
+    if twin.exists():
+        shutil.rmtree(twin)
+    log = twin / "_delta_log"
+    log.mkdir(parents=True)
+    source = Path(table) / "_delta_log"
+    for entry in source.iterdir():
+        if entry.is_file():
+            os.link(entry, log / entry.name)
+    for version, content in delta_spark_checksums(table).items():
+        if not (log / checksum_name(version)).exists():
+            (log / checksum_name(version)).write_text(content, encoding="utf-8")
+    os.sync()
+    return str(twin)
 
 
 def delta_spark_checksums(table: str) -> dict[int, str]:
     """The checksum file delta-spark writes beside every commit, for each version: the latest's protocol and
     metadata (:func:`delta_spark_checksum`; these tables never change them) and the txn identities recorded
-    up to that version, read from the commit files. Made once per table and run."""
+    up to that version, read from the commit files."""
     from deltalake import DeltaTable
 
     from airflow_provider_deltacc.contract.commits import txn_actions
 
-    if table not in _CHECKSUMS:
-        latest = delta_spark_checksum(table)
-        log = Path(table) / "_delta_log"
-        txns: dict[str, int] = {}
-        contents: dict[int, str] = {}
-        for version in range(DeltaTable(table).version() + 1):
-            for txn in txn_actions((log / f"{version:020d}.json").read_text(encoding="utf-8")):
-                txns[txn["appId"]] = txn["version"]
-            listed = [{"appId": app, "version": v} for app, v in txns.items()]
-            contents[version] = json.dumps({**latest, "setTransactions": listed})
-        _CHECKSUMS[table] = contents
-    return _CHECKSUMS[table]
+    latest = delta_spark_checksum(table)
+    log = Path(table) / "_delta_log"
+    txns: dict[str, int] = {}
+    contents: dict[int, str] = {}
+    for version in range(DeltaTable(table).version() + 1):
+        for txn in txn_actions((log / f"{version:020d}.json").read_text(encoding="utf-8")):
+            txns[txn["appId"]] = txn["version"]
+        listed = [{"appId": app, "version": v} for app, v in txns.items()]
+        contents[version] = json.dumps({**latest, "setTransactions": listed})
+    return contents
 
 
 def delta_spark_checksum(table: str) -> dict[str, Any]:
@@ -395,9 +412,9 @@ def delta_spark_checksum(table: str) -> dict[str, Any]:
     }
 
 
-def same_answers(table: str) -> None:
-    """The log reader's answers on ``table`` equal delta-rs's (an AssertionError names the first that does
-    not)."""
+def same_answers(table: str, twin: str) -> None:
+    """The log reader's answers on ``table``, and on its twin with checksums, equal delta-rs's (an
+    AssertionError names the first that does not)."""
     from deltalake import DeltaTable
 
     from airflow_provider_deltacc.contract.table import Table
@@ -418,12 +435,14 @@ def same_answers(table: str) -> None:
     as_set = [{frozenset(p.items()) for p in state.partitions or ()} for state in (ours, theirs)]
     assert as_set[0] == as_set[1], (table, "partitions")
     assert read_commit_infos(Table(table), None, 20) == DeltaTable(table).history(20), (table, "commit infos")
-    with reading_with("checksum", table):
-        light = read_log_state(Table(table), app_ids=apps)
+    light = read_log_state(Table(twin), app_ids=apps)
+    with_files = read_log_state(Table(twin), app_ids=apps, partitions=True)
     for name in ("version", "min_reader_version", "min_writer_version", "partition_columns", "txn_versions"):
-        assert getattr(light, name) == getattr(theirs, name), (table, "with its checksum", name)
-    assert light.configuration == theirs.configuration, (table, "with its checksum", "configuration")
-    assert light.schema_fields() == json.loads(theirs.schema_string)["fields"], (table, "checksum schema")
+        assert getattr(light, name) == getattr(theirs, name), (twin, name)
+        assert getattr(with_files, name) == getattr(theirs, name), (twin, "with the partitions", name)
+    assert light.configuration == theirs.configuration, (twin, "configuration")
+    assert light.schema_fields() == json.loads(theirs.schema_string)["fields"], (twin, "schema")
+    assert {frozenset(p.items()) for p in with_files.partitions or ()} == as_set[1], (twin, "partitions")
 
 
 def build(tables_dir: Path, commits: list[int], files: list[int], *, data: bool) -> dict[str, str]:
@@ -441,22 +460,29 @@ def build(tables_dir: Path, commits: list[int], files: list[int], *, data: bool)
     return tables
 
 
-def time_reads(tables: dict[str, str], rounds: int) -> dict[tuple[str, str, str], list[float]]:
-    """(table, read, reader) -> the seconds of each round; both readers and every table in every round."""
-    calls = {name: measurements(table) for name, table in tables.items()}
+def time_reads(
+    tables: dict[str, str], twins: dict[str, str], rounds: int
+) -> dict[tuple[str, str, str], list[float]]:
+    """(table, read, reader) -> the seconds of each round; every reader and every table in every round (the
+    ``checksum`` reader on the table's twin with checksums)."""
+
+    def path(name: str, reader: str) -> str:
+        return twins[name] if reader == "checksum" else tables[name]
+
+    calls = {(name, reader): measurements(path(name, reader)) for name in tables for reader in READERS}
     times: dict[tuple[str, str, str], list[float]] = {}
     for reader in READERS:  # once untimed: imports, first opens
-        for name, table_calls in calls.items():
-            with reading_with(reader, tables[name]):
-                for call in table_calls.values():
+        for name in tables:
+            with reading_with(reader, path(name, reader)):
+                for call in calls[(name, reader)].values():
                     call()
     for round_ in range(rounds):
-        order = list(calls) if round_ % 2 == 0 else list(reversed(calls))
+        order = list(tables) if round_ % 2 == 0 else list(reversed(tables))
         readers = READERS if round_ % 2 == 0 else tuple(reversed(READERS))
         for name in order:
             for reader in readers:
-                with reading_with(reader, tables[name]):
-                    for what, call in calls[name].items():
+                with reading_with(reader, path(name, reader)):
+                    for what, call in calls[(name, reader)].items():
                         began = now()
                         call()
                         times.setdefault((name, what, reader), []).append(now() - began)
@@ -523,10 +549,11 @@ def main() -> int:
         else:
             tables_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="deltacc-bench-scale-")))
         tables = build(tables_dir, commits, files, data=args.spark)
-        for table in tables.values():
-            same_answers(table)
-        print(f"answers equal to delta-rs's on all {len(tables)} tables")
-        times = time_reads(tables, args.rounds)
+        twins = {name: with_checksums(table) for name, table in tables.items()}
+        for name, table in tables.items():
+            same_answers(table, twins[name])
+        print(f"answers equal to delta-rs's on all {len(tables)} tables, with and without checksums")
+        times = time_reads(tables, twins, args.rounds)
         history = {f"{count:,} commits": tables[f"{count:,} commits"] for count in commits}
         spark = spark_rounds(history, args.rounds) if args.spark and history else None
 

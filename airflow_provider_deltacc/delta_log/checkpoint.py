@@ -5,9 +5,10 @@ A v2 checkpoint's file actions may live in sidecar files (``_delta_log/_sidecars
 name; a classic-named checkpoint may be a v2 one too (it then has ``sidecar`` rows).
 
 Parquet files are read with pyarrow for the columns asked for only, and of those only the fields the reader
-uses (:data:`STATE_FIELDS`): ``protocol`` and ``metaData`` always, ``txn`` when a txn identity is looked up,
-and ``add.partitionValues`` (with ``add.path`` when a later commit removes files) when the partitions are;
-sidecars hold only file actions, so they are opened only then. A checkpoint has a row per file and a few rows
+uses (:data:`STATE_FIELDS`): ``protocol`` and ``metaData`` unless a checksum gave them, ``txn`` when a txn
+identity is looked up, and ``add.partitionValues`` (with ``add.path`` when a later commit removes files) when
+the partitions are, its keys and values as dictionaries; sidecars hold only file actions, so they are opened
+only then. A checkpoint has a row per file and a few rows
 of other actions, which sit together: only the row groups the statistics (their null counts) say hold any of
 them are decoded. Within a row group every field read is decoded for every row, so the fields left unread
 (``metaData``'s name, description, format and creation time, ``txn.lastUpdated``) halve that work on a big
@@ -46,7 +47,8 @@ class CheckpointActions:
     :param protocol: its ``protocol`` action.
     :param metadata: its ``metaData`` action (from a parquet file, only the fields in :data:`STATE_FIELDS`).
     :param txns: the version recorded for each txn app id.
-    :param adds: its ``add`` actions' asked columns, as arrow struct arrays (from parquet files).
+    :param adds: its ``add`` column's asked fields, as arrow struct arrays (from parquet files); a null row
+        holds another action.
     :param add_rows: its ``add`` actions as dicts (from a JSON v2 checkpoint).
     """
 
@@ -58,7 +60,12 @@ class CheckpointActions:
 
 
 def read_checkpoint(
-    files: LogFiles, checkpoint: Checkpoint, *, txn: bool, add_columns: tuple[str, ...] = ()
+    files: LogFiles,
+    checkpoint: Checkpoint,
+    *,
+    txn: bool,
+    add_columns: tuple[str, ...] = (),
+    state: bool = True,
 ) -> CheckpointActions:
     """Read a checkpoint for its protocol, metadata and, as asked, txn versions and add actions.
 
@@ -67,6 +74,8 @@ def read_checkpoint(
     :param txn: read the ``txn`` actions.
     :param add_columns: the fields of the ``add`` actions to read (``partitionValues``, ``path``); none
         leaves the file actions and the sidecars unread.
+    :param state: read the ``protocol`` and ``metaData`` actions of a parquet checkpoint; False when they
+        are known already (a checksum gave them), which saves decoding those columns for every file's row.
     :raises UnsupportedLog: for a sidecar outside ``_delta_log/_sidecars``.
     """
     actions = CheckpointActions()
@@ -75,10 +84,11 @@ def read_checkpoint(
         if name.endswith(".json"):
             sidecars += _read_json(files.read(name), actions, txn=txn, adds=bool(add_columns))
         else:
-            sidecars += _read_parquet(files, name, actions, txn=txn, add_columns=add_columns, top=True)
+            top = ["protocol", "metaData"] * state + ["sidecar"] + ["txn"] * txn
+            sidecars += _read_parquet(files, name, actions, columns=top, add_columns=add_columns)
     if add_columns:
         for sidecar in sidecars:
-            _read_parquet(files, sidecar, actions, txn=False, add_columns=add_columns, top=False)
+            _read_parquet(files, sidecar, actions, columns=[], add_columns=add_columns)
     return actions
 
 
@@ -112,28 +122,43 @@ def _read_parquet(
     name: str,
     actions: CheckpointActions,
     *,
-    txn: bool,
+    columns: list[str],
     add_columns: tuple[str, ...],
-    top: bool,
 ) -> list[str]:
-    """Read one parquet file of a checkpoint (``top``) or a sidecar; the sidecars it names."""
-    import pyarrow.compute as pc
+    """Read one parquet file of a checkpoint (``columns``: the non-file actions to read) or a sidecar (none);
+    the sidecars it names."""
     import pyarrow.parquet as pq
 
     with files.open_input(name) as source:
-        parquet = pq.ParquetFile(source)
+        # The partition values' keys and values read as dictionaries: a table has few distinct ones, and the
+        # writers' dictionary pages then decode into an entry per distinct string instead of one per file.
+        # The map's leaves are named as its writer named them, so the footer is read first.
+        metadata = pq.read_metadata(source)
+        leaves = [
+            metadata.schema.column(i).path
+            for i in range(metadata.num_columns)
+            if add_columns and metadata.schema.column(i).path.startswith("add.partitionValues.")
+        ]
+        parquet = pq.ParquetFile(source, metadata=metadata, read_dictionary=leaves or None)
         present = set(parquet.schema_arrow.names)
-        wanted = ["protocol", "metaData", "sidecar"] + (["txn"] if txn else []) if top else []
-        columns = [c for c in wanted if c in present]
+        columns = [c for c in columns if c in present]
         sidecars = _read_state_actions(parquet, columns, actions) if columns else []
         if "add" in present and add_columns:
             fields = _present_fields(parquet.schema_arrow, "add", add_columns)
             if fields:
-                adds = parquet.read(columns=fields, use_threads=False).column("add")
-                present_adds = adds.filter(pc.is_valid(adds))
-                if len(present_adds):
-                    actions.adds.append(present_adds)
+                actions.adds += _read_adds(parquet, fields)
     return sidecars
+
+
+def _read_adds(parquet: Any, fields: list[str]) -> list[Any]:
+    """The ``add`` column's ``fields``, a struct array per row group that holds an add (pyarrow reads nested
+    dictionaries one row group at a time)."""
+    found = []
+    for group in range(parquet.num_row_groups):
+        adds = parquet.read_row_group(group, columns=fields, use_threads=False).column("add")
+        if adds.null_count < len(adds):
+            found.append(adds)
+    return found
 
 
 def _read_state_actions(parquet: Any, columns: list[str], actions: CheckpointActions) -> list[str]:

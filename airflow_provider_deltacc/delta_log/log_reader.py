@@ -193,26 +193,37 @@ def read_log_state(
 
 
 def _state(files: LogFiles, segment: LogSegment, app_ids: tuple[str, ...], partitions: bool) -> LogState:
-    if not partitions and segment.checksum_listed is not False:
-        checksum = read_checksum(files, segment.version)
-        if checksum is not None and (checksum.txns is not None or not app_ids):
-            return _answer(
-                segment.version, checksum.protocol, checksum.metadata, checksum.txns or {}, app_ids
-            )
+    checksum = None if segment.checksum_listed is False else read_checksum(files, segment.version)
+    if checksum is not None and checksum.txns is None and app_ids:
+        checksum = None
+    if checksum is not None:
+        answer = _answer(segment.version, checksum.protocol, checksum.metadata, checksum.txns or {}, app_ids)
+        if not partitions:
+            return answer
+        metadata: Mapping[str, Any] = checksum.metadata
     commits = [_parse_commit(data) for data in segment.commits]
     removed = {path for commit in commits for path in commit.removed}
     state = CheckpointActions()
     if segment.checkpoint is not None:
         add_columns = ((("path",) if removed else ()) + ("partitionValues",)) if partitions else ()
-        state = read_checkpoint(files, segment.checkpoint, txn=bool(app_ids), add_columns=add_columns)
-    protocol, metadata, txns = state.protocol, state.metadata, dict(state.txns)
-    for commit in commits:
-        protocol = commit.protocol or protocol
-        metadata = commit.metadata or metadata
-        txns.update(commit.txns)
-    if protocol is None or metadata is None:
-        raise UnsupportedLog(f"no protocol or metadata by version {segment.version}")
-    answer = _answer(segment.version, protocol, metadata, txns, app_ids)
+        # With the checksum's protocol, metadata and txns, the checkpoint is read for its files only.
+        known = checksum is not None
+        state = read_checkpoint(
+            files,
+            segment.checkpoint,
+            txn=bool(app_ids) and not known,
+            add_columns=add_columns,
+            state=not known,
+        )
+    if checksum is None:
+        protocol, state_metadata, txns = state.protocol, state.metadata, dict(state.txns)
+        for commit in commits:
+            protocol = commit.protocol or protocol
+            state_metadata = commit.metadata or state_metadata
+            txns.update(commit.txns)
+        if protocol is None or state_metadata is None:
+            raise UnsupportedLog(f"no protocol or metadata by version {segment.version}")
+        answer, metadata = _answer(segment.version, protocol, state_metadata, txns, app_ids), state_metadata
     if not partitions:
         return answer
     if answer.configuration.get(_COLUMN_MAPPING_MODE, "none").lower() != "none":

@@ -133,3 +133,24 @@ def test_the_checksum_of_a_cleaned_up_version_a_stale_last_checkpoint_names_is_n
     state = read_log_state(Table(table), app_ids=APPS)
     _same(state, expected)
     assert state.version == 4
+
+
+def test_with_the_partitions_asked_the_checksum_gives_the_state_and_the_checkpoint_only_its_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow_provider_deltacc.delta_log import checkpoint
+
+    table = _table(tmp_path / "t", 5)
+    expected = read_log_state(Table(table), app_ids=APPS, partitions=True)
+    _write_checksum(table, 4)
+    decoded: list[list[str]] = []
+    real = checkpoint._read_state_actions
+
+    def recording(parquet: Any, columns: list[str], actions: Any) -> list[str]:
+        decoded.append(list(columns))
+        return real(parquet, columns, actions)
+
+    monkeypatch.setattr(checkpoint, "_read_state_actions", recording)
+    state = read_log_state(Table(table), app_ids=APPS, partitions=True)
+    assert state == expected and state.partitions
+    assert decoded == [["sidecar"]]  # no protocol, metaData or txn column decoded for every file's row

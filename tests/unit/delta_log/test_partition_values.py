@@ -32,8 +32,8 @@ def entry_by_entry(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     refused: list[bool] = []
     columns_in_one_order = partition_values._columns_in_one_order
 
-    def recording(values_map: Any, columns: tuple[str, ...]) -> Any:
-        found = columns_in_one_order(values_map, columns)
+    def recording(values_map: Any, counted: Any, columns: tuple[str, ...]) -> Any:
+        found = columns_in_one_order(values_map, counted, columns)
         refused.append(found is None)
         return found
 
@@ -87,3 +87,71 @@ def test_no_rows_and_no_columns() -> None:
     assert distinct_values(_adds([]), ("day",), set()) == set()
     assert distinct_values(_adds([[("day", "a")]]), ("day",), {"f0.parquet"}) == set()
     assert distinct_values(_adds([[]]), (), set()) == {()}
+
+
+def _dictionary_adds(
+    maps: list[list[tuple[str, str | None]]], *, key_dictionary: list[str] | None = None
+) -> pa.StructArray:
+    """``_adds`` with the maps' keys and values as dictionaries, as the checkpoint reader reads them; the
+    keys' dictionary may be given (in any order, even naming a key twice)."""
+    offsets = [0]
+    for entries in maps:
+        offsets.append(offsets[-1] + len(entries))
+    keys = [key for entries in maps for key, _ in entries]
+    dictionary = key_dictionary or sorted(set(keys))
+    key_array = pa.DictionaryArray.from_arrays(
+        pa.array([dictionary.index(k) for k in keys], pa.int32()), dictionary
+    )
+    items = pa.array([value for entries in maps for _, value in entries], pa.string()).dictionary_encode()
+    values_map = pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), key_array, items)
+    paths = pa.array([f"f{i}.parquet" for i in range(len(maps))])
+    return pa.StructArray.from_arrays([paths, values_map], ["path", "partitionValues"])
+
+
+@pytest.mark.parametrize(
+    ("maps", "refused"),
+    [
+        (
+            [[("day", "a"), ("n", "1")], [("day", "b"), ("n", None)], [("day", "a"), ("n", "1")]],
+            [False, False],
+        ),
+        ([[("n", "1"), ("day", "a")], [("n", "2"), ("day", "a")]], [False, False]),
+        ([[("day", "a"), ("n", "1")], [("n", "2"), ("day", "b")]], [True, False]),  # one file left: one order
+        ([[("day", "a"), ("n", "1")], [("day", "b")]], [True, True]),
+    ],
+    ids=["one-order", "first-files-order", "another-order", "missing"],
+)
+def test_keys_and_values_read_as_dictionaries_give_the_same_answer(
+    maps: list[list[tuple[str, str | None]]], refused: list[bool], entry_by_entry: list[bool]
+) -> None:
+    columns = ("day", "n")
+    assert distinct_values(_dictionary_adds(maps), columns, set()) == _expected(maps, columns)
+    assert distinct_values(_dictionary_adds(maps), columns, {"f0.parquet"}) == _expected(maps[1:], columns)
+    assert entry_by_entry == refused
+
+
+def test_one_partition_column_read_as_a_dictionary(entry_by_entry: list[bool]) -> None:
+    maps = [[("day", "a")], [("day", None)], [("day", "a")], [("day", "b")]]
+    assert distinct_values(_dictionary_adds(maps), ("day",), set()) == {("a",), (None,), ("b",)}
+    assert distinct_values(_dictionary_adds(maps), ("n",), set()) == {(None,)}  # not the table's column
+    assert entry_by_entry == [False, True]
+
+
+def test_a_key_dictionary_naming_a_key_twice_is_read_entry_by_entry(entry_by_entry: list[bool]) -> None:
+    maps = [[("day", "a")], [("day", "b")]]
+    adds = _dictionary_adds(maps, key_dictionary=["day", "day"])
+    assert distinct_values(adds, ("day",), set()) == {("a",), ("b",)}
+    assert entry_by_entry == [True]
+
+
+def test_rows_of_other_actions_are_null_and_do_not_count(entry_by_entry: list[bool]) -> None:
+    maps = [[("day", "a")], [("day", "b")], [("day", "c")]]
+    adds = _adds(maps)
+    with_nulls = pa.StructArray.from_arrays(
+        [adds.field("path"), adds.field("partitionValues")],
+        ["path", "partitionValues"],
+        mask=pa.array([False, True, False]),
+    )
+    assert distinct_values(with_nulls, ("day",), set()) == {("a",), ("c",)}
+    assert distinct_values(with_nulls, ("day",), {"f0.parquet", "f2.parquet"}) == set()
+    assert entry_by_entry == [False]
