@@ -40,9 +40,16 @@ def distinct_values(adds: Any, columns: tuple[str, ...], removed: set[str]) -> s
     :param removed: the paths of files a later commit removed: their values do not count.
     """
     import pyarrow as pa
+
+    if isinstance(adds, pa.ChunkedArray):  # chunk by chunk: combining them copies every map
+        return set().union(*(_distinct_values(chunk, columns, removed) for chunk in adds.chunks))
+    return _distinct_values(adds, columns, removed)
+
+
+def _distinct_values(adds: Any, columns: tuple[str, ...], removed: set[str]) -> set[PartitionValues]:
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    adds = adds.combine_chunks() if isinstance(adds, pa.ChunkedArray) else adds
     counted = None if not adds.null_count else pc.is_valid(adds)  # None: every row
     if removed:
         kept = pc.invert(pc.is_in(adds.field("path"), value_set=pa.array(sorted(removed))).fill_null(False))
