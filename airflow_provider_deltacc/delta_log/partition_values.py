@@ -88,9 +88,12 @@ def _columns_in_one_order(
     order = [keys[starts[0].as_py() + k].as_py() for k in range(len(columns))]
     if sorted(order) != sorted(columns):
         return None
+    if len(order) == 1 and len(items) == len(starts):
+        # One entry per counted file and no other entry in the maps: the entries are the column's values.
+        return {order[0]: items} if _all_keys_are(keys, starts, order[0]) else None
     per_column = {}
     for k, column in enumerate(order):
-        at = pc.add(starts, k)
+        at = pc.add(starts, k) if k else starts
         if not _all_keys_are(keys, at, column):
             return None
         per_column[column] = pc.take(items, at)
