@@ -32,12 +32,13 @@ class Turns:
 def test_a_renewed_lease_lets_the_writer_commit_and_its_turns_go_on(tmp_path: Path) -> None:
     with SqliteLeaseStore(tmp_path / "leases.db") as store:
         request = LeaseRequest(
-            table="s3a://lake/t", holder="dag.w/run", op_kind=OpKind.BLIND_APPEND, ttl_s=0.9
+            table="s3a://lake/t", holder="dag.w/run", op_kind=OpKind.BLIND_APPEND, ttl_s=2.0
         )
-        with hold_lease(store, request, conflicts=any_lease, wait_timeout_s=0) as held:
+        # Twenty heartbeats a TTL: a loaded box may hold the heartbeat's thread back for a few of them.
+        with hold_lease(store, request, conflicts=any_lease, wait_timeout_s=0, heartbeat_s=0.1) as held:
             turns = Turns()
             fence = LeaseFence(held, turns)
-            time.sleep(1.2)  # longer than the TTL: the heartbeat renewed it meanwhile
+            time.sleep(2.4)  # longer than the TTL: the heartbeat renewed it meanwhile
             assert held.lapsed() is None
             assert fence.first() == 1.5 and fence.retry("APPEND", 1) == 0.0
             fence.before_commit()
