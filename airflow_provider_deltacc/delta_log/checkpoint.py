@@ -130,16 +130,18 @@ def _read_parquet(
     import pyarrow.parquet as pq
 
     with files.open_input(name) as source:
-        # The partition values' keys and values read as dictionaries: a table has few distinct ones, and the
-        # writers' dictionary pages then decode into an entry per distinct string instead of one per file.
-        # The map's leaves are named as its writer named them, so the footer is read first.
-        metadata = pq.read_metadata(source)
-        leaves = [
-            metadata.schema.column(i).path
-            for i in range(metadata.num_columns)
-            if add_columns and metadata.schema.column(i).path.startswith("add.partitionValues.")
-        ]
-        parquet = pq.ParquetFile(source, metadata=metadata, read_dictionary=leaves or None)
+        parquet = pq.ParquetFile(source)
+        if add_columns:
+            # The partition values' keys and values read as dictionaries: a table has few distinct ones, and
+            # the writers' dictionary pages then decode into an entry per distinct string instead of one per
+            # file. The map's leaves are named as its writer named them, so they are found in the footer.
+            metadata = parquet.metadata
+            leaves = [
+                metadata.schema.column(i).path
+                for i in range(metadata.num_columns)
+                if metadata.schema.column(i).path.startswith("add.partitionValues.")
+            ]
+            parquet = pq.ParquetFile(source, metadata=metadata, read_dictionary=leaves or None)
         present = set(parquet.schema_arrow.names)
         columns = [c for c in columns if c in present]
         sidecars = _read_state_actions(parquet, columns, actions) if columns else []
