@@ -164,13 +164,20 @@ def _read_adds(parquet: Any, fields: list[str]) -> list[Any]:
 
 
 def _read_state_actions(parquet: Any, columns: list[str], actions: CheckpointActions) -> list[str]:
-    """Read the non-file actions of ``columns`` from the row groups that hold any; the sidecars named."""
+    """Read the non-file actions of ``columns`` from the row groups that hold any; a column no row group
+    holds (the ``sidecar`` of a classic checkpoint, the ``txn`` of a table without identities) is not
+    decoded at all. The sidecars named."""
     import pyarrow.compute as pc
 
     schema = parquet.schema_arrow
     leaves = {column: _present_fields(schema, column, STATE_FIELDS[column]) for column in columns}
-    columns = [column for column in columns if leaves[column]]
-    groups = _row_groups_holding(parquet.metadata, columns)
+    holding = {
+        column: _row_groups_holding(parquet.metadata, [column]) for column in columns if leaves[column]
+    }
+    columns = [column for column, groups in holding.items() if groups]
+    if not columns:
+        return []
+    groups = sorted({group for column in columns for group in holding[column]})
     fields = [leaf for column in columns for leaf in leaves[column]]
     table = parquet.read_row_groups(groups, columns=fields, use_threads=False)
     found: dict[str, list[Any]] = {}
