@@ -84,7 +84,7 @@ def read_checkpoint(
         if name.endswith(".json"):
             sidecars += _read_json(files.read(name), actions, txn=txn, adds=bool(add_columns))
         else:
-            top = ["protocol", "metaData"] * state + ["sidecar"] + ["txn"] * txn
+            top = (["protocol", "metaData"] if state else []) + ["sidecar"] + (["txn"] if txn else [])
             sidecars += _read_parquet(files, name, actions, columns=top, add_columns=add_columns)
     if add_columns:
         for sidecar in sidecars:

@@ -91,3 +91,25 @@ def test_checksums_that_point_elsewhere_are_not_believed(tmp_path: Path) -> None
     files = LocalLogFiles(str(_log(path)))
     assert version_by_checksums(files, APPS[1], 3, 5) == 2  # what the checksums say
     assert find_committed_version(Table(path), APPS[1], 3, 5) == 3  # what the log says
+
+
+def test_versions_a_log_cleanup_deleted_are_passed_over_toward_the_kept_history(
+    tmp_path: Path, reads: list[str]
+) -> None:
+    path = _table(tmp_path / "t", COMMITS)
+    for version in range(COMMITS):
+        _write_checksum(path, version)
+    for version in range(5):  # Delta's cleanup: the oldest versions, commit and checksum alike
+        (_log(path) / f"{version:020d}.json").unlink()
+        (_log(path) / checksum_name(version)).unlink()
+    files = LocalLogFiles(str(_log(path)))
+    for version in (5, 6, 8, 11):
+        assert version_by_checksums(files, APPS[version % 2], version, COMMITS - 1) == version
+    reads.clear()
+    assert find_committed_version(Table(path), APPS[1], 7, COMMITS - 1) == 7
+    assert [name for name in reads if name.endswith(".json")] == [f"{7:020d}.json"], reads
+    # Recorded by version 4, cleaned up since: the checksums point to the first version kept, which still
+    # lists it, and its commit file says it did not record it.
+    assert version_by_checksums(files, APPS[0], 4, COMMITS - 1) == 5
+    assert find_committed_version(Table(path), APPS[0], 4, COMMITS - 1) is None
+    assert version_by_checksums(files, APPS[1], 3, COMMITS - 1) is None  # version 5 lists it at 5 already
