@@ -41,7 +41,9 @@ def main() -> int:
         by_statistics = checkpoint._row_groups_holding
         modes = {
             "by statistics": by_statistics,
-            "every row group": lambda metadata, _columns: list(range(metadata.num_row_groups)),
+            "every row group": lambda metadata, columns: {
+                column: list(range(metadata.num_row_groups)) for column in columns
+            },
         }
 
         def read(mode: str) -> object:

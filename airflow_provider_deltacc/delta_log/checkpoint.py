@@ -171,9 +171,7 @@ def _read_state_actions(parquet: Any, columns: list[str], actions: CheckpointAct
 
     schema = parquet.schema_arrow
     leaves = {column: _present_fields(schema, column, STATE_FIELDS[column]) for column in columns}
-    holding = {
-        column: _row_groups_holding(parquet.metadata, [column]) for column in columns if leaves[column]
-    }
+    holding = _row_groups_holding(parquet.metadata, [column for column in columns if leaves[column]])
     columns = [column for column, groups in holding.items() if groups]
     if not columns:
         return []
@@ -204,22 +202,30 @@ def _present_fields(schema: Any, column: str, names: tuple[str, ...]) -> list[st
     return [f"{column}.{name}" for name in names if kind.get_field_index(name) >= 0]
 
 
-def _row_groups_holding(metadata: Any, columns: list[str]) -> list[int]:
-    """The row groups with a row holding an action of one of ``columns``, by the statistics' null counts of
-    a field every such action has; every row group when one has no null count for one of them."""
-    leaves = {f"{column}.{PRESENCE_FIELD[column]}" for column in columns}
-    positions = [i for i in range(metadata.num_columns) if metadata.schema.column(i).path in leaves]
+def _row_groups_holding(metadata: Any, columns: list[str]) -> dict[str, list[int]]:
+    """For each of ``columns``, the row groups with a row holding its action, by the statistics' null counts
+    of a field every such action has; every row group for a column that field or a null count is missing
+    for. One pass over the footer's schema for all the columns."""
+    presence = {f"{column}.{PRESENCE_FIELD[column]}": column for column in columns}
+    positions: dict[str, int] = {}
+    for i in range(metadata.num_columns):
+        column = presence.get(metadata.schema.column(i).path)
+        if column is not None:
+            positions[column] = i
     every = list(range(metadata.num_row_groups))
-    if len(positions) < len(leaves):
-        return every
-    holding = []
-    for index in every:
-        group = metadata.row_group(index)
-        stats = [group.column(position).statistics for position in positions]
-        if any(s is None or not s.has_null_count for s in stats):
-            return every
-        if any(s.null_count < group.num_rows for s in stats):
-            holding.append(index)
+    holding: dict[str, list[int]] = {}
+    for column in columns:
+        position = positions.get(column)
+        groups: list[int] = []
+        for index in every:
+            group = metadata.row_group(index)
+            stats = None if position is None else group.column(position).statistics
+            if stats is None or not stats.has_null_count:
+                groups = list(every)
+                break
+            if stats.null_count < group.num_rows:
+                groups.append(index)
+        holding[column] = groups
     return holding
 
 
