@@ -4,16 +4,17 @@ listing holds: :mod:`airflow_provider_deltacc.contract.checkpoint_names`).
 A v2 checkpoint's file actions may live in sidecar files (``_delta_log/_sidecars/``) its ``sidecar`` actions
 name; a classic-named checkpoint may be a v2 one too (it then has ``sidecar`` rows).
 
-Parquet files are read with pyarrow for the columns asked for only, and of those only the fields the reader
-uses (:data:`STATE_FIELDS`): ``protocol`` and ``metaData`` unless a checksum gave them, ``txn`` when a txn
+Parquet files are read for the columns asked for only, and of those only the fields the reader uses
+(:data:`STATE_FIELDS`): ``protocol`` and ``metaData`` unless a checksum gave them, ``txn`` when a txn
 identity is looked up, and ``add.partitionValues`` (with ``add.path`` when a later commit removes files) when
 the partitions are, its keys and values as dictionaries; sidecars hold only file actions, so they are opened
-only then. A checkpoint has a row per file and a few rows
-of other actions, which sit together: only the row groups the statistics (their null counts) say hold any of
-them are decoded. Within a row group every field read is decoded for every row, so the fields left unread
-(``metaData``'s name, description, format and creation time, ``txn.lastUpdated``) halve that work on a big
-checkpoint; stopping early would not help, as the writers put these rows last (delta-rs) or where their null
-path hashes among the snapshot's partitions (delta-spark: row 180 of 223 measured with Delta's default 50).
+only then. A checkpoint has a row per file and a few rows of other actions: only the row groups the
+statistics (their null counts) say hold any of them are read, and there the non-file actions are decoded
+from their pages' level runs (:mod:`~airflow_provider_deltacc.delta_log.sparse_rows`), which skip a run of
+file rows in one step, where pyarrow would decode every field for every row (the writers put these rows
+last, delta-rs, or where their null path hashes among the snapshot's partitions, delta-spark, so stopping
+early would not help). A page that module does not decode leaves the columns to pyarrow. The file actions
+are read with pyarrow.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from airflow_provider_deltacc.contract.checkpoint_names import Checkpoint
 from airflow_provider_deltacc.contract.exceptions import UnsupportedLog
 from airflow_provider_deltacc.delta_log.log_storage import LogFiles
+from airflow_provider_deltacc.delta_log.sparse_rows import sparse_struct_rows
 
 SIDECAR_DIR = "_sidecars"
 #: For each non-file action column, a field every such action has: its null count in a row group's
@@ -144,7 +146,7 @@ def _read_parquet(
             parquet = pq.ParquetFile(source, metadata=metadata, read_dictionary=leaves or None)
         present = set(parquet.schema_arrow.names)
         columns = [c for c in columns if c in present]
-        sidecars = _read_state_actions(parquet, columns, actions) if columns else []
+        sidecars = _read_state_actions(parquet, source, columns, actions) if columns else []
         if "add" in present and add_columns:
             fields = _present_fields(parquet.schema_arrow, "add", add_columns)
             if fields:
@@ -163,12 +165,12 @@ def _read_adds(parquet: Any, fields: list[str]) -> list[Any]:
     return found
 
 
-def _read_state_actions(parquet: Any, columns: list[str], actions: CheckpointActions) -> list[str]:
+def _read_state_actions(
+    parquet: Any, source: Any, columns: list[str], actions: CheckpointActions
+) -> list[str]:
     """Read the non-file actions of ``columns`` from the row groups that hold any; a column no row group
     holds (the ``sidecar`` of a classic checkpoint, the ``txn`` of a table without identities) is not
     decoded at all. The sidecars named."""
-    import pyarrow.compute as pc
-
     schema = parquet.schema_arrow
     leaves = {column: _present_fields(schema, column, STATE_FIELDS[column]) for column in columns}
     holding = _row_groups_holding(parquet.metadata, [column for column in columns if leaves[column]])
@@ -176,18 +178,29 @@ def _read_state_actions(parquet: Any, columns: list[str], actions: CheckpointAct
     if not columns:
         return []
     groups = sorted({group for column in columns for group in holding[column]})
-    fields = [leaf for column in columns for leaf in leaves[column]]
-    table = parquet.read_row_groups(groups, columns=fields, use_threads=False)
-    found: dict[str, list[Any]] = {}
-    for column in columns:
-        values = table.column(column)
-        found[column] = values.filter(pc.is_valid(values)).to_pylist()
+    names = {column: [leaf.split(".", 1)[1] for leaf in leaves[column]] for column in columns}
+    found = sparse_struct_rows(parquet, source, groups, names)
+    if found is None:
+        found = _decoded_rows(parquet, groups, [leaf for column in columns for leaf in leaves[column]])
     if found.get("protocol"):
         actions.protocol = found["protocol"][-1]
     if found.get("metaData"):
         actions.metadata = _plain_maps(found["metaData"][-1])
     actions.txns.update({str(row["appId"]): int(row["version"]) for row in found.get("txn", ())})
     return [_sidecar_name(str(row["path"])) for row in found.get("sidecar", ())]
+
+
+def _decoded_rows(parquet: Any, groups: list[int], fields: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The non-null rows of each struct column of ``fields`` (dotted paths), decoded by pyarrow for every
+    row of the row groups."""
+    import pyarrow.compute as pc
+
+    table = parquet.read_row_groups(groups, columns=fields, use_threads=False)
+    found = {}
+    for column in dict.fromkeys(path.split(".", 1)[0] for path in fields):
+        values = table.column(column)
+        found[column] = values.filter(pc.is_valid(values)).to_pylist()
+    return found
 
 
 def _present_fields(schema: Any, column: str, names: tuple[str, ...]) -> list[str]:

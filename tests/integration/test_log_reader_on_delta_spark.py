@@ -14,14 +14,17 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from airflow_provider_deltacc.contract.table import Table
+from airflow_provider_deltacc.delta_log import checkpoint as checkpoints
 from airflow_provider_deltacc.delta_log.checksum import read_checksum
 from airflow_provider_deltacc.delta_log.fast_path import find_committed_version
 from airflow_provider_deltacc.delta_log.log_reader import LogState, read_log_state
 from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles
+from airflow_provider_deltacc.delta_log.sparse_rows import sparse_struct_rows
 from airflow_provider_deltacc.delta_log.txn_commit import version_by_checksums
 from airflow_provider_deltacc.engine.confs import session_confs
 from tests.support.log_reader_checks import assert_reads_as_delta_rs, day, partition_set
@@ -79,6 +82,7 @@ def test_a_checkpoint_with_deletion_vectors_and_removes_on_both_sides_reads_as_d
     [checkpoint] = _log(table).glob("*.checkpoint.parquet")
     adds = pq.read_table(checkpoint, columns=["add"]).column("add").combine_chunks()
     assert adds.field("deletionVector").is_valid().true_count == 1  # the checkpoint holds the vector
+    _assert_pages_decoded(checkpoint)
     state = assert_reads_as_delta_rs(table, APPS)
     assert state.version == 9 and _last_checkpoint_version(table) == 6
     assert "deletionVectors" in state.reader_features
@@ -111,12 +115,31 @@ def test_a_v2_checkpoint_with_its_files_in_sidecars_reads_as_delta_rs_reads_it(
     [top] = _log(table).glob(f"00000000000000000003.checkpoint.*.{top_level}")
     sidecars = list((_log(table) / "_sidecars").iterdir())
     assert len(sidecars) > 1, sidecars
+    if top_level == "parquet":
+        _assert_pages_decoded(top)
     state = assert_reads_as_delta_rs(table, APPS)
     assert state.version == 4 and _last_checkpoint_version(table) == 3, top.name
     assert "v2Checkpoint" in state.reader_features
     assert state.txn_versions == {APPS[1]: 3, APPS[0]: 4}
     assert len(state.partitions or ()) == DAYS
     _assert_checksum_answers(table, state)
+
+
+def _assert_pages_decoded(path: Path) -> None:
+    """delta-spark's checkpoint pages are ones the reader decodes itself (not left to pyarrow), into the
+    rows pyarrow decodes."""
+    source = pa.OSFile(str(path), "rb")
+    parquet = pq.ParquetFile(source)
+    schema, groups = parquet.schema_arrow, list(range(parquet.num_row_groups))
+    fields = {
+        column: [path.split(".", 1)[1] for path in checkpoints._present_fields(schema, column, names)]
+        for column, names in checkpoints.STATE_FIELDS.items()
+        if column in schema.names and column != "sidecar"
+    }
+    paths = [f"{column}.{name}" for column, names in fields.items() for name in names]
+    decoded = checkpoints._decoded_rows(parquet, groups, paths)
+    assert decoded["protocol"] and decoded["metaData"]
+    assert sparse_struct_rows(parquet, source, groups, fields) == decoded
 
 
 def _assert_checksum_answers(table: str, state: LogState) -> None:

@@ -146,9 +146,9 @@ def test_with_the_partitions_asked_the_checksum_gives_the_state_and_the_checkpoi
     decoded: list[list[str]] = []
     real = checkpoint._read_state_actions
 
-    def recording(parquet: Any, columns: list[str], actions: Any) -> list[str]:
+    def recording(parquet: Any, source: Any, columns: list[str], actions: Any) -> list[str]:
         decoded.append(list(columns))
-        return real(parquet, columns, actions)
+        return real(parquet, source, columns, actions)
 
     monkeypatch.setattr(checkpoint, "_read_state_actions", recording)
     state = read_log_state(Table(table), app_ids=APPS, partitions=True)

@@ -18,7 +18,7 @@ import pytest
 
 from airflow_provider_deltacc.contract.exceptions import TableNotFoundError, UnsupportedLog
 from airflow_provider_deltacc.contract.table import Table
-from airflow_provider_deltacc.delta_log import log_reader
+from airflow_provider_deltacc.delta_log import checkpoint, log_reader
 from airflow_provider_deltacc.delta_log.log_reader import (
     LogState,
     commit_infos,
@@ -124,16 +124,19 @@ def _rewrite_checkpoint(
     pq.write_table(ordered, path, row_group_size=row_group_rows, write_statistics=statistics)
 
 
-def _decoded_row_groups(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
-    """The row groups of every read of a parquet checkpoint's non-file actions."""
-    decoded: list[list[int]] = []
-    real = pq.ParquetFile.read_row_groups
+def _decoded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[int], list[str]]]:
+    """The row groups and the fields (``column.field``) of every read of a parquet checkpoint's non-file
+    actions."""
+    decoded: list[tuple[list[int], list[str]]] = []
+    real = checkpoint.sparse_struct_rows
 
-    def read_row_groups(self: pq.ParquetFile, row_groups: list[int], *args: Any, **kwargs: Any) -> pa.Table:
-        decoded.append(list(row_groups))
-        return real(self, row_groups, *args, **kwargs)
+    def recording(parquet: Any, source: Any, groups: list[int], fields: dict[str, list[str]]) -> Any:
+        decoded.append(
+            (list(groups), [f"{column}.{name}" for column, names in fields.items() for name in names])
+        )
+        return real(parquet, source, groups, fields)
 
-    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", read_row_groups)
+    monkeypatch.setattr(checkpoint, "sparse_struct_rows", recording)
     return decoded
 
 
@@ -154,29 +157,22 @@ def test_only_the_row_groups_holding_a_checkpoints_non_file_actions_are_decoded(
     _rewrite_checkpoint(
         table, 29, other_actions_first=other_actions_first, row_group_rows=7, statistics=statistics
     )
-    decoded = _decoded_row_groups(monkeypatch)
+    decoded = _decoded(monkeypatch)
     assert read_log_state(Table(table), app_ids=APPS, partitions=True) == before
     # 34 rows in row groups of 7: the four non-file actions are in the first or the last; without
     # statistics nothing says where they are.
-    assert decoded == [decoded_groups]
+    assert [groups for groups, _ in decoded] == [decoded_groups]
 
 
 def test_a_checkpoints_non_file_actions_are_decoded_for_the_fields_the_reader_uses_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     table = _table(tmp_path / "t", 12, checkpoint_every=10)
-    columns: list[list[str]] = []
-    real = pq.ParquetFile.read_row_groups
-
-    def read_row_groups(self: pq.ParquetFile, row_groups: list[int], *args: Any, **kwargs: Any) -> pa.Table:
-        columns.append(list(kwargs["columns"]))
-        return real(self, row_groups, *args, **kwargs)
-
-    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", read_row_groups)
+    decoded = _decoded(monkeypatch)
     assert_reads_as_delta_rs(table, APPS)
     # Not metaData's id, name, description, format or creation time, nor txn.lastUpdated, nor the sidecar
-    # column at all (its statistics say no row holds one): every field read is decoded for every file's row.
-    assert sorted(columns[0]) == [
+    # column at all (its statistics say no row holds one).
+    assert sorted(decoded[0][1]) == [
         "metaData.configuration",
         "metaData.partitionColumns",
         "metaData.schemaString",
