@@ -245,6 +245,10 @@ def _struct(data: bytes, position: int) -> tuple[dict[int, Any], int]:
         else:
             raw, position = _varint(data, position)
             field_id = (raw >> 1) ^ -(raw & 1)
+        if 4 <= kind <= 6 and data[position] < 0x80:  # a small integer, most of a page header
+            fields[field_id] = (data[position] >> 1) ^ -(data[position] & 1)
+            position += 1
+            continue
         fields[field_id], position = _value(data, position, kind)
 
 
