@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from airflow_provider_deltacc.contract.commit_report import AttemptRecord, CommitReport
-from airflow_provider_deltacc.contract.commits import records_txn, scan_for_txn_commit
+from airflow_provider_deltacc.contract.commits import records_txn
 from airflow_provider_deltacc.contract.ddl import delta_primitive_type, split_ddl_columns
 from airflow_provider_deltacc.contract.spec import AppendOptions, JobSpec, KnownSnapshot
 from airflow_provider_deltacc.contract.table import Table
@@ -373,8 +373,9 @@ def find_committed_version(
 ) -> int | None:
     """The table version whose commit recorded ``(app_id, txn_version)`` in a local table's log: the version
     its checksum files point to (:func:`~airflow_provider_deltacc.delta_log.txn_commit.version_by_checksums`)
-    when that commit file confirms it, else the ``_delta_log/<version>.json`` files read newest first; None
-    when not found or not a local table (on object storage the scan would cost a request a commit).
+    when that commit file confirms it, else the ``_delta_log/<version>.json`` files read newest first, the
+    long ones last (:func:`~airflow_provider_deltacc.delta_log.txn_commit.version_by_scan`); None when not
+    found or not a local table (on object storage the scan would cost a request a commit).
 
     :param table: the table path or URI.
     :param app_id: the txn app id.
@@ -383,26 +384,23 @@ def find_committed_version(
     :param storage_options: delta-rs storage options.
     """
     from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, open_log_files
-    from airflow_provider_deltacc.delta_log.txn_commit import version_by_checksums
+    from airflow_provider_deltacc.delta_log.txn_commit import (
+        read_commit,
+        version_by_checksums,
+        version_by_scan,
+    )
 
     if table.local_path is None:
         return None
     files = open_log_files(table, storage_options)
     assert isinstance(files, LocalLogFiles)
-
-    def read_commit(version: int) -> str | None:
-        try:
-            return files.read(f"{version:020d}.json").decode("utf-8")
-        except FileNotFoundError:
-            return None
-
     try:
         found = version_by_checksums(files, app_id, txn_version, latest)
         if found is not None:
-            text = read_commit(found)
+            text = read_commit(files, found)
             if text is not None and records_txn(text, app_id, txn_version):
                 return found
-        return scan_for_txn_commit(read_commit, app_id, txn_version, latest)
+        return version_by_scan(files, app_id, txn_version, latest)
     except Exception as exc:  # informational only: never lose the answer over it
         log.debug("could not find the commit of txn %s version %s in %s: %s", app_id, txn_version, table, exc)
         return None

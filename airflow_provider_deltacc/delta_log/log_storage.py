@@ -111,6 +111,14 @@ class LocalLogFiles:
         with open(os.path.join(self.location, name), "rb") as file:
             return file.read()
 
+    def read_head(self, name: str, size: int) -> bytes:
+        """A file's first ``size`` bytes (all of it when it is shorter).
+
+        :raises FileNotFoundError: when it is not there.
+        """
+        with open(os.path.join(self.location, name), "rb") as file:
+            return file.read(size)
+
     def open_input(self, name: str) -> Any:
         import pyarrow as pa
 

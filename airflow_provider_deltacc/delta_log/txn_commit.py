@@ -9,6 +9,12 @@ table version to the next, so bisecting the checksums finds the first version li
 file; anything else (a checksum not listing identities, identities that expired) leaves the answer to the
 scan of the commit files.
 
+Without checksums (a table delta-rs wrote) the commit files are read newest first, as far back as
+:data:`~airflow_provider_deltacc.contract.commits.TXN_SCAN_VERSIONS`, each to its first
+:data:`COMMIT_HEAD_BYTES` only: a commit longer than that (a bulk load's or an OPTIMIZE's, a line per file)
+is read whole only once the shorter ones said no. One commit records the identity, so the order changes
+what is read, not the answer.
+
 A version without a checksum is taken as older than the history the log keeps: Delta's log cleanup deletes
 the oldest versions, checksums included, so a table with a retention has none for its first versions, and
 the bisection goes on in the newer half. Where a checksum is missing for another reason (a writer that
@@ -19,8 +25,56 @@ Airflow-free and pyspark-free.
 
 from __future__ import annotations
 
+from airflow_provider_deltacc.contract.commits import records_txn, scan_for_txn_commit
 from airflow_provider_deltacc.delta_log.checksum import read_checksum
-from airflow_provider_deltacc.delta_log.log_storage import LogFiles
+from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, LogFiles
+
+#: How much of a commit file the scan reads before the commits of the window that are not longer.
+COMMIT_HEAD_BYTES = 64 * 1024
+
+
+def read_commit(files: LogFiles, version: int) -> str | None:
+    """The text of a version's commit file; None when it is not there.
+
+    :param files: the log folder.
+    :param version: the version.
+    """
+    try:
+        return files.read(f"{version:020d}.json").decode("utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def version_by_scan(files: LocalLogFiles, app_id: str, txn_version: int, latest: int) -> int | None:
+    """The newest version whose commit file records ``(app_id, txn_version)``, from ``latest`` back (within
+    :func:`~airflow_provider_deltacc.contract.commits.scan_for_txn_commit`'s bound), the commits longer than
+    :data:`COMMIT_HEAD_BYTES` read whole last; None when none of them does.
+
+    :param files: the log folder.
+    :param app_id: the txn app id.
+    :param txn_version: the txn version.
+    :param latest: the newest table version.
+    """
+    longer: list[int] = []
+
+    def read_head(version: int) -> str | None:
+        try:
+            head = files.read_head(f"{version:020d}.json", COMMIT_HEAD_BYTES + 1)
+        except FileNotFoundError:
+            return None
+        if len(head) <= COMMIT_HEAD_BYTES:
+            return head.decode("utf-8")
+        longer.append(version)
+        return head[: head.rfind(b"\n") + 1].decode("utf-8")  # its whole lines
+
+    found = scan_for_txn_commit(read_head, app_id, txn_version, latest)
+    if found is not None:
+        return found
+    for version in longer:
+        text = read_commit(files, version)
+        if text is not None and records_txn(text, app_id, txn_version):
+            return version
+    return None
 
 
 def version_by_checksums(files: LogFiles, app_id: str, txn_version: int, latest: int) -> int | None:

@@ -14,7 +14,7 @@ from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log.checksum import checksum_name
 from airflow_provider_deltacc.delta_log.fast_path import find_committed_version
 from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles
-from airflow_provider_deltacc.delta_log.txn_commit import version_by_checksums
+from airflow_provider_deltacc.delta_log.txn_commit import COMMIT_HEAD_BYTES, version_by_checksums
 from tests.unit.delta_log.test_checksum import APPS, _log, _table, _write_checksum
 
 pytestmark = pytest.mark.unit
@@ -113,3 +113,36 @@ def test_versions_a_log_cleanup_deleted_are_passed_over_toward_the_kept_history(
     assert version_by_checksums(files, APPS[0], 4, COMMITS - 1) == 5
     assert find_committed_version(Table(path), APPS[0], 4, COMMITS - 1) is None
     assert version_by_checksums(files, APPS[1], 3, COMMITS - 1) is None  # version 5 lists it at 5 already
+
+
+def _long_commit(path: str, version: int, txn: dict[str, object] | None) -> None:
+    """A commit of a line per file, longer than the search's head, with ``txn`` as its last line."""
+    lines = [json.dumps({"commitInfo": {"operation": "WRITE"}})]
+    lines += [json.dumps({"add": {"path": f"part-{i:06d}.parquet", "size": i}}) for i in range(2000)]
+    lines += [json.dumps({"txn": txn})] if txn else []
+    (_log(path) / f"{version:020d}.json").write_text("\n".join(lines) + "\n")
+    assert (_log(path) / f"{version:020d}.json").stat().st_size > COMMIT_HEAD_BYTES
+
+
+def test_without_checksums_a_commit_longer_than_its_head_is_read_after_the_others(
+    tmp_path: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _table(tmp_path / "t", 6)  # delta-rs: no checksums
+    _long_commit(path, 6, None)
+    heads: list[str] = []
+    real = LocalLogFiles.read_head
+
+    def read_head(self: LocalLogFiles, name: str, size: int) -> bytes:
+        heads.append(name)
+        return real(self, name, size)
+
+    monkeypatch.setattr(LocalLogFiles, "read_head", read_head)
+    assert find_committed_version(Table(path), APPS[1], 1, 6) == 1
+    assert heads == [f"{v:020d}.json" for v in (6, 5, 4, 3, 2, 1)]
+    assert not [name for name in reads if name.endswith(".json")], "the long commit was read only to its head"
+    # The identity in the long commit, past its head: found once the shorter commits said no.
+    _long_commit(path, 7, {"appId": "bulk/load", "version": 3})
+    heads.clear()
+    assert find_committed_version(Table(path), "bulk/load", 3, 7) == 7
+    assert heads == [f"{v:020d}.json" for v in range(7, -1, -1)]
+    assert [name for name in reads if name.endswith(".json")] == [f"{7:020d}.json"]  # not 6: it was newer
