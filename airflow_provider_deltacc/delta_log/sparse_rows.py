@@ -50,6 +50,8 @@ def sparse_struct_rows(
     :param groups: the row groups to read, in order.
     :param fields: for each struct column, the names of the fields to read (each present in the file).
     """
+    import pyarrow as pa
+
     arrow = parquet.schema_arrow
     paths = {".".join(path): i for i, path in enumerate(parquet.reader.column_paths)}
     shapes: dict[str, dict[str, list[_Shape]]] = {}
@@ -67,7 +69,7 @@ def sparse_struct_rows(
                 if rows is None:
                     return None
                 found[column] += rows
-    except (IndexError, KeyError, ValueError, struct.error):  # a page not as parquet-format writes it
+    except (IndexError, KeyError, ValueError, struct.error, pa.ArrowException):  # not as parquet-format says
         return None
     return found
 

@@ -221,3 +221,16 @@ def test_a_truncated_column_chunk_is_left_to_pyarrow(tmp_path: Path) -> None:
             return bytes(source.read_at(size, offset))[: size // 2]
 
     assert sparse_struct_rows(parquet, Truncated(), [0], FIELDS) is None
+
+
+def test_a_codec_this_pyarrow_was_built_without_is_left_to_pyarrow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(tmp_path / "c.parquet", _rows(3, files=10), compression="snappy")
+
+    def unavailable(*_args: Any, **_kwargs: Any) -> bytes:
+        raise pa.ArrowNotImplementedError("Support for codec 'snappy' not built")
+
+    monkeypatch.setattr(pa, "decompress", unavailable)
+    source = pa.OSFile(str(path), "rb")
+    assert sparse_struct_rows(pq.ParquetFile(source), source, [0], FIELDS) is None
