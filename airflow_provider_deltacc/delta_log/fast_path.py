@@ -177,7 +177,12 @@ def consult_log(job: JobSpec, *, storage_options: Mapping[str, str] | None = Non
         assert job.txn is not None
         recorded = snapshot.recorded_txn_version
         committed = find_committed_version(
-            job.table, job.txn.app_id, job.txn.version, snapshot.version, storage_options
+            job.table,
+            job.txn.app_id,
+            job.txn.version,
+            snapshot.version,
+            storage_options,
+            configuration=snapshot.configuration,
         )
         metrics = duplicate_metrics(recorded, committed, committed_reason(job.txn, recorded))
     else:
@@ -370,6 +375,8 @@ def find_committed_version(
     txn_version: int,
     latest: int,
     storage_options: Mapping[str, str] | None = None,
+    *,
+    configuration: Mapping[str, str] | None = None,
 ) -> int | None:
     """The table version whose commit recorded ``(app_id, txn_version)`` in a local table's log: the version
     its checksum files point to (:func:`~airflow_provider_deltacc.delta_log.txn_commit.version_by_checksums`)
@@ -382,9 +389,11 @@ def find_committed_version(
     :param txn_version: the txn version.
     :param latest: the newest table version.
     :param storage_options: delta-rs storage options.
+    :param configuration: the table's properties (its checkpoint interval says where an older checkpoint is).
     """
     from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, open_log_files
     from airflow_provider_deltacc.delta_log.txn_commit import (
+        checkpoint_intervals,
         read_commit,
         version_by_checksums,
         version_by_scan,
@@ -400,7 +409,8 @@ def find_committed_version(
             text = read_commit(files, found)
             if text is not None and records_txn(text, app_id, txn_version):
                 return found
-        return version_by_scan(files, app_id, txn_version, latest)
+        intervals = checkpoint_intervals(configuration or {})
+        return version_by_scan(files, app_id, txn_version, latest, intervals=intervals)
     except Exception as exc:  # informational only: never lose the answer over it
         log.debug("could not find the commit of txn %s version %s in %s: %s", app_id, txn_version, table, exc)
         return None

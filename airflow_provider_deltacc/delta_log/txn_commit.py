@@ -13,7 +13,10 @@ Without checksums (a table delta-rs wrote) the commit files are read newest firs
 :data:`~airflow_provider_deltacc.contract.commits.TXN_SCAN_VERSIONS`, each to its first
 :data:`COMMIT_HEAD_BYTES` only: a commit longer than that (a bulk load's or an OPTIMIZE's, a line per file)
 is read whole only once the shorter ones said no. One commit records the identity, so the order changes
-what is read, not the answer.
+what is read, not the answer. Before that, the classic checkpoint just older than those commits, where the
+table's checkpoint interval puts one, is read for its txn identities: when it lists the identity, its
+commit is older than any the scan would read, and none is read (a re-run of a task whose write committed
+long ago on a busy table).
 
 A version without a checksum is taken as older than the history the log keeps: Delta's log cleanup deletes
 the oldest versions, checksums included, so a table with a retention has none for its first versions, and
@@ -25,12 +28,22 @@ Airflow-free and pyspark-free.
 
 from __future__ import annotations
 
-from airflow_provider_deltacc.contract.commits import records_txn, scan_for_txn_commit
+import logging
+from collections.abc import Mapping
+
+from airflow_provider_deltacc.contract.checkpoint_names import Checkpoint
+from airflow_provider_deltacc.contract.commits import TXN_SCAN_VERSIONS, records_txn, scan_for_txn_commit
+from airflow_provider_deltacc.delta_log.checkpoint import read_checkpoint
 from airflow_provider_deltacc.delta_log.checksum import read_checksum
 from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, LogFiles
 
+log = logging.getLogger(__name__)
+
 #: How much of a commit file the scan reads before the commits of the window that are not longer.
 COMMIT_HEAD_BYTES = 64 * 1024
+CHECKPOINT_INTERVAL_PROPERTY = "delta.checkpointInterval"
+#: Where a table sets no checkpoint interval, the writers' defaults: delta-spark's, then delta-rs's.
+DEFAULT_CHECKPOINT_INTERVALS = (10, 100)
 
 
 def read_commit(files: LogFiles, version: int) -> str | None:
@@ -45,16 +58,29 @@ def read_commit(files: LogFiles, version: int) -> str | None:
         return None
 
 
-def version_by_scan(files: LocalLogFiles, app_id: str, txn_version: int, latest: int) -> int | None:
-    """The newest version whose commit file records ``(app_id, txn_version)``, from ``latest`` back (within
-    :func:`~airflow_provider_deltacc.contract.commits.scan_for_txn_commit`'s bound), the commits longer than
-    :data:`COMMIT_HEAD_BYTES` read whole last; None when none of them does.
+def version_by_scan(
+    files: LocalLogFiles,
+    app_id: str,
+    txn_version: int,
+    latest: int,
+    *,
+    intervals: tuple[int, ...] = DEFAULT_CHECKPOINT_INTERVALS,
+    max_versions: int = TXN_SCAN_VERSIONS,
+) -> int | None:
+    """The newest version whose commit file records ``(app_id, txn_version)``, from ``latest`` back (at most
+    ``max_versions`` commits, :func:`~airflow_provider_deltacc.contract.commits.scan_for_txn_commit`), the
+    commits longer than :data:`COMMIT_HEAD_BYTES` read whole last; None when none of them does, or when a
+    checkpoint older than those commits already lists the identity (:func:`listed_before`).
 
     :param files: the log folder.
     :param app_id: the txn app id.
     :param txn_version: the txn version.
     :param latest: the newest table version.
+    :param intervals: where to look for a checkpoint older than the scan (:func:`checkpoint_intervals`).
+    :param max_versions: the most commit files to read.
     """
+    if listed_before(files, app_id, txn_version, latest - max_versions + 1, intervals):
+        return None
     longer: list[int] = []
 
     def read_head(version: int) -> str | None:
@@ -67,7 +93,7 @@ def version_by_scan(files: LocalLogFiles, app_id: str, txn_version: int, latest:
         longer.append(version)
         return head[: head.rfind(b"\n") + 1].decode("utf-8")  # its whole lines
 
-    found = scan_for_txn_commit(read_head, app_id, txn_version, latest)
+    found = scan_for_txn_commit(read_head, app_id, txn_version, latest, max_versions)
     if found is not None:
         return found
     for version in longer:
@@ -75,6 +101,53 @@ def version_by_scan(files: LocalLogFiles, app_id: str, txn_version: int, latest:
         if text is not None and records_txn(text, app_id, txn_version):
             return version
     return None
+
+
+def checkpoint_intervals(configuration: Mapping[str, str]) -> tuple[int, ...]:
+    """The versions apart at which a table's checkpoints are: its ``delta.checkpointInterval``, else the
+    writers' defaults (:data:`DEFAULT_CHECKPOINT_INTERVALS`).
+
+    :param configuration: the table's properties.
+    """
+    wanted = CHECKPOINT_INTERVAL_PROPERTY.lower()
+    value = next((value for key, value in configuration.items() if key.lower() == wanted), "")
+    return (int(value),) if value.strip().isdigit() and int(value) > 0 else DEFAULT_CHECKPOINT_INTERVALS
+
+
+def listed_before(
+    files: LogFiles, app_id: str, txn_version: int, version: int, intervals: tuple[int, ...]
+) -> bool:
+    """Whether a classic checkpoint older than ``version``, the newest at one of ``intervals``, lists
+    ``app_id`` at ``txn_version`` or beyond: an identity's version only grows, so the commit that recorded it
+    is older than that checkpoint, or there is none. False when no such checkpoint is there (a log cleanup
+    took it; a multi-part or v2 one is not looked for) or it cannot be read.
+
+    :param files: the log folder.
+    :param app_id: the txn app id.
+    :param txn_version: the txn version.
+    :param version: the oldest version of the commits to be read.
+    :param intervals: the checkpoint intervals to look at, in order.
+    """
+    for at in _checkpoint_versions_before(version, intervals):
+        name = f"{at:020d}.checkpoint.parquet"
+        if not files.exists(name):
+            continue
+        try:
+            found = read_checkpoint(files, Checkpoint(at, (name,), "classic"), txn=True, state=False)
+        except Exception as exc:  # a hint only: the scan answers without it
+            log.debug("could not read the txn identities of %s: %s", name, exc)
+            return False
+        return found.txns.get(app_id, -1) >= txn_version
+    return False
+
+
+def _checkpoint_versions_before(version: int, intervals: tuple[int, ...]) -> list[int]:
+    """Where the newest checkpoint before ``version`` is at each interval, newest first: delta-spark
+    checkpoints the versions that are multiples of the interval, delta-rs the ones before them."""
+    found = set()
+    for interval in intervals:
+        found |= {(version - 1) // interval * interval, version // interval * interval - 1}
+    return sorted((at for at in found if 0 <= at < version), reverse=True)
 
 
 def version_by_checksums(files: LogFiles, app_id: str, txn_version: int, latest: int) -> int | None:

@@ -14,7 +14,14 @@ from airflow_provider_deltacc.contract.table import Table
 from airflow_provider_deltacc.delta_log.checksum import checksum_name
 from airflow_provider_deltacc.delta_log.fast_path import find_committed_version
 from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles
-from airflow_provider_deltacc.delta_log.txn_commit import COMMIT_HEAD_BYTES, version_by_checksums
+from airflow_provider_deltacc.delta_log.txn_commit import (
+    COMMIT_HEAD_BYTES,
+    DEFAULT_CHECKPOINT_INTERVALS,
+    checkpoint_intervals,
+    listed_before,
+    version_by_checksums,
+    version_by_scan,
+)
 from tests.unit.delta_log.test_checksum import APPS, _log, _table, _write_checksum
 
 pytestmark = pytest.mark.unit
@@ -146,3 +153,75 @@ def test_without_checksums_a_commit_longer_than_its_head_is_read_after_the_other
     assert find_committed_version(Table(path), "bulk/load", 3, 7) == 7
     assert heads == [f"{v:020d}.json" for v in range(7, -1, -1)]
     assert [name for name in reads if name.endswith(".json")] == [f"{7:020d}.json"]  # not 6: it was newer
+
+
+@pytest.fixture(scope="module")
+def checkpointed(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """24 appends, ``APPS[i % 2]`` version ``i``, without checksums; checkpoints at 10 and 20 (where
+    delta-spark puts them at an interval of 10) and at 14 (where delta-rs puts one at an interval of 5)."""
+    import pyarrow as pa
+    from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+
+    path = str(tmp_path_factory.mktemp("checkpointed") / "t")
+    for i in range(24):
+        rows = pa.table({"id": pa.array([i], pa.int64())})
+        properties = CommitProperties(app_transactions=[Transaction(app_id=APPS[i % 2], version=i)])
+        write_deltalake(path, rows, mode="append", commit_properties=properties)
+        if i in (10, 14, 20):
+            DeltaTable(path).create_checkpoint()
+    return path
+
+
+@pytest.fixture
+def heads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the commit files the scan reads."""
+    names: list[str] = []
+    real = LocalLogFiles.read_head
+
+    def read_head(self: LocalLogFiles, name: str, size: int) -> bytes:
+        names.append(name)
+        return real(self, name, size)
+
+    monkeypatch.setattr(LocalLogFiles, "read_head", read_head)
+    return names
+
+
+@pytest.mark.parametrize(
+    ("txn_version", "found", "commits_read"),
+    [
+        (1, None, []),  # checkpoint 10 lists it: older than the 5 commits the scan reads, none is read
+        (21, 21, [23, 22, 21]),  # checkpoint 10 lists 9: recorded later, the scan finds it
+        (17, None, [23, 22, 21, 20, 19]),  # recorded between the checkpoint and the scan: out of its reach
+    ],
+)
+def test_a_checkpoint_older_than_the_scan_that_lists_the_identity_spares_the_scan(
+    checkpointed: str, heads: list[str], txn_version: int, found: int | None, commits_read: list[int]
+) -> None:
+    files = LocalLogFiles(str(_log(checkpointed)))
+    # The scan reads versions 19-23; the newest checkpoint before 19 at an interval of 10 is version 10.
+    assert version_by_scan(files, APPS[1], txn_version, 23, max_versions=5) == found
+    assert heads == [f"{v:020d}.json" for v in commits_read]
+
+
+def test_where_the_interval_puts_no_checkpoint_the_scan_answers(checkpointed: str, heads: list[str]) -> None:
+    files = LocalLogFiles(str(_log(checkpointed)))
+    assert checkpoint_intervals({"delta.checkpointInterval": "7"}) == (7,)
+    assert checkpoint_intervals({"Delta.CheckpointInterval": "x"}) == DEFAULT_CHECKPOINT_INTERVALS
+    # At an interval of 4 the checkpoint before 19 would be 16 or 15: none is there, all 5 commits are read.
+    assert version_by_scan(files, APPS[1], 1, 23, intervals=(4,), max_versions=5) is None
+    assert len(heads) == 5
+    # A checkpoint that cannot be read is no answer either: the scan gives it.
+    heads.clear()
+    checkpoint = _log(checkpointed) / f"{10:020d}.checkpoint.parquet"
+    saved = checkpoint.read_bytes()
+    checkpoint.write_bytes(b"not parquet")
+    try:
+        assert version_by_scan(files, APPS[1], 1, 23, max_versions=5) is None
+        assert len(heads) == 5
+    finally:
+        checkpoint.write_bytes(saved)
+    assert listed_before(files, APPS[1], 13, 16, (5,))  # delta-rs's place: 14, not 15
+    assert not listed_before(files, APPS[1], 15, 16, (5,))
+    assert listed_before(files, APPS[1], 1, 19, DEFAULT_CHECKPOINT_INTERVALS)
+    assert not listed_before(files, APPS[1], 11, 19, DEFAULT_CHECKPOINT_INTERVALS)  # listed at 9 there
+    assert not listed_before(files, APPS[1], 1, 10, DEFAULT_CHECKPOINT_INTERVALS)  # before 10: version 0
