@@ -51,6 +51,20 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return names
 
 
+@pytest.fixture
+def heads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the commit files the scan reads."""
+    names: list[str] = []
+    real = LocalLogFiles.read_head
+
+    def read_head(self: LocalLogFiles, name: str, size: int) -> bytes:
+        names.append(name)
+        return real(self, name, size)
+
+    monkeypatch.setattr(LocalLogFiles, "read_head", read_head)
+    return names
+
+
 @pytest.mark.parametrize("version", [0, 1, 5, 10, 11])
 def test_the_checksums_point_to_the_commit_that_recorded_the_identity(table: str, version: int) -> None:
     files = LocalLogFiles(str(_log(table)))
@@ -132,18 +146,10 @@ def _long_commit(path: str, version: int, txn: dict[str, object] | None) -> None
 
 
 def test_without_checksums_a_commit_longer_than_its_head_is_read_after_the_others(
-    tmp_path: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, reads: list[str], heads: list[str]
 ) -> None:
     path = _table(tmp_path / "t", 6)  # delta-rs: no checksums
     _long_commit(path, 6, None)
-    heads: list[str] = []
-    real = LocalLogFiles.read_head
-
-    def read_head(self: LocalLogFiles, name: str, size: int) -> bytes:
-        heads.append(name)
-        return real(self, name, size)
-
-    monkeypatch.setattr(LocalLogFiles, "read_head", read_head)
     assert find_committed_version(Table(path), APPS[1], 1, 6) == 1
     assert heads == [f"{v:020d}.json" for v in (6, 5, 4, 3, 2, 1)]
     assert not [name for name in reads if name.endswith(".json")], "the long commit was read only to its head"
@@ -170,20 +176,6 @@ def checkpointed(tmp_path_factory: pytest.TempPathFactory) -> str:
         if i in (10, 14, 20):
             DeltaTable(path).create_checkpoint()
     return path
-
-
-@pytest.fixture
-def heads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the commit files the scan reads."""
-    names: list[str] = []
-    real = LocalLogFiles.read_head
-
-    def read_head(self: LocalLogFiles, name: str, size: int) -> bytes:
-        names.append(name)
-        return real(self, name, size)
-
-    monkeypatch.setattr(LocalLogFiles, "read_head", read_head)
-    return names
 
 
 @pytest.mark.parametrize(
