@@ -14,7 +14,9 @@ from their pages' level runs (:mod:`~airflow_provider_deltacc.delta_log.sparse_r
 file rows in one step, where pyarrow would decode every field for every row (the writers put these rows
 last, delta-rs, or where their null path hashes among the snapshot's partitions, delta-spark, so stopping
 early would not help). A page that module does not decode leaves the columns to pyarrow. The file actions
-are read with pyarrow.
+are read with pyarrow, but for a table with one partition column asked for its partitions only, whose
+distinct values come from the pages of its maps
+(:mod:`~airflow_provider_deltacc.delta_log.partition_pages`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 from airflow_provider_deltacc.contract.checkpoint_names import Checkpoint
 from airflow_provider_deltacc.contract.exceptions import UnsupportedLog
 from airflow_provider_deltacc.delta_log.log_storage import LogFiles
+from airflow_provider_deltacc.delta_log.partition_pages import single_column_values
 from airflow_provider_deltacc.delta_log.sparse_rows import sparse_struct_rows
 
 SIDECAR_DIR = "_sidecars"
@@ -52,6 +55,9 @@ class CheckpointActions:
     :param adds: its ``add`` column's asked fields, as arrow struct arrays (from parquet files); a null row
         holds another action.
     :param add_rows: its ``add`` actions as dicts (from a JSON v2 checkpoint).
+    :param one_column_values: for each parquet file whose every ``add`` names one partition column, that
+        column and its distinct values, read instead of ``adds``
+        (:func:`~airflow_provider_deltacc.delta_log.partition_pages.single_column_values`).
     """
 
     protocol: dict[str, Any] | None = None
@@ -59,6 +65,7 @@ class CheckpointActions:
     txns: dict[str, int] = field(default_factory=dict)
     adds: list[Any] = field(default_factory=list)
     add_rows: list[dict[str, Any]] = field(default_factory=list)
+    one_column_values: list[tuple[str, set[str | None]]] = field(default_factory=list)
 
 
 def read_checkpoint(
@@ -133,6 +140,10 @@ def _read_parquet(
 
     with files.open_input(name) as source:
         parquet = pq.ParquetFile(source)
+        one_column = single_column_values(parquet, source) if add_columns == ("partitionValues",) else None
+        if one_column is not None:
+            actions.one_column_values.append(one_column)
+            add_columns = ()
         if add_columns:
             # The partition values' keys and values read as dictionaries: a table has few distinct ones, and
             # the writers' dictionary pages then decode into an entry per distinct string instead of one per

@@ -401,6 +401,12 @@ def _partitions(
             found.add(values_of(row.get("partitionValues") or {}, columns))
     for adds in checkpoint.adds:
         found |= distinct_values(adds, columns, gone_from_checkpoint)
+    for column, distinct in checkpoint.one_column_values:  # read only when no later commit removes a file
+        if columns != (column,):
+            raise UnsupportedLog(
+                f"a checkpoint's files are partitioned by {column!r}, the table by {columns}"
+            )
+        found |= {(value,) for value in distinct}
     return tuple(dict(zip(columns, values, strict=True)) for values in sorted(found, key=_sort_key))
 
 

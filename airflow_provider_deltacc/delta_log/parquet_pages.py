@@ -17,12 +17,14 @@ parquet-format's ``PageHeader`` (parquet.thrift).
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 #: parquet-format's page types and encodings used here.
 _DATA_PAGE, _DICTIONARY_PAGE, _DATA_PAGE_V2 = 0, 2, 3
 _PLAIN, _PLAIN_DICTIONARY, _RLE, _RLE_DICTIONARY = 0, 2, 3, 8
+_DICTIONARY_ENCODINGS = (_PLAIN_DICTIONARY, _RLE_DICTIONARY)
 #: pyarrow's name of a column chunk's codec -> the codec name ``pyarrow.decompress`` takes.
 _CODECS = {"SNAPPY": "snappy", "GZIP": "gzip", "ZSTD": "zstd", "BROTLI": "brotli", "LZ4_RAW": "lz4_raw"}
 _FIXED = {"INT32": (4, "<i"), "INT64": (8, "<q")}
@@ -59,6 +61,47 @@ class Page:
     values: list[Any]
 
 
+@dataclass(frozen=True)
+class Packed:
+    """A bit-packed run of the RLE/bit-packed hybrid: ``count`` values of ``width`` bits each, the first in
+    the lowest bits of ``bits``.
+
+    :param count: how many values (padding excluded).
+    :param width: the bits of each.
+    :param bits: the values, as one integer.
+    """
+
+    count: int
+    width: int
+    bits: int
+
+
+#: A run of the hybrid: ``[n, value]`` for n repeats of one value, or a bit-packed run.
+HybridRun = list[int] | Packed
+
+
+@dataclass(frozen=True)
+class IndexedChunk:
+    """A dictionary-encoded column chunk: its level runs and its values' dictionary indices as runs.
+
+    :param dictionary: the dictionary page's values.
+    :param segments: every data page's level runs (count, rep, def), in order.
+    :param indices: the non-null values' dictionary indices, in order, as hybrid runs.
+    """
+
+    dictionary: list[Any]
+    segments: list[Segment]
+    indices: list[HybridRun]
+
+
+@dataclass(frozen=True)
+class _PageParts:
+    segments: list[Segment]
+    encoding: int
+    values: bytes
+    present: int
+
+
 def chunk_pages(data: bytes, leaf: Leaf) -> list[Page] | None:
     """The data pages of one column chunk (its bytes from its first page to its end), or None for a page,
     an encoding, a type or a codec this module does not decode.
@@ -66,33 +109,74 @@ def chunk_pages(data: bytes, leaf: Leaf) -> list[Page] | None:
     :param data: the column chunk's bytes.
     :param leaf: what the footer says of it.
     """
-    if leaf.physical_type not in ("INT32", "INT64", "BYTE_ARRAY"):
-        return None
-    if leaf.codec != "UNCOMPRESSED" and leaf.codec not in _CODECS:
-        return None
     pages: list[Page] = []
     dictionary: list[Any] | None = None
+    for part in _chunk(data, leaf):
+        if part is None:
+            return None
+        if isinstance(part, list):
+            dictionary = part
+        elif part.encoding == _PLAIN:
+            pages.append(Page(part.segments, _plain(part.values, part.present, leaf.physical_type)))
+        elif part.encoding in _DICTIONARY_ENCODINGS and dictionary is not None:
+            pages.append(Page(part.segments, [dictionary[i] for i in _indices(part.values, part.present)]))
+        else:
+            return None
+    return pages
+
+
+def chunk_indices(data: bytes, leaf: Leaf) -> IndexedChunk | None:
+    """A column chunk whose every data page is dictionary-encoded, its values left as dictionary indices in
+    runs (a bit-packed run is not unpacked); None for any other chunk, or one :func:`chunk_pages` declines.
+
+    :param data: the column chunk's bytes.
+    :param leaf: what the footer says of it.
+    """
+    dictionary: list[Any] | None = None
+    segments: list[Segment] = []
+    indices: list[HybridRun] = []
+    for part in _chunk(data, leaf):
+        if part is None:
+            return None
+        if isinstance(part, list):
+            dictionary = part
+            continue
+        if part.encoding not in _DICTIONARY_ENCODINGS or dictionary is None:
+            return None
+        segments += part.segments
+        if part.present:
+            indices += _hybrid_runs(part.values, 1, part.values[0], part.present)
+    return None if dictionary is None else IndexedChunk(dictionary, segments, indices)
+
+
+def _chunk(data: bytes, leaf: Leaf) -> Iterator[list[Any] | _PageParts | None]:
+    """A column chunk's pages in order: the dictionary page's values, each data page's parts; None (and
+    nothing after it) for what this module does not decode."""
+    if leaf.physical_type not in ("INT32", "INT64", "BYTE_ARRAY"):
+        yield None
+        return
+    if leaf.codec != "UNCOMPRESSED" and leaf.codec not in _CODECS:
+        yield None
+        return
     position = 0
     while position < len(data):
         header, position = _struct(data, position)
         size, kind = header[3], header[1]
         body = data[position : position + size]
         position += size
-        if kind == _DICTIONARY_PAGE:
-            if header[7].get(2, _PLAIN) not in (_PLAIN, _PLAIN_DICTIONARY):
-                return None
-            dictionary = _plain(_inflate(body, header[2], leaf), header[7][1], leaf.physical_type)
+        if kind == _DICTIONARY_PAGE and header[7].get(2, _PLAIN) in (_PLAIN, _PLAIN_DICTIONARY):
+            yield _plain(_inflate(body, header[2], leaf), header[7][1], leaf.physical_type)
         elif kind in (_DATA_PAGE, _DATA_PAGE_V2):
-            page = _data_page(body, header, leaf, dictionary)
-            if page is None:
-                return None
-            pages.append(page)
+            parts = _page_parts(body, header, leaf)
+            yield parts
+            if parts is None:
+                return
         else:
-            return None
-    return pages
+            yield None
+            return
 
 
-def _data_page(body: bytes, header: dict[int, Any], leaf: Leaf, dictionary: list[Any] | None) -> Page | None:
+def _page_parts(body: bytes, header: dict[int, Any], leaf: Leaf) -> _PageParts | None:
     if header[1] == _DATA_PAGE:
         info = header[5]
         if (leaf.max_def and info.get(3) != _RLE) or (leaf.max_rep and info.get(4) != _RLE):
@@ -115,11 +199,7 @@ def _data_page(body: bytes, header: dict[int, Any], leaf: Leaf, dictionary: list
     if sum(n for n, _, _ in segments) != count:
         return None
     present = sum(n for n, _, level in segments if level == leaf.max_def)
-    if encoding == _PLAIN:
-        return Page(segments, _plain(values, present, leaf.physical_type))
-    if encoding in (_PLAIN_DICTIONARY, _RLE_DICTIONARY) and dictionary is not None:
-        return Page(segments, [dictionary[i] for i in _indices(values, present)])
-    return None
+    return _PageParts(segments, encoding, values, present)
 
 
 def _inflate(body: bytes, size: int, leaf: Leaf) -> bytes:
@@ -156,24 +236,33 @@ def _indices(values: bytes, count: int) -> list[int]:
 def _hybrid(data: bytes, position: int, width: int, count: int) -> list[list[int]]:
     """``count`` values of the RLE/bit-packed hybrid as runs ``[n, value]`` (equal neighbours merged)."""
     runs: list[list[int]] = []
-    byte_width, mask = (width + 7) // 8, (1 << width) - 1
+    for run in _hybrid_runs(data, position, width, count):
+        if isinstance(run, Packed):
+            mask = (1 << run.width) - 1
+            for k in range(run.count):
+                _append(runs, 1, (run.bits >> (k * run.width)) & mask)
+        else:
+            _append(runs, run[0], run[1])
+    return runs
+
+
+def _hybrid_runs(data: bytes, position: int, width: int, count: int) -> list[HybridRun]:
+    """``count`` values of the RLE/bit-packed hybrid as its runs, a bit-packed one left packed."""
+    runs: list[HybridRun] = []
+    byte_width = (width + 7) // 8
     while count > 0:
         header, position = _varint(data, position)
         if header & 1:
             size = (header >> 1) * width
+            taken = min((header >> 1) * 8, count)
             packed = int.from_bytes(data[position : position + size], "little")
+            runs.append(Packed(taken, width, packed & ((1 << (taken * width)) - 1)))
             position += size
-            taken = [(packed >> (k * width)) & mask for k in range(min((header >> 1) * 8, count))]
         else:
-            value = int.from_bytes(data[position : position + byte_width], "little")
+            taken = min(header >> 1, count)
+            runs.append([taken, int.from_bytes(data[position : position + byte_width], "little")])
             position += byte_width
-            taken = [value]
-            _append(runs, min(header >> 1, count), value)
-            count -= min(header >> 1, count)
-            continue
-        for value in taken:
-            _append(runs, 1, value)
-        count -= len(taken)
+        count -= taken
     return runs
 
 

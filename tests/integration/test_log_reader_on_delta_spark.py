@@ -24,6 +24,8 @@ from airflow_provider_deltacc.delta_log.checksum import read_checksum
 from airflow_provider_deltacc.delta_log.fast_path import find_committed_version
 from airflow_provider_deltacc.delta_log.log_reader import LogState, read_log_state
 from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles
+from airflow_provider_deltacc.delta_log.partition_pages import single_column_values
+from airflow_provider_deltacc.delta_log.partition_values import distinct_values
 from airflow_provider_deltacc.delta_log.sparse_rows import sparse_struct_rows
 from airflow_provider_deltacc.delta_log.txn_commit import version_by_checksums
 from airflow_provider_deltacc.engine.confs import session_confs
@@ -125,6 +127,22 @@ def test_a_v2_checkpoint_with_its_files_in_sidecars_reads_as_delta_rs_reads_it(
     _assert_checksum_answers(table, state)
 
 
+def test_a_checkpoint_of_many_files_gives_its_partitions_from_its_pages(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """parquet-mr dictionary-encodes a partition-values map once a checkpoint holds more than a handful of
+    files (a few it writes plain, which the reader leaves to pyarrow)."""
+    table = str(tmp_path / "events")
+    _create(spark, table, {"delta.checkpointInterval": "2"})
+    for i in (1, 2):
+        rows = spark.range(300).selectExpr("id", f"concat('2026-11-0', cast(id % 5 + {i} as string)) as day")
+        rows.repartition(30).write.format("delta").mode("append").save(table)
+    [checkpoint] = _log(table).glob("*.checkpoint.parquet")
+    _assert_partition_pages(checkpoint)
+    state = assert_reads_as_delta_rs(table, APPS)
+    assert partition_set(state) == {frozenset({("day", f"2026-11-0{d}")}) for d in range(1, 7)}
+
+
 def _assert_pages_decoded(path: Path) -> None:
     """delta-spark's checkpoint pages are ones the reader decodes itself (not left to pyarrow), into the
     rows pyarrow decodes."""
@@ -140,6 +158,17 @@ def _assert_pages_decoded(path: Path) -> None:
     decoded = checkpoints._decoded_rows(parquet, groups, paths)
     assert decoded["protocol"] and decoded["metaData"]
     assert sparse_struct_rows(parquet, source, groups, fields) == decoded
+
+
+def _assert_partition_pages(path: Path) -> None:
+    """delta-spark's partition-values maps are ones the reader reads from their pages (not left to pyarrow),
+    into the distinct values pyarrow's full decoding gives."""
+    source = pa.OSFile(str(path), "rb")
+    parquet = pq.ParquetFile(source)
+    adds = parquet.read(columns=["add.partitionValues"]).column("add")
+    pages = single_column_values(parquet, source)
+    assert pages is not None and pages[0] == "day"
+    assert {(value,) for value in pages[1]} == distinct_values(adds, ("day",), set())
 
 
 def _assert_checksum_answers(table: str, state: LogState) -> None:
