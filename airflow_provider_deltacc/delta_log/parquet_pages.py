@@ -82,16 +82,22 @@ HybridRun = list[int] | Packed
 
 @dataclass(frozen=True)
 class IndexedChunk:
-    """A dictionary-encoded column chunk: its level runs and its values' dictionary indices as runs.
+    """A dictionary-encoded column chunk: its level runs and its values' dictionary indices, still encoded.
 
     :param dictionary: the dictionary page's values.
     :param segments: every data page's level runs (count, rep, def), in order.
-    :param indices: the non-null values' dictionary indices, in order, as hybrid runs.
+    :param encoded: each data page's encoded indices (a byte of bit width, then the hybrid) and how many.
     """
 
     dictionary: list[Any]
     segments: list[Segment]
-    indices: list[HybridRun]
+    encoded: list[tuple[bytes, int]]
+
+    def index_runs(self) -> Iterator[HybridRun]:
+        """The non-null values' dictionary indices, in order, as hybrid runs decoded as they are asked for
+        (a bit-packed run left packed)."""
+        for values, count in self.encoded:
+            yield from _hybrid_runs(values, 1, values[0], count)
 
 
 @dataclass(frozen=True)
@@ -134,7 +140,7 @@ def chunk_indices(data: bytes, leaf: Leaf) -> IndexedChunk | None:
     """
     dictionary: list[Any] | None = None
     segments: list[Segment] = []
-    indices: list[HybridRun] = []
+    encoded: list[tuple[bytes, int]] = []
     for part in _chunk(data, leaf):
         if part is None:
             return None
@@ -145,8 +151,8 @@ def chunk_indices(data: bytes, leaf: Leaf) -> IndexedChunk | None:
             return None
         segments += part.segments
         if part.present:
-            indices += _hybrid_runs(part.values, 1, part.values[0], part.present)
-    return None if dictionary is None else IndexedChunk(dictionary, segments, indices)
+            encoded.append((part.values, part.present))
+    return None if dictionary is None else IndexedChunk(dictionary, segments, encoded)
 
 
 def _chunk(data: bytes, leaf: Leaf) -> Iterator[list[Any] | _PageParts | None]:
@@ -246,9 +252,8 @@ def _hybrid(data: bytes, position: int, width: int, count: int) -> list[list[int
     return runs
 
 
-def _hybrid_runs(data: bytes, position: int, width: int, count: int) -> list[HybridRun]:
+def _hybrid_runs(data: bytes, position: int, width: int, count: int) -> Iterator[HybridRun]:
     """``count`` values of the RLE/bit-packed hybrid as its runs, a bit-packed one left packed."""
-    runs: list[HybridRun] = []
     byte_width = (width + 7) // 8
     while count > 0:
         header, position = _varint(data, position)
@@ -256,14 +261,13 @@ def _hybrid_runs(data: bytes, position: int, width: int, count: int) -> list[Hyb
             size = (header >> 1) * width
             taken = min((header >> 1) * 8, count)
             packed = int.from_bytes(data[position : position + size], "little")
-            runs.append(Packed(taken, width, packed & ((1 << (taken * width)) - 1)))
+            yield Packed(taken, width, packed & ((1 << (taken * width)) - 1))
             position += size
         else:
             taken = min(header >> 1, count)
-            runs.append([taken, int.from_bytes(data[position : position + byte_width], "little")])
+            yield [taken, int.from_bytes(data[position : position + byte_width], "little")]
             position += byte_width
         count -= taken
-    return runs
 
 
 def _append(runs: list[list[int]], n: int, value: int) -> None:

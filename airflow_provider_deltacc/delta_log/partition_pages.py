@@ -99,15 +99,17 @@ def _group_values(
 ) -> tuple[set[str], set[str | None]] | None:
     """The keys and values of one row group's maps."""
     (key_at, key_leaf), (value_at, value_leaf) = leaves
-    chunks = []
-    for at, leaf in ((key_at, key_leaf), (value_at, value_leaf)):
+    spans = []
+    for at in (key_at, value_at):
         chunk = group.column(at)
         start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
-        data = source.read_at(chunk.total_compressed_size, start)
-        chunks.append(
-            chunk_indices(data, Leaf(leaf.physical_type, leaf.max_def, leaf.max_rep, chunk.compression))
-        )
-    key, value = chunks
+        spans.append((start, chunk.total_compressed_size, chunk.compression))
+    first = min(start for start, _, _ in spans)
+    data = source.read_at(max(start + size for start, size, _ in spans) - first, first)  # one request
+    key, value = (
+        chunk_indices(data[start - first : start - first + size], Leaf("BYTE_ARRAY", leaf.max_def, 1, codec))
+        for (start, size, codec), leaf in zip(spans, (key_leaf, value_leaf), strict=True)
+    )
     if key is None or value is None or len(key.dictionary) > 1 or len(value.dictionary) > MAX_DICTIONARY:
         return None
     if any(rep for _, rep, _ in value.segments):  # a map of more than one entry
@@ -127,7 +129,7 @@ def _distinct_indices(chunk: IndexedChunk) -> set[int]:
     """The dictionary indices the chunk's values name."""
     size = len(chunk.dictionary)
     found: set[int] = set()
-    for run in chunk.indices:
+    for run in chunk.index_runs():
         if len(found) == size:
             break
         found |= _packed_indices(run, set(range(size)) - found) if isinstance(run, Packed) else {run[1]}
