@@ -145,6 +145,8 @@ def _packed_indices(run: HybridRun, candidates: set[int]) -> set[int]:
     highs = ones << (run.width - 1)
     found = set()
     for candidate in candidates:
+        if candidate >> run.width:  # wider than a lane: no lane holds it
+            continue
         lanes = run.bits ^ (candidate * ones)  # a lane equal to the candidate is now zero
         if (lanes - ones) & ~lanes & highs:
             found.add(candidate)
