@@ -19,7 +19,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 #: parquet-format's page types and encodings used here.
 _DATA_PAGE, _DICTIONARY_PAGE, _DATA_PAGE_V2 = 0, 2, 3
@@ -82,15 +83,16 @@ HybridRun = list[int] | Packed
 
 @dataclass(frozen=True)
 class IndexedChunk:
-    """A dictionary-encoded column chunk: its level runs and its values' dictionary indices, still encoded.
+    """A dictionary-encoded column chunk of one entry per row at most: its definition levels and its values'
+    dictionary indices, as runs of the hybrid (a bit-packed run left packed).
 
     :param dictionary: the dictionary page's values.
-    :param segments: every data page's level runs (count, rep, def), in order.
+    :param definitions: every data page's definition levels, in order, as runs.
     :param encoded: each data page's encoded indices (a byte of bit width, then the hybrid) and how many.
     """
 
     dictionary: list[Any]
-    segments: list[Segment]
+    definitions: list[HybridRun]
     encoded: list[tuple[bytes, int]]
 
     def index_runs(self) -> Iterator[HybridRun]:
@@ -102,7 +104,11 @@ class IndexedChunk:
 
 @dataclass(frozen=True)
 class _PageParts:
+    """A data page: its level runs (merged, or its definition levels' runs as encoded when read for
+    :func:`chunk_indices`), its values' encoding and bytes, and how many values there are."""
+
     segments: list[Segment]
+    definitions: list[HybridRun]
     encoding: int
     values: bytes
     present: int
@@ -132,16 +138,17 @@ def chunk_pages(data: bytes, leaf: Leaf) -> list[Page] | None:
 
 
 def chunk_indices(data: bytes, leaf: Leaf) -> IndexedChunk | None:
-    """A column chunk whose every data page is dictionary-encoded, its values left as dictionary indices in
-    runs (a bit-packed run is not unpacked); None for any other chunk, or one :func:`chunk_pages` declines.
+    """A column chunk whose every data page is dictionary-encoded and whose every repetition level is 0 (one
+    entry per row at most), its levels and values left as runs (no level or index unpacked one by one); None
+    for any other chunk, or one :func:`chunk_pages` declines.
 
     :param data: the column chunk's bytes.
     :param leaf: what the footer says of it.
     """
     dictionary: list[Any] | None = None
-    segments: list[Segment] = []
+    definitions: list[HybridRun] = []
     encoded: list[tuple[bytes, int]] = []
-    for part in _chunk(data, leaf):
+    for part in _chunk(data, leaf, runs=True):
         if part is None:
             return None
         if isinstance(part, list):
@@ -149,15 +156,16 @@ def chunk_indices(data: bytes, leaf: Leaf) -> IndexedChunk | None:
             continue
         if part.encoding not in _DICTIONARY_ENCODINGS or dictionary is None:
             return None
-        segments += part.segments
+        definitions += part.definitions
         if part.present:
             encoded.append((part.values, part.present))
-    return None if dictionary is None else IndexedChunk(dictionary, segments, encoded)
+    return None if dictionary is None else IndexedChunk(dictionary, definitions, encoded)
 
 
-def _chunk(data: bytes, leaf: Leaf) -> Iterator[list[Any] | _PageParts | None]:
-    """A column chunk's pages in order: the dictionary page's values, each data page's parts; None (and
-    nothing after it) for what this module does not decode."""
+def _chunk(data: bytes, leaf: Leaf, *, runs: bool = False) -> Iterator[list[Any] | _PageParts | None]:
+    """A column chunk's pages in order: the dictionary page's values, each data page's parts (with
+    ``runs``, as :func:`chunk_indices` reads them); None (and nothing after it) for what this module does not
+    decode."""
     if leaf.physical_type not in ("INT32", "INT64", "BYTE_ARRAY"):
         yield None
         return
@@ -173,7 +181,7 @@ def _chunk(data: bytes, leaf: Leaf) -> Iterator[list[Any] | _PageParts | None]:
         if kind == _DICTIONARY_PAGE and header[7].get(2, _PLAIN) in (_PLAIN, _PLAIN_DICTIONARY):
             yield _plain(_inflate(body, header[2], leaf), header[7][1], leaf.physical_type)
         elif kind in (_DATA_PAGE, _DATA_PAGE_V2):
-            parts = _page_parts(body, header, leaf)
+            parts = _page_parts(body, header, leaf, runs)
             yield parts
             if parts is None:
                 return
@@ -182,30 +190,51 @@ def _chunk(data: bytes, leaf: Leaf) -> Iterator[list[Any] | _PageParts | None]:
             return
 
 
-def _page_parts(body: bytes, header: dict[int, Any], leaf: Leaf) -> _PageParts | None:
+def _page_parts(body: bytes, header: dict[int, Any], leaf: Leaf, runs: bool) -> _PageParts | None:
+    split = _split(body, header, leaf)
+    if split is None:
+        return None
+    count, encoding, rep_bytes, def_bytes, values = split
+    width = leaf.max_def.bit_length()
+    if runs:
+        if leaf.max_rep and not _all_zero(_hybrid_runs(rep_bytes, 0, leaf.max_rep.bit_length(), count)):
+            return None
+        definitions: list[HybridRun] = (
+            list(_hybrid_runs(def_bytes, 0, width, count)) if width else [[count, 0]]
+        )
+        present = sum(lanes_equal(run, leaf.max_def) for run in definitions)
+        return _PageParts([], definitions, encoding, values, present)
+    segments = _segments(_levels(rep_bytes, leaf.max_rep, count), _levels(def_bytes, leaf.max_def, count))
+    if sum(n for n, _, _ in segments) != count:
+        return None
+    present = sum(n for n, _, level in segments if level == leaf.max_def)
+    return _PageParts(segments, [], encoding, values, present)
+
+
+def _split(body: bytes, header: dict[int, Any], leaf: Leaf) -> tuple[int, int, bytes, bytes, bytes] | None:
+    """A data page's entry count, values' encoding, repetition and definition levels' bytes, values' bytes."""
     if header[1] == _DATA_PAGE:
         info = header[5]
         if (leaf.max_def and info.get(3) != _RLE) or (leaf.max_rep and info.get(4) != _RLE):
             return None
         page = _inflate(body, header[2], leaf)
-        count, encoding, position = info[1], info[2], 0
-        reps, position = _v1_levels(page, position, leaf.max_rep, count)
-        defs, position = _v1_levels(page, position, leaf.max_def, count)
-        values = page[position:]
-    else:
-        info = header[8]
-        count, encoding = info[1], info[4]
-        rep_size, def_size = info[6], info[5]
-        reps = _levels(body[:rep_size], leaf.max_rep, count)
-        defs = _levels(body[rep_size : rep_size + def_size], leaf.max_def, count)
-        values = body[rep_size + def_size :]
-        if info.get(7, True):
-            values = _inflate(values, header[2] - rep_size - def_size, leaf)
-    segments = _segments(reps, defs)
-    if sum(n for n, _, _ in segments) != count:
-        return None
-    present = sum(n for n, _, level in segments if level == leaf.max_def)
-    return _PageParts(segments, encoding, values, present)
+        rep_bytes, position = _prefixed(page, 0, leaf.max_rep)
+        def_bytes, position = _prefixed(page, position, leaf.max_def)
+        return info[1], info[2], rep_bytes, def_bytes, page[position:]
+    info = header[8]
+    rep_size, def_size = info[6], info[5]
+    values = body[rep_size + def_size :]
+    if info.get(7, True):
+        values = _inflate(values, header[2] - rep_size - def_size, leaf)
+    return info[1], info[4], body[:rep_size], body[rep_size : rep_size + def_size], values
+
+
+def _prefixed(page: bytes, position: int, max_level: int) -> tuple[bytes, int]:
+    """A v1 page's levels: their byte length, then the bytes (none when the level is always 0)."""
+    if not max_level:
+        return b"", position
+    (size,) = struct.unpack_from("<I", page, position)
+    return page[position + 4 : position + 4 + size], position + 4 + size
 
 
 def _inflate(body: bytes, size: int, leaf: Leaf) -> bytes:
@@ -216,18 +245,69 @@ def _inflate(body: bytes, size: int, leaf: Leaf) -> bytes:
     return pa.decompress(body, decompressed_size=size, codec=_CODECS[leaf.codec], asbytes=True)
 
 
-def _v1_levels(page: bytes, position: int, max_level: int, count: int) -> tuple[list[list[int]], int]:
-    if not max_level:
-        return [[count, 0]], position
-    (size,) = struct.unpack_from("<I", page, position)
-    start = position + 4
-    return _levels(page[start : start + size], max_level, count), start + size
-
-
 def _levels(data: bytes, max_level: int, count: int) -> list[list[int]]:
     if not max_level:
         return [[count, 0]]
     return _hybrid(data, 0, max_level.bit_length(), count)
+
+
+def _all_zero(runs: Iterator[HybridRun]) -> bool:
+    """Whether every value of the runs is 0, read run by run until one is not."""
+    return not any(run.bits if isinstance(run, Packed) else run[1] for run in runs)
+
+
+def lanes_equal(run: HybridRun, value: int) -> int:
+    """How many values of a run equal ``value``.
+
+    :param run: a run of the hybrid.
+    :param value: the value.
+    """
+    if not isinstance(run, Packed):
+        return run[0] if run[1] == value else 0
+    if not run.width:  # a one-entry dictionary's indices take no bits: every value is 0
+        return run.count if value == 0 else 0
+    return run.count - _nonzero_lanes(run, value).bit_count()
+
+
+def lanes_holding(run: HybridRun, candidates: set[int]) -> set[int]:
+    """Which of ``candidates`` a run holds; a bit-packed run is searched for each with integer arithmetic,
+    its lanes not unpacked.
+
+    :param run: a run of the hybrid.
+    :param candidates: the values to look for.
+    """
+    if not isinstance(run, Packed):
+        return candidates & {run[1]} if run[0] else set()
+    if not run.width:
+        return candidates & {0} if run.count else set()
+    highs = _lanes(run.count, run.width).highs
+    return {value for value in candidates if _nonzero_lanes(run, value) != highs}
+
+
+def _nonzero_lanes(run: Packed, value: int) -> int:
+    """The high bit of each lane of the run that does not hold ``value`` (every lane's, for a value wider
+    than a lane). A lane equal to ``value`` is zero once xor-ed with it, and adding the lanes' low bits to a
+    lane's own low bits sets its high bit exactly when the lane was not zero, without a carry into the
+    next lane."""
+    lanes = _lanes(run.count, run.width)
+    if value >> run.width:
+        return lanes.highs
+    xored = run.bits ^ (value * lanes.ones)
+    return (((xored & lanes.lows) + lanes.lows) | xored) & lanes.highs
+
+
+class _Masks(NamedTuple):
+    ones: int
+    lows: int
+    highs: int
+
+
+@lru_cache(maxsize=128)
+def _lanes(count: int, width: int) -> _Masks:
+    """For ``count`` lanes of ``width`` (at least 1) bits: each lane 1, each lane's bits below its highest,
+    each lane's highest bit."""
+    ones = ((1 << (count * width)) - 1) // ((1 << width) - 1)
+    return _Masks(ones, ones * ((1 << (width - 1)) - 1), ones << (width - 1))
 
 
 def _indices(values: bytes, count: int) -> list[int]:

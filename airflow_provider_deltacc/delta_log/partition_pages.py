@@ -5,10 +5,12 @@ A checkpoint holds a partition-values map per file. With one partition column ev
 and the writers dictionary-encode both of the map's leaves: the key leaf's dictionary is then that column
 alone, and the value leaf's pages are the dictionary and, per file, an index into it in the RLE/bit-packed
 hybrid. The distinct values are the dictionary entries some index names. An RLE run names its index; a
-bit-packed run is searched for every entry at once with integer arithmetic (its lanes equal to the entry
-become zero lanes, and the borrow of one subtraction finds a zero lane), so no index is unpacked. A file
-whose map lacks the column or holds a null adds a null value, as Delta reads it; its definition level says
-so.
+bit-packed run is searched for each entry with integer arithmetic over the whole run
+(:func:`~airflow_provider_deltacc.delta_log.parquet_pages.lanes_holding`), so no index is unpacked, and the
+search stops once every entry is found. A file whose map lacks the column or holds a null adds a null value,
+as Delta reads it; its definition level says so, and the levels are searched the same way (a checkpoint's
+file rows and its removed files' rows alternate in delta-spark's). A row of two entries is found in the
+repetition levels, run by run, before anything is unpacked.
 
 Anything else leaves the read to pyarrow (:func:`single_column_values` answers None): a map of two entries
 in some file, a key dictionary of another size, a value page not dictionary-encoded (a writer's dictionary
@@ -19,16 +21,9 @@ entry), no file at all, or any page :mod:`~airflow_provider_deltacc.delta_log.pa
 from __future__ import annotations
 
 import struct
-from functools import lru_cache
 from typing import Any
 
-from airflow_provider_deltacc.delta_log.parquet_pages import (
-    HybridRun,
-    IndexedChunk,
-    Leaf,
-    Packed,
-    chunk_indices,
-)
+from airflow_provider_deltacc.delta_log.parquet_pages import IndexedChunk, Leaf, chunk_indices, lanes_holding
 
 #: The most distinct values a value leaf's dictionary may hold for the search by runs.
 MAX_DICTIONARY = 64
@@ -112,48 +107,23 @@ def _group_values(
     )
     if key is None or value is None or len(key.dictionary) > 1 or len(value.dictionary) > MAX_DICTIONARY:
         return None
-    if any(rep for _, rep, _ in value.segments):  # a map of more than one entry
-        return None
-    files = sum(n for n, _, level in value.segments if level >= _A_FILE)
+    # Definition levels from _A_FILE on are files; below the value's deepest, files without a value.
+    without_value = set(range(_A_FILE, value_leaf.max_def))
+    files = any(lanes_holding(run, {value_leaf.max_def} | without_value) for run in value.definitions)
     if not files:
         return set(), set()
-    if not key.dictionary:  # no map here names a column: every file's value is null
-        return set(), {None}
     found: set[str | None] = {value.dictionary[i] for i in _distinct_indices(value)}
-    if any(_A_FILE <= level < value_leaf.max_def for _, _, level in value.segments):
+    if any(lanes_holding(run, without_value) for run in value.definitions):
         found.add(None)  # a file whose map lacks the column, or holds a null
-    return {str(key.dictionary[0])}, found
+    return ({str(key.dictionary[0])} if key.dictionary else set()), found
 
 
 def _distinct_indices(chunk: IndexedChunk) -> set[int]:
-    """The dictionary indices the chunk's values name."""
+    """The dictionary indices the chunk's values name, run by run until every entry is found."""
     size = len(chunk.dictionary)
     found: set[int] = set()
     for run in chunk.index_runs():
         if len(found) == size:
             break
-        found |= _packed_indices(run, set(range(size)) - found) if isinstance(run, Packed) else {run[1]}
+        found |= lanes_holding(run, set(range(size)) - found)
     return found
-
-
-def _packed_indices(run: HybridRun, candidates: set[int]) -> set[int]:
-    """Which of ``candidates`` a bit-packed run holds."""
-    assert isinstance(run, Packed)
-    if not run.width:  # a one-entry dictionary: every index is 0
-        return candidates & {0}
-    ones = _lane_ones(run.count, run.width)
-    highs = ones << (run.width - 1)
-    found = set()
-    for candidate in candidates:
-        if candidate >> run.width:  # wider than a lane: no lane holds it
-            continue
-        lanes = run.bits ^ (candidate * ones)  # a lane equal to the candidate is now zero
-        if (lanes - ones) & ~lanes & highs:
-            found.add(candidate)
-    return found
-
-
-@lru_cache(maxsize=64)
-def _lane_ones(count: int, width: int) -> int:
-    """An integer of ``count`` lanes of ``width`` bits, each lane 1."""
-    return ((1 << (count * width)) - 1) // ((1 << width) - 1)

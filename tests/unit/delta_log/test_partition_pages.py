@@ -12,12 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_provider_deltacc.delta_log.parquet_pages import Packed
-from airflow_provider_deltacc.delta_log.partition_pages import (
-    MAX_DICTIONARY,
-    _packed_indices,
-    single_column_values,
-)
+from airflow_provider_deltacc.delta_log import parquet_pages
+from airflow_provider_deltacc.delta_log.parquet_pages import Packed, lanes_equal, lanes_holding
+from airflow_provider_deltacc.delta_log.partition_pages import MAX_DICTIONARY, single_column_values
 from airflow_provider_deltacc.delta_log.partition_values import distinct_values
 
 pytestmark = pytest.mark.unit
@@ -103,6 +100,10 @@ def test_the_pages_give_the_distinct_values_pyarrow_decodes(
         (_rows(2, 500, 4, nulls=False, ordered=False), {"use_dictionary": False}),  # plain pages
         ([{"add": {"path": "a", "partitionValues": [("day", "1"), ("region", "eu")]}}], {}),  # two columns
         (
+            [{"add": {"path": "a", "partitionValues": [("day", "1"), ("day", "2")]}}],
+            {},
+        ),  # a column named twice
+        (
             [
                 {"add": {"path": "a", "partitionValues": [("day", "1")]}},
                 {"add": {"path": "b", "partitionValues": [("region", "eu")]}},
@@ -112,7 +113,7 @@ def test_the_pages_give_the_distinct_values_pyarrow_decodes(
         ([{"txn": {"appId": "a"}}], {}),  # no file
         ([{"add": {"path": "a", "partitionValues": []}}], {}),  # an unpartitioned table
     ],
-    ids=["dictionary-too-big", "plain", "two-columns", "two-keys", "no-file", "unpartitioned"],
+    ids=["dictionary-too-big", "plain", "two-columns", "named-twice", "two-keys", "no-file", "unpartitioned"],
 )
 def test_any_other_shape_is_left_to_pyarrow(tmp_path: Path, rows: list[dict[str, Any]], options: Any) -> None:
     path = tmp_path / "c.parquet"
@@ -122,13 +123,53 @@ def test_any_other_shape_is_left_to_pyarrow(tmp_path: Path, rows: list[dict[str,
 
 
 @pytest.mark.parametrize("width", [1, 2, 3, 5, 6, 8, 11])
-def test_a_bit_packed_run_is_searched_for_every_index_at_once(width: int) -> None:
+def test_a_bit_packed_run_is_searched_and_counted_without_unpacking_it(width: int) -> None:
     chance = random.Random(width)
     for count in (1, 7, 8, 9, 64, 513):
         lanes = [chance.randrange(1 << width) for _ in range(count)]
-        if chance.random() < 0.5:  # a run of few distinct indices
+        if chance.random() < 0.5:  # a run of few distinct values
             lanes = [lane % 3 for lane in lanes]
-        bits = sum(lane << (i * width) for i, lane in enumerate(lanes))
+        run = Packed(count, width, sum(lane << (i * width) for i, lane in enumerate(lanes)))
         candidates = set(range(min(1 << width, 40) + 5))  # some wider than a lane
-        assert _packed_indices(Packed(count, width, bits), candidates) == set(lanes) & candidates
-    assert _packed_indices(Packed(5, 0, 0), {0, 1}) == {0}  # a one-entry dictionary's indices take no bits
+        assert lanes_holding(run, candidates) == set(lanes) & candidates
+        for value in (0, 1, 2, (1 << width) - 1, 1 << width):
+            assert lanes_equal(run, value) == lanes.count(value)
+    assert lanes_holding(Packed(5, 0, 0), {0, 1}) == {0}  # a one-entry dictionary's indices take no bits
+    assert (lanes_equal(Packed(5, 0, 0), 0), lanes_equal(Packed(5, 0, 0), 1)) == (5, 0)
+    assert lanes_holding([4, 2], {1, 2}) == {2} and lanes_equal([4, 2], 2) == 4  # an RLE run
+
+
+def test_a_table_of_two_partition_columns_is_declined_before_a_level_is_unpacked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [
+        {"add": {"path": f"f{i}", "partitionValues": [("day", f"d{i % 4}"), ("region", "eu")]}}
+        for i in range(5000)
+    ]
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=_schema(False)), path)
+    unpacked: list[int] = []
+    real = parquet_pages._hybrid
+
+    def counting(data: bytes, position: int, width: int, count: int) -> list[list[int]]:
+        unpacked.append(count)
+        return real(data, position, width, count)
+
+    monkeypatch.setattr(parquet_pages, "_hybrid", counting)
+    source = pa.OSFile(str(path), "rb")
+    assert single_column_values(pq.ParquetFile(source), source) is None
+    assert unpacked == []
+
+
+def test_files_among_other_actions_rows_are_found_from_their_levels_runs(tmp_path: Path) -> None:
+    """delta-spark's checkpoints put removed files' rows among the added ones: the value leaf's levels are
+    then bit-packed, and are searched, not unpacked."""
+    rows: list[dict[str, Any]] = []
+    for i in range(4000):
+        rows.append({"add": {"path": f"f{i}", "partitionValues": [("day", f"d{i % 5}")] if i % 11 else []}})
+        rows.append({"txn": {"appId": "removed-file-row"}})
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=_schema(False)), path)
+    pages, decoded = _both(path)
+    assert pages is not None and {(value,) for value in pages[1]} == decoded
+    assert None in pages[1]
