@@ -42,7 +42,7 @@ def main() -> int:
         modes = {
             "by statistics": by_statistics,
             "every row group": lambda metadata, columns: {
-                column: list(range(metadata.num_row_groups)) for column in columns
+                column: (list(range(metadata.num_row_groups)), None) for column in columns
             },
         }
 

@@ -126,17 +126,22 @@ def _rewrite_checkpoint(
 
 def _decoded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[int], list[str]]]:
     """The row groups and the fields (``column.field``) of every read of a parquet checkpoint's non-file
-    actions."""
+    actions, by the page reader or by pyarrow."""
     decoded: list[tuple[list[int], list[str]]] = []
-    real = checkpoint.sparse_struct_rows
+    by_pages, by_pyarrow = checkpoint.sparse_struct_rows, checkpoint._decoded_rows
 
-    def recording(parquet: Any, source: Any, groups: list[int], fields: dict[str, list[str]]) -> Any:
+    def pages(parquet: Any, source: Any, groups: list[int], fields: dict[str, list[str]]) -> Any:
         decoded.append(
             (list(groups), [f"{column}.{name}" for column, names in fields.items() for name in names])
         )
-        return real(parquet, source, groups, fields)
+        return by_pages(parquet, source, groups, fields)
 
-    monkeypatch.setattr(checkpoint, "sparse_struct_rows", recording)
+    def pyarrow(parquet: Any, groups: list[int], fields: list[str]) -> Any:
+        decoded.append((list(groups), list(fields)))
+        return by_pyarrow(parquet, groups, fields)
+
+    monkeypatch.setattr(checkpoint, "sparse_struct_rows", pages)
+    monkeypatch.setattr(checkpoint, "_decoded_rows", pyarrow)
     return decoded
 
 

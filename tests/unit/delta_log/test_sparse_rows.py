@@ -234,3 +234,41 @@ def test_a_codec_this_pyarrow_was_built_without_is_left_to_pyarrow(
     monkeypatch.setattr(pa, "decompress", unavailable)
     source = pa.OSFile(str(path), "rb")
     assert sparse_struct_rows(pq.ParquetFile(source), source, [0], FIELDS) is None
+
+
+@pytest.mark.parametrize(("identities", "by_pages"), [(10, True), (100, False)])
+def test_an_action_of_many_rows_is_left_to_pyarrow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, identities: int, by_pages: bool
+) -> None:
+    """Scattered among the files, each row costs the page reader more than pyarrow's decoding of every row:
+    past 16 rows (or one per 1,000 rows), an action column is pyarrow's."""
+    chance = random.Random(identities)
+    rows: list[dict[str, Any]] = [{"add": {"path": f"f{i}", "size": i}} for i in range(2000)]
+    rows += [
+        {
+            "protocol": {
+                "minReaderVersion": 1,
+                "minWriterVersion": 2,
+                "readerFeatures": None,
+                "writerFeatures": [],
+            }
+        },
+        {"metaData": {"id": "m", "schemaString": "s", "partitionColumns": [], "configuration": []}},
+    ]
+    rows += [{"txn": {"appId": f"dag/task/{i}", "version": i}} for i in range(identities)]
+    chance.shuffle(rows)
+    path = _write(tmp_path / "c.parquet", rows)
+    paged: list[bool] = []
+    real = checkpoint.sparse_struct_rows
+
+    def recording(*args: Any) -> Any:
+        paged.append(True)
+        return real(*args)
+
+    monkeypatch.setattr(checkpoint, "sparse_struct_rows", recording)
+    actions = checkpoint.CheckpointActions()
+    source = pa.OSFile(str(path), "rb")
+    checkpoint._read_state_actions(pq.ParquetFile(source), source, ["protocol", "metaData", "txn"], actions)
+    assert bool(paged) == by_pages
+    assert actions.txns == {f"dag/task/{i}": i for i in range(identities)}
+    assert actions.protocol is not None and actions.metadata is not None
