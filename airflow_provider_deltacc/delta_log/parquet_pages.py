@@ -6,9 +6,14 @@ offsets for a list or a map), so its cost grows with the files. In the file the 
 definition levels (the RLE/bit-packed hybrid), a run of any length taking a few bytes, so decoding the runs
 instead of the rows costs what the pages and the values cost: the same at 1,000 files as at 100,000.
 
+Two readings: :func:`chunk_pages` gives each page's level runs and its values; :func:`chunk_indices`, for a
+dictionary-encoded column of one entry per row (a partition-values map of one column), leaves the levels
+and the dictionary indices as the hybrid's runs, and :func:`lanes_equal` and :func:`lanes_holding` count and
+find values in a bit-packed run with integer arithmetic over the whole run, no value unpacked.
+
 Decoded here: data pages v1 and v2 and the dictionary page; levels in the RLE/bit-packed hybrid; values
 ``PLAIN`` or dictionary-encoded, of ``INT32``, ``INT64`` and UTF-8 ``BYTE_ARRAY``; the codecs pyarrow
-decompresses for parquet. Anything else makes :func:`chunk_pages` answer None, and the caller reads the
+decompresses for parquet. Anything else makes either reading answer None, and the caller reads the
 column with pyarrow. Page headers are Thrift's compact protocol
 (https://github.com/apache/thrift/blob/master/doc/specs/thrift-compact-protocol.md); their fields are
 parquet-format's ``PageHeader`` (parquet.thrift).
