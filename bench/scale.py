@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import tempfile
 import time
@@ -304,17 +305,14 @@ def reading_with(reader: str, table: str) -> Iterator[None]:
     latest version's checksum file moved away, if the table has one), ``checksum`` (the log reader; ``table``
     is then the table's twin with checksums, :func:`with_checksums`) or ``delta-rs`` (the log reader made to
     fall back, as every read did before it)."""
-    from deltalake import DeltaTable
-
     from airflow_provider_deltacc.contract.exceptions import UnsupportedLog
     from airflow_provider_deltacc.delta_log import log_reader
-    from airflow_provider_deltacc.delta_log.checksum import checksum_name
 
     if reader == "checksum":
         yield
         return
     if reader == "reader":
-        checksum = Path(table) / "_delta_log" / checksum_name(DeltaTable(table).version())
+        checksum = latest_checksum(table)
         aside = checksum.with_name(checksum.name + ".bench-aside")
         if checksum.exists():
             checksum.rename(aside)
@@ -334,6 +332,18 @@ def reading_with(reader: str, table: str) -> Iterator[None]:
         yield
     finally:
         log_reader.read_log_state, log_reader.read_commit_infos = saved
+
+
+@functools.cache
+def latest_checksum(table: str) -> Path:
+    """Where the checksum of ``table``'s latest version is, found once: delta-rs loads the whole table to
+    say its version (100 ms and more at 100,000 files), which in a round would leave the next timed read
+    its caches to refill."""
+    from deltalake import DeltaTable
+
+    from airflow_provider_deltacc.delta_log.checksum import checksum_name
+
+    return Path(table) / "_delta_log" / checksum_name(DeltaTable(table).version())
 
 
 def with_checksums(table: str) -> str:
