@@ -22,7 +22,7 @@ parquet-format's ``PageHeader`` (parquet.thrift).
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -41,18 +41,48 @@ Segment = tuple[int, int, int]
 
 @dataclass(frozen=True)
 class Leaf:
-    """A column chunk's leaf as the footer describes it.
+    """A leaf column as the footer's schema describes it.
 
     :param physical_type: ``INT32``, ``INT64`` or ``BYTE_ARRAY`` (UTF-8 strings).
     :param max_def: its maximum definition level.
     :param max_rep: its maximum repetition level.
-    :param codec: its codec, as pyarrow names it (``SNAPPY``, ``UNCOMPRESSED``...).
     """
 
     physical_type: str
     max_def: int
     max_rep: int
+
+
+@dataclass(frozen=True)
+class ColumnChunk:
+    """A leaf's column chunk in one row group.
+
+    :param data: its bytes, from its first page to its end.
+    :param codec: its codec, as pyarrow names it (``SNAPPY``, ``UNCOMPRESSED``...).
+    """
+
+    data: bytes
     codec: str
+
+
+def read_chunks(group: Any, source: Any, positions: Iterable[int]) -> dict[int, ColumnChunk]:
+    """The column chunks of the leaves at ``positions`` in one row group, read in one request.
+
+    :param group: the row group's footer metadata (pyarrow's ``RowGroupMetaData``).
+    :param source: the parquet file, random access (``read_at``).
+    :param positions: the leaves' column indices.
+    """
+    spans = {}
+    for position in positions:
+        chunk = group.column(position)
+        start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
+        spans[position] = (start, chunk.total_compressed_size, chunk.compression)
+    first = min(start for start, _, _ in spans.values())
+    data = source.read_at(max(start + size for start, size, _ in spans.values()) - first, first)
+    return {
+        position: ColumnChunk(data[start - first : start - first + size], codec)
+        for position, (start, size, codec) in spans.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -119,16 +149,16 @@ class _PageParts:
     present: int
 
 
-def chunk_pages(data: bytes, leaf: Leaf) -> list[Page] | None:
-    """The data pages of one column chunk (its bytes from its first page to its end), or None for a page,
-    an encoding, a type or a codec this module does not decode.
+def chunk_pages(chunk: ColumnChunk, leaf: Leaf) -> list[Page] | None:
+    """The data pages of one column chunk, or None for a page, an encoding, a type or a codec this module
+    does not decode.
 
-    :param data: the column chunk's bytes.
-    :param leaf: what the footer says of it.
+    :param chunk: the column chunk.
+    :param leaf: what the footer's schema says of its leaf.
     """
     pages: list[Page] = []
     dictionary: list[Any] | None = None
-    for part in _chunk(data, leaf):
+    for part in _chunk(chunk, leaf):
         if part is None:
             return None
         if isinstance(part, list):
@@ -142,18 +172,18 @@ def chunk_pages(data: bytes, leaf: Leaf) -> list[Page] | None:
     return pages
 
 
-def chunk_indices(data: bytes, leaf: Leaf) -> IndexedChunk | None:
+def chunk_indices(chunk: ColumnChunk, leaf: Leaf) -> IndexedChunk | None:
     """A column chunk whose every data page is dictionary-encoded and whose every repetition level is 0 (one
     entry per row at most), its levels and values left as runs (no level or index unpacked one by one); None
     for any other chunk, or one :func:`chunk_pages` declines.
 
-    :param data: the column chunk's bytes.
-    :param leaf: what the footer says of it.
+    :param chunk: the column chunk.
+    :param leaf: what the footer's schema says of its leaf.
     """
     dictionary: list[Any] | None = None
     definitions: list[HybridRun] = []
     encoded: list[tuple[bytes, int]] = []
-    for part in _chunk(data, leaf, runs=True):
+    for part in _chunk(chunk, leaf, runs=True):
         if part is None:
             return None
         if isinstance(part, list):
@@ -167,14 +197,15 @@ def chunk_indices(data: bytes, leaf: Leaf) -> IndexedChunk | None:
     return None if dictionary is None else IndexedChunk(dictionary, definitions, encoded)
 
 
-def _chunk(data: bytes, leaf: Leaf, *, runs: bool = False) -> Iterator[list[Any] | _PageParts | None]:
+def _chunk(chunk: ColumnChunk, leaf: Leaf, *, runs: bool = False) -> Iterator[list[Any] | _PageParts | None]:
     """A column chunk's pages in order: the dictionary page's values, each data page's parts (with
     ``runs``, as :func:`chunk_indices` reads them); None (and nothing after it) for what this module does not
     decode."""
     if leaf.physical_type not in ("INT32", "INT64", "BYTE_ARRAY"):
         yield None
         return
-    if leaf.codec != "UNCOMPRESSED" and leaf.codec not in _CODECS:
+    data, codec = chunk.data, chunk.codec
+    if codec != "UNCOMPRESSED" and codec not in _CODECS:
         yield None
         return
     position = 0
@@ -184,9 +215,9 @@ def _chunk(data: bytes, leaf: Leaf, *, runs: bool = False) -> Iterator[list[Any]
         body = data[position : position + size]
         position += size
         if kind == _DICTIONARY_PAGE and header[7].get(2, _PLAIN) in (_PLAIN, _PLAIN_DICTIONARY):
-            yield _plain(_inflate(body, header[2], leaf), header[7][1], leaf.physical_type)
+            yield _plain(_inflate(body, header[2], codec), header[7][1], leaf.physical_type)
         elif kind in (_DATA_PAGE, _DATA_PAGE_V2):
-            parts = _page_parts(body, header, leaf, runs)
+            parts = _page_parts(body, header, leaf, codec, runs)
             yield parts
             if parts is None:
                 return
@@ -195,8 +226,8 @@ def _chunk(data: bytes, leaf: Leaf, *, runs: bool = False) -> Iterator[list[Any]
             return
 
 
-def _page_parts(body: bytes, header: dict[int, Any], leaf: Leaf, runs: bool) -> _PageParts | None:
-    split = _split(body, header, leaf)
+def _page_parts(body: bytes, header: dict[int, Any], leaf: Leaf, codec: str, runs: bool) -> _PageParts | None:
+    split = _split(body, header, leaf, codec)
     if split is None:
         return None
     count, encoding, rep_bytes, def_bytes, values = split
@@ -216,13 +247,15 @@ def _page_parts(body: bytes, header: dict[int, Any], leaf: Leaf, runs: bool) -> 
     return _PageParts(segments, [], encoding, values, present)
 
 
-def _split(body: bytes, header: dict[int, Any], leaf: Leaf) -> tuple[int, int, bytes, bytes, bytes] | None:
+def _split(
+    body: bytes, header: dict[int, Any], leaf: Leaf, codec: str
+) -> tuple[int, int, bytes, bytes, bytes] | None:
     """A data page's entry count, values' encoding, repetition and definition levels' bytes, values' bytes."""
     if header[1] == _DATA_PAGE:
         info = header[5]
         if (leaf.max_def and info.get(3) != _RLE) or (leaf.max_rep and info.get(4) != _RLE):
             return None
-        page = _inflate(body, header[2], leaf)
+        page = _inflate(body, header[2], codec)
         rep_bytes, position = _prefixed(page, 0, leaf.max_rep)
         def_bytes, position = _prefixed(page, position, leaf.max_def)
         return info[1], info[2], rep_bytes, def_bytes, page[position:]
@@ -230,7 +263,7 @@ def _split(body: bytes, header: dict[int, Any], leaf: Leaf) -> tuple[int, int, b
     rep_size, def_size = info[6], info[5]
     values = body[rep_size + def_size :]
     if info.get(7, True):
-        values = _inflate(values, header[2] - rep_size - def_size, leaf)
+        values = _inflate(values, header[2] - rep_size - def_size, codec)
     return info[1], info[4], body[:rep_size], body[rep_size : rep_size + def_size], values
 
 
@@ -242,12 +275,12 @@ def _prefixed(page: bytes, position: int, max_level: int) -> tuple[bytes, int]:
     return page[position + 4 : position + 4 + size], position + 4 + size
 
 
-def _inflate(body: bytes, size: int, leaf: Leaf) -> bytes:
-    if leaf.codec == "UNCOMPRESSED":
+def _inflate(body: bytes, size: int, codec: str) -> bytes:
+    if codec == "UNCOMPRESSED":
         return body
     import pyarrow as pa
 
-    return pa.decompress(body, decompressed_size=size, codec=_CODECS[leaf.codec], asbytes=True)
+    return pa.decompress(body, decompressed_size=size, codec=_CODECS[codec], asbytes=True)
 
 
 def _levels(data: bytes, max_level: int, count: int) -> list[list[int]]:

@@ -23,7 +23,13 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from airflow_provider_deltacc.delta_log.parquet_pages import IndexedChunk, Leaf, chunk_indices, lanes_holding
+from airflow_provider_deltacc.delta_log.parquet_pages import (
+    IndexedChunk,
+    Leaf,
+    chunk_indices,
+    lanes_holding,
+    read_chunks,
+)
 
 #: The most distinct values a value leaf's dictionary may hold for the search by runs.
 MAX_DICTIONARY = 64
@@ -85,7 +91,7 @@ def _leaves(parquet: Any) -> tuple[tuple[int, Leaf], tuple[int, Leaf]] | None:
         for column, level in zip(described, deepest, strict=True)
     ):
         return None
-    key, value = ((i, Leaf("BYTE_ARRAY", level, 1, "")) for (i, _), level in zip(found, deepest, strict=True))
+    key, value = ((i, Leaf("BYTE_ARRAY", level, 1)) for (i, _), level in zip(found, deepest, strict=True))
     return key, value
 
 
@@ -94,17 +100,8 @@ def _group_values(
 ) -> tuple[set[str], set[str | None]] | None:
     """The keys and values of one row group's maps."""
     (key_at, key_leaf), (value_at, value_leaf) = leaves
-    spans = []
-    for at in (key_at, value_at):
-        chunk = group.column(at)
-        start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
-        spans.append((start, chunk.total_compressed_size, chunk.compression))
-    first = min(start for start, _, _ in spans)
-    data = source.read_at(max(start + size for start, size, _ in spans) - first, first)  # one request
-    key, value = (
-        chunk_indices(data[start - first : start - first + size], Leaf("BYTE_ARRAY", leaf.max_def, 1, codec))
-        for (start, size, codec), leaf in zip(spans, (key_leaf, value_leaf), strict=True)
-    )
+    chunks = read_chunks(group, source, (key_at, value_at))
+    key, value = chunk_indices(chunks[key_at], key_leaf), chunk_indices(chunks[value_at], value_leaf)
     if key is None or value is None or len(key.dictionary) > 1 or len(value.dictionary) > MAX_DICTIONARY:
         return None
     # Definition levels from _A_FILE on are files; below the value's deepest, files without a value.

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_deltacc.delta_log.parquet_pages import Leaf, Page, chunk_pages
+from airflow_provider_deltacc.delta_log.parquet_pages import Leaf, Page, chunk_pages, read_chunks
 
 _TYPES = {"string": "BYTE_ARRAY", "int32": "INT32", "int64": "INT64"}
 
@@ -117,7 +117,7 @@ def _shape(schema: Any, position: int, leaf: Any, field: int, repeated: bool) ->
         or described.max_repetition_level != int(repeated)
     ):
         return None
-    made = Leaf(physical, deepest, int(repeated), "")
+    made = Leaf(physical, deepest, int(repeated))
     return _Shape(position, made, present=1, field=field, repeated=repeated)
 
 
@@ -125,26 +125,18 @@ def _group_chunks(
     group: Any, source: Any, shapes: dict[str, dict[str, list[_Shape]]]
 ) -> dict[int, list[Page]]:
     """Each leaf's pages in one row group, its bytes read in one request for all of them."""
-    spans = {}
-    for by_field in shapes.values():
-        for leaves in by_field.values():
-            for shape in leaves:
-                chunk = group.column(shape.position)
-                start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
-                spans[shape.position] = (start, chunk.total_compressed_size, chunk.compression)
-    first = min(start for start, _, _ in spans.values())
-    last = max(start + size for start, size, _ in spans.values())
-    data = source.read_at(last - first, first)
+    leaves = {
+        shape.position: shape.leaf
+        for by_field in shapes.values()
+        for row in by_field.values()
+        for shape in row
+    }
     pages: dict[int, list[Page]] = {}
-    for by_field in shapes.values():
-        for leaves in by_field.values():
-            for shape in leaves:
-                start, size, codec = spans[shape.position]
-                leaf = Leaf(shape.leaf.physical_type, shape.leaf.max_def, shape.leaf.max_rep, codec)
-                decoded = chunk_pages(data[start - first : start - first + size], leaf)
-                if decoded is None:
-                    raise ValueError("a page this reader does not decode")
-                pages[shape.position] = decoded
+    for position, chunk in read_chunks(group, source, leaves).items():
+        decoded = chunk_pages(chunk, leaves[position])
+        if decoded is None:
+            raise ValueError("a page this reader does not decode")
+        pages[position] = decoded
     return pages
 
 
