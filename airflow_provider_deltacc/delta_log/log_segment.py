@@ -66,6 +66,11 @@ def commit_name(version: int) -> str:
     return f"{version:020d}{_COMMIT_SUFFIX}"
 
 
+def classic_checkpoint(version: int) -> Checkpoint:
+    """The single-file classic checkpoint of ``version`` (``<version>.checkpoint.parquet``)."""
+    return Checkpoint(version, (f"{version:020d}.checkpoint.parquet",), "classic")
+
+
 def forward_segment(files: LogFiles) -> LogSegment | None:
     """The segment from the checkpoint ``_last_checkpoint`` names, without listing the folder; None when it
     does not name one this can find by name, when more than :data:`FORWARD_COMMITS` commits follow it, or
@@ -174,7 +179,7 @@ def _named_checkpoint(last: dict[str, Any]) -> Checkpoint | None:
     version = int(last["version"])
     parts = last.get("parts")
     if parts is None:
-        return Checkpoint(version, (f"{version:020d}.checkpoint.parquet",), "classic")
+        return classic_checkpoint(version)
     if not isinstance(parts, int) or parts < 2:
         return None
     names = tuple(f"{version:020d}.checkpoint.{i:010d}.{parts:010d}.parquet" for i in range(1, parts + 1))

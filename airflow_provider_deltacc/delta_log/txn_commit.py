@@ -31,10 +31,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from airflow_provider_deltacc.contract.checkpoint_names import Checkpoint
 from airflow_provider_deltacc.contract.commits import TXN_SCAN_VERSIONS, records_txn, scan_for_txn_commit
 from airflow_provider_deltacc.delta_log.checkpoint import read_checkpoint
 from airflow_provider_deltacc.delta_log.checksum import read_checksum
+from airflow_provider_deltacc.delta_log.log_segment import classic_checkpoint, commit_name
 from airflow_provider_deltacc.delta_log.log_storage import LocalLogFiles, LogFiles
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ def read_commit(files: LogFiles, version: int) -> str | None:
     :param version: the version.
     """
     try:
-        return files.read(f"{version:020d}.json").decode("utf-8")
+        return files.read(commit_name(version)).decode("utf-8")
     except FileNotFoundError:
         return None
 
@@ -85,7 +85,7 @@ def version_by_scan(
 
     def read_head(version: int) -> str | None:
         try:
-            head = files.read_head(f"{version:020d}.json", COMMIT_HEAD_BYTES + 1)
+            head = files.read_head(commit_name(version), COMMIT_HEAD_BYTES + 1)
         except FileNotFoundError:
             return None
         if len(head) <= COMMIT_HEAD_BYTES:
@@ -129,13 +129,13 @@ def listed_before(
     :param intervals: the checkpoint intervals to look at, in order.
     """
     for at in _checkpoint_versions_before(version, intervals):
-        name = f"{at:020d}.checkpoint.parquet"
-        if not files.exists(name):
+        checkpoint = classic_checkpoint(at)
+        if not files.exists(checkpoint.files[0]):
             continue
         try:
-            found = read_checkpoint(files, Checkpoint(at, (name,), "classic"), txn=True, state=False)
+            found = read_checkpoint(files, checkpoint, txn=True, state=False)
         except Exception as exc:  # a hint only: the scan answers without it
-            log.debug("could not read the txn identities of %s: %s", name, exc)
+            log.debug("could not read the txn identities of %s: %s", checkpoint.files[0], exc)
             return False
         return found.txns.get(app_id, -1) >= txn_version
     return False
